@@ -1,0 +1,81 @@
+/* The one C ABI every stage implements.
+ *
+ * A stage folder (k0_fma, k1_mmasync, ...) compiles to a static library that
+ * exports, per registered configuration, two extern "C" functions:
+ *   cudaError_t NAME_launch(const GgLaunch *);   enqueue one grouped GEMM
+ *   cudaError_t NAME_info(GgKernelInfo *);       the __global__ symbol, threads, dynamic smem
+ * and one can_implement() per stage. harness/registry.c lists them all in one table.
+ * Host side is plain C; kernels include this header from .cu files. */
+#ifndef GG_KERNEL_H
+#define GG_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One output tile of the flat, expert-major tile list (common/problem.c builds it). */
+typedef struct GgTile {
+    int expert; /* which B_e to multiply by */
+    int row0;   /* first row of the tile in A and C */
+    int rows;   /* valid rows: min(BLOCK_M, m_e - local row); never crosses an expert */
+    int col0;   /* first column of the tile in C */
+} GgTile;
+
+/* Everything one launch needs. Pointers are device pointers; bf16 travels as its
+ * 16-bit pattern so that host C code never needs a bf16 type. */
+typedef struct GgLaunch {
+    const uint16_t *a;       /* A [tokens x k], row-major */
+    const uint16_t *b;       /* B [experts x k x n], n contiguous */
+    uint16_t *c;             /* C [tokens x n], row-major */
+    int tokens, experts, k, n;
+    const int *row_offsets;  /* experts+1 entries: expert e owns rows [off[e], off[e+1]) */
+    const GgTile *tiles;     /* host-built tile list for this config's BLOCK_M x BLOCK_N */
+    int num_tiles;           /* (unused by stages that schedule on the device) */
+    int num_sms;             /* for persistent grids */
+    cudaStream_t stream;
+} GgLaunch;
+
+typedef struct GgKernelInfo {
+    const void *kernel;      /* the __global__ function, for cudaFuncGetAttributes / occupancy */
+    int threads;             /* threads per block */
+    size_t dynamic_smem;     /* dynamic shared memory per block, bytes */
+    int cluster;             /* CTAs per cluster (1 = no cluster) */
+} GgKernelInfo;
+
+typedef cudaError_t (*GgLaunchFn)(const GgLaunch *);
+typedef cudaError_t (*GgInfoFn)(GgKernelInfo *);
+/* The sizes a kernel may refuse. (Per-expert rows are run-time data and never refused.) */
+typedef struct GgShape {
+    int tokens, experts, k, n;
+} GgShape;
+
+/* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */
+typedef int (*GgCanImplementFn)(const GgShape *shape, char *why, size_t why_len);
+
+/* One row of the registry: {name, min arch, tile params, launch}. */
+typedef struct GgKernel {
+    const char *name;        /* --kernel NAME */
+    const char *stage;       /* folder: k0_fma, k1_mmasync, ... */
+    const char *config;      /* short description of the variant */
+    int arch;                /* compute capability x10 it was built for (80, 90, 100) */
+    int arch_specific;       /* 1: an 'a' target (sm_90a, sm_100a) that runs on that major only */
+    int block_m, block_n, block_k, stages;
+    int host_tiles;          /* 1: launch reads the host-built tile list; 0: schedules on device */
+    GgCanImplementFn can_implement;
+    GgInfoFn info;
+    GgLaunchFn launch;
+} GgKernel;
+
+/* What a stage header declares for each registered configuration NAME. */
+#define GG_DECLARE_CONFIG(NAME)                     \
+    cudaError_t NAME##_launch(const GgLaunch *p);   \
+    cudaError_t NAME##_info(GgKernelInfo *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

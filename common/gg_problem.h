@@ -1,0 +1,65 @@
+/* The problem model, in plain C: no GPU needed.
+ *
+ * tokens routed rows are grouped by expert: expert e owns m[e] consecutive rows
+ * [offsets[e], offsets[e+1]) of A (tokens x k) and C (tokens x n), and multiplies them by
+ * B_e (k x n). The split follows a power law, m_e proportional to (e+1)^-skew. */
+#ifndef GG_PROBLEM_H
+#define GG_PROBLEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gg_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct GgProblem {
+    int tokens, experts, k, n;
+    double skew;   /* NAN when the split was given explicitly */
+    int *m;        /* experts entries */
+    int *offsets;  /* experts + 1 entries, offsets[0] = 0, offsets[experts] = tokens */
+} GgProblem;
+
+/* Rows per expert summing exactly to tokens: floor(tokens * w_e / sum w) with
+ * w_e = (e+1)^-skew, then the leftover rows one each to experts 0, 1, 2, ... */
+void gg_split_rows(int tokens, int experts, double skew, int *m);
+
+/* Allocate and fill; 0 on success. free with gg_problem_free. */
+int gg_problem_init(GgProblem *p, int tokens, int experts, int k, int n, double skew);
+int gg_problem_from_counts(GgProblem *p, const int *m, int experts, int k, int n);
+void gg_problem_free(GgProblem *p);
+
+/* Row-tile statistics for a block of BLOCK_M rows (block_m = 0 means adaptive 128/64). */
+long gg_m_tiles(const GgProblem *p, int block_m);              /* sum_e ceil(m_e / BM) */
+long gg_scheduled_rows(const GgProblem *p, int block_m);       /* rows the hardware computes */
+long gg_tile_count(const GgProblem *p, int block_m, int block_n);
+double gg_eta(const GgProblem *p, int block_m);                /* useful rows / scheduled rows */
+
+/* The flat, expert-major tile list: for each expert, each row block, each column block.
+ * Tiles never cross an expert boundary; empty experts give none. out must hold
+ * gg_tile_count() entries; returns the count written. block_m must be > 0. */
+long gg_build_tiles(const GgProblem *p, int block_m, int block_n, GgTile *out);
+
+double gg_useful_flops(const GgProblem *p);                              /* 2 tokens k n */
+double gg_scheduled_flops(const GgProblem *p, int block_m, int block_n); /* whole tiles */
+/* Compulsory DRAM bytes: A once, B once per non-empty expert, C once. */
+double gg_min_bytes(const GgProblem *p);
+
+int gg_m_max(const GgProblem *p);
+int gg_m_min(const GgProblem *p);
+int gg_empty_experts(const GgProblem *p);
+
+/* fp64 reference on the CPU: C[r][j] = sum_k A[r][k] B_e[k][j] for the expert e owning r.
+ * a, b are bf16 bit patterns as laid out on the device; c has tokens x n doubles. */
+void gg_reference_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *b, double *c);
+
+/* Host bf16 (round to nearest even; NaN stays NaN). */
+uint16_t gg_f32_to_bf16(float f);
+float gg_bf16_to_f32(uint16_t h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,23 @@
+/* Host-side TMA descriptors (CUtensorMap) for bf16 tensors. Plain C.
+ * cuTensorMapEncodeTiled is a driver API function; we fetch it through the runtime's
+ * entry-point query so that nothing links libcuda directly (the binary still starts on
+ * machines without a driver, and says so, instead of failing to load). */
+#ifndef GG_TMA_H
+#define GG_TMA_H
+#include <stdint.h>
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* rank 2 or 3; dims[] innermost first (elements); strides[] in bytes for dims 1..rank-1;
+ * box[] elements per dimension; swizzle: CU_TENSOR_MAP_SWIZZLE_NONE/_128B...
+ * Out-of-bounds elements of a box read as zero. Returns 0 on success, else prints why. */
+int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *dims,
+                 const uint64_t *strides, const uint32_t *box, CUtensorMapSwizzle swizzle);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

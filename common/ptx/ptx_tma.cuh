@@ -1,0 +1,106 @@
+// Asynchronous copies and their barriers (sm_90+): mbarrier, TMA (cp.async.bulk.tensor),
+// proxy fences, cluster helpers. Used by k2_tma_ws, k3_wgmma and k3_tcgen05.
+// PTX ISA: https://docs.nvidia.com/cuda/parallel-thread-execution/
+#pragma once
+#include <stdint.h>
+#include "ptx_ampere.cuh"  // smem_u32
+
+namespace gg {
+
+// ---- mbarrier: #parallel-synchronization-and-communication-instructions-mbarrier ----
+
+// #parallel-synchronization-and-communication-instructions-mbarrier-init
+__device__ __forceinline__ void mbarrier_init(uint64_t *bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+// Make the initialised barriers visible to the async proxy (TMA) and the cluster.
+// #parallel-synchronization-and-communication-instructions-membar (fence.mbarrier_init)
+__device__ __forceinline__ void fence_mbarrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// Arrive and announce how many bytes the async copies will deliver to this phase.
+// #parallel-synchronization-and-communication-instructions-mbarrier-expect-tx
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)),
+                 "r"(bytes)
+                 : "memory");
+}
+// #parallel-synchronization-and-communication-instructions-mbarrier-arrive
+__device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+// Arrive on the barrier at the same offset in CTA `cta` of the cluster.
+// #data-movement-and-conversion-instructions-mapa
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t *bar, uint32_t cta) {
+    asm volatile(
+        "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+        " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+        "r"(cta)
+        : "memory");
+}
+// Spin until the phase with the given parity has completed.
+// #parallel-synchronization-and-communication-instructions-mbarrier-test-wait-try-wait
+__device__ __forceinline__ void mbarrier_wait_parity(uint64_t *bar, uint32_t parity) {
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "wait_%=:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        " @!done bra wait_%=;\n}\n" ::"r"(smem_u32(bar)),
+        "r"(parity)
+        : "memory");
+}
+
+// ---- TMA: #data-movement-and-conversion-instructions-cp-async-bulk-tensor ----
+// One thread issues; completion is counted in bytes on `bar`. Out-of-bounds box
+// elements are filled with zeros, so a box may hang off the tensor's edge.
+
+__device__ __forceinline__ void tma_load_2d(void *smem, const void *tmap, int x, int y, uint64_t *bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_u32(smem)),
+        "l"(tmap), "r"(x), "r"(y), "r"(smem_u32(bar))
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(void *smem, const void *tmap, int x, int y, int z,
+                                            uint64_t *bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_u32(smem)),
+        "l"(tmap), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
+        : "memory");
+}
+// Same box delivered to every CTA in cta_mask, at the same smem offset, each
+// completing on its own barrier at bar's offset.
+__device__ __forceinline__ void tma_load_3d_multicast(void *smem, const void *tmap, int x, int y, int z,
+                                                      uint64_t *bar, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(smem_u32(smem)),
+        "l"(tmap), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar)), "h"(cta_mask)
+        : "memory");
+}
+
+// Generic-proxy shared-memory writes -> later async-proxy reads (TMA store, wgmma, tcgen05).
+// #parallel-synchronization-and-communication-instructions-membar (fence.proxy.async)
+__device__ __forceinline__ void fence_proxy_async_smem() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// ---- clusters: #parallel-synchronization-and-communication-instructions-barrier-cluster ----
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                     : "memory");
+}
+
+// Named barrier for a subset of warps (ids 1..15; 0 is __syncthreads).
+// #parallel-synchronization-and-communication-instructions-bar-sync
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace gg

@@ -1,0 +1,63 @@
+#include <math.h>
+
+#include "gg_harness.h"
+
+/* Metadata lines start with '#', so gnuplot, pandas (comment='#') and the peer script
+ * skip them as data but can still read them. */
+void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const char *date) {
+    fprintf(f, "# device=%s\n", d->name);
+    fprintf(f, "# compute_capability=%d.%d\n", d->cc_major, d->cc_minor);
+    fprintf(f, "# sms=%d\n", d->sms);
+    fprintf(f, "# sm_clock_mhz=%d\n# mem_clock_mhz=%d\n", d->sm_clock_mhz, d->mem_clock_mhz);
+    fprintf(f, "# driver=%d.%d\n", d->driver_version / 1000, (d->driver_version % 1000) / 10);
+    fprintf(f, "# cuda_runtime=%d.%d\n", d->runtime_version / 1000, (d->runtime_version % 1000) / 10);
+    fprintf(f, "# l2_bytes=%ld\n# smem_optin_bytes=%ld\n", d->l2_bytes, d->smem_optin);
+    fprintf(f, "# commit=%s\n# date=%s\n", commit, date);
+    fprintf(f, "# ceiling_copy_gbps=%.1f\n", d->bw_gbps);
+    fprintf(f, "# ceiling_gemm_tflops=%.1f\n", d->gemm_tflops);
+    fprintf(f, "# ceiling_ffma_tflops=%.2f\n", d->ffma_tflops);
+    fprintf(f, "# ceiling_mma_sync_tflops=%.1f\n", d->mma_sync_tflops);
+    fprintf(f, "# tolerance=|out-ref| <= atol(k) + rtol*|ref|, rtol=2^-8, atol=2^-10*sqrt(k)\n");
+}
+
+void gg_csv_header(FILE *f) {
+    fputs("kernel,config,tokens,experts,k,n,skew,block_m,block_n,tiles,eta,time_us_median,"
+          "time_us_p10,time_us_p90,useful_tflops,scheduled_tflops,gbps,roofline_pct,"
+          "inst_ceiling_pct,check,max_abs_err,rel_err,seed\n",
+          f);
+}
+
+void gg_csv_row(FILE *f, const GgRow *r) {
+    char skew[32];
+    if (isnan(r->skew)) snprintf(skew, sizeof skew, "list");
+    else snprintf(skew, sizeof skew, "%g", r->skew);
+    fprintf(f, "%s,%s,%d,%d,%d,%d,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.1f,%s,%.4g,%.4g,%llu\n",
+            r->kernel, r->config, r->tokens, r->experts, r->k, r->n, skew, r->block_m, r->block_n,
+            r->tiles, r->eta, r->time_us_median, r->time_us_p10, r->time_us_p90, r->useful_tflops,
+            r->scheduled_tflops, r->gbps, r->roofline_pct, r->inst_ceiling_pct,
+            r->check_pass ? "pass" : "fail", r->max_abs_err, r->rel_err, r->seed);
+}
+
+void gg_row_derive(GgRow *r, const GgProblem *p, const GgDeviceInfo *d, double inst_ceiling_tflops) {
+    r->tokens = p->tokens;
+    r->experts = p->experts;
+    r->k = p->k;
+    r->n = p->n;
+    r->skew = p->skew;
+    r->tiles = gg_tile_count(p, r->block_m, r->block_n);
+    r->eta = gg_eta(p, r->block_m);
+    const double t = r->time_us_median * 1e-6;
+    if (t <= 0) return;
+    const double sched = gg_scheduled_flops(p, r->block_m, r->block_n);
+    r->useful_tflops = gg_useful_flops(p) / t * 1e-12;
+    r->scheduled_tflops = sched / t * 1e-12;
+    r->gbps = gg_min_bytes(p) / t * 1e-9;
+    /* The floor no kernel beats: the larger of the compute time at the measured dense GEMM
+     * rate and the time to move the compulsory bytes at the measured copy bandwidth. */
+    double floor_s = 0.0;
+    if (d->gemm_tflops > 0) floor_s = gg_useful_flops(p) / (d->gemm_tflops * 1e12);
+    if (d->bw_gbps > 0 && gg_min_bytes(p) / (d->bw_gbps * 1e9) > floor_s)
+        floor_s = gg_min_bytes(p) / (d->bw_gbps * 1e9);
+    r->roofline_pct = 100.0 * floor_s / t;
+    r->inst_ceiling_pct = inst_ceiling_tflops > 0 ? 100.0 * r->scheduled_tflops / inst_ceiling_tflops : 0.0;
+}

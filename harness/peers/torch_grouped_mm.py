@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Peer: torch._grouped_mm (PyTorch's CUTLASS grouped GEMM, no host sync) on the sweep's cases.
+
+Builds the same problem as `ggemm sweep` (same split, same layouts: A [tokens, k] row-major,
+B [experts, k, n] n-contiguous, C [tokens, n]), checks it against an fp32 reference with
+the same tolerance, times it with the same protocol (warm-up, L2 flush before every rep,
+CUDA events, median with p10/p90) and appends rows in the same CSV schema to the sweep's
+file, whose metadata lines give the ceilings for the roofline column.
+
+usage: torch_grouped_mm.py --csv results/h200/sweep.csv [--reps 30] [--warmup 5] [--seed 1]
+Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU or no torch._grouped_mm.
+"""
+import argparse
+import math
+import sys
+
+CASES = [(16384, 1024, 0.0), (16384, 1024, 1.2), (2048, 1024, 0.0), (2048, 1024, 1.2), (16384, 8192, 0.0)]
+EXPERTS, N = 64, 2688
+
+
+def split_rows(tokens, experts, skew):
+    """Same rule as common/problem.c: floor of the power-law share, leftovers from expert 0."""
+    w = [(e + 1.0) ** -skew for e in range(experts)]
+    total = sum(w)
+    m = [int(math.floor(tokens * we / total)) for we in w]
+    e = 0
+    while sum(m) < tokens:
+        m[e] += 1
+        e = (e + 1) % experts
+    return m
+
+
+def read_metadata(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# ") and "=" in line:
+                key, value = line[2:].strip().split("=", 1)
+                meta[key] = value
+    return meta
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--csv", required=True, help="sweep CSV to append to (its metadata gives the ceilings)")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    try:
+        args = ap.parse_args()
+    except SystemExit as e:
+        sys.exit(2 if e.code else 0)
+    if args.reps < 1 or args.warmup < 0:
+        print("torch_grouped_mm: --reps must be >= 1 and --warmup >= 0", file=sys.stderr)
+        sys.exit(2)
+    try:
+        import torch
+    except ImportError:
+        print("torch_grouped_mm: skip: torch is not installed", file=sys.stderr)
+        sys.exit(77)
+    if not torch.cuda.is_available() or not hasattr(torch, "_grouped_mm"):
+        print("torch_grouped_mm: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
+        sys.exit(77)
+    try:
+        meta = read_metadata(args.csv)
+    except OSError as e:
+        print(f"torch_grouped_mm: cannot read {args.csv}: {e.strerror}", file=sys.stderr)
+        sys.exit(2)
+    gemm_tflops = float(meta.get("ceiling_gemm_tflops", "0"))
+    copy_gbps = float(meta.get("ceiling_copy_gbps", "0"))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    flush = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
+    failures = 0
+    rows = []
+    for c, (tokens, k, skew) in enumerate(CASES):
+        m = split_rows(tokens, EXPERTS, skew)
+        offs = torch.tensor([sum(m[: e + 1]) for e in range(EXPERTS)], dtype=torch.int32, device=dev)
+        seed = args.seed + 1000 * c + 900
+        g = torch.Generator(device=dev).manual_seed(seed)
+        a = (torch.rand(tokens, k, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
+        b = (torch.rand(EXPERTS, k, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
+
+        def run():
+            return torch._grouped_mm(a, b, offs=offs, out_dtype=torch.bfloat16)
+
+        # Poison: the output block the allocator hands back next is first filled with NaN,
+        # so an element the op does not write fails the check.
+        poison = torch.full((tokens, N), float("nan"), dtype=torch.bfloat16, device=dev)
+        del poison
+        out = run().float()
+        torch.cuda.synchronize()
+        ref = torch.empty(tokens, N, dtype=torch.float32, device=dev)
+        row = 0
+        for e in range(EXPERTS):
+            if m[e]:
+                ref[row : row + m[e]] = a[row : row + m[e]].float() @ b[e].float()
+            row += m[e]
+        atol, rtol = math.sqrt(k) / 1024.0, 1.0 / 256.0
+        err = (out - ref).abs()
+        bad = int((~(err <= atol + rtol * ref.abs())).sum().item())
+        rel = float(torch.linalg.norm(out - ref) / torch.linalg.norm(ref))
+        max_err = float(err.max()) if err.numel() else 0.0
+        passed = bad == 0 and rel <= rtol
+        if not passed:
+            failures += 1
+            print(f"torch_grouped_mm: FAILED tokens {tokens} k {k} skew {skew}: {bad} bad elements", file=sys.stderr)
+        del out, ref, err
+        for _ in range(args.warmup):
+            run()
+        start = [torch.cuda.Event(enable_timing=True) for _ in range(args.reps)]
+        stop = [torch.cuda.Event(enable_timing=True) for _ in range(args.reps)]
+        for i in range(args.reps):
+            flush.fill_(i & 0xFF)
+            start[i].record()
+            run()
+            stop[i].record()
+        torch.cuda.synchronize()
+        t = sorted(s.elapsed_time(e) * 1e3 for s, e in zip(start, stop))
+        n = len(t)
+        median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
+        p10, p90 = t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
+        useful = 2.0 * tokens * k * N
+        min_bytes = 2.0 * (tokens * k + sum(1 for x in m if x) * k * N + tokens * N)
+        sec = median * 1e-6
+        floor = max(useful / (gemm_tflops * 1e12) if gemm_tflops else 0.0,
+                    min_bytes / (copy_gbps * 1e9) if copy_gbps else 0.0)
+        tflops = useful / sec * 1e-12
+        rows.append(
+            f"torch_grouped_mm,torch._grouped_mm {torch.__version__},{tokens},{EXPERTS},{k},{N},{skew:g},1,8,0,"
+            f"1.0000,{median:.2f},{p10:.2f},{p90:.2f},{tflops:.2f},{tflops:.2f},{min_bytes / sec * 1e-9:.1f},"
+            f"{100.0 * floor / sec:.1f},{100.0 * tflops / gemm_tflops if gemm_tflops else 0.0:.1f},"
+            f"{'pass' if passed else 'fail'},{max_err:.4g},{rel:.4g},{seed}"
+        )
+        print(f"torch_grouped_mm: tokens {tokens:5d} k {k:4d} skew {skew:.1f}: {median:8.2f} us, "
+              f"{tflops:6.1f} TFLOP/s, check {'pass' if passed else 'FAIL'}", file=sys.stderr)
+    with open(args.csv, "a") as f:
+        for r in rows:
+            f.write(r + "\n")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+/* The one table of every registered kernel configuration: {name, stage, config, arch,
+ * tile parameters, can_implement, info, launch}. `ggemm list` prints it; `--kernel NAME`
+ * selects a row. Configurations that cannot launch on the current GPU stay listed with
+ * the reason (architecture, shared memory, registers); none is dropped silently. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gg_harness.h"
+#include "k0_fma/k0_fma.h"
+#include "k1_mmasync/k1_mmasync.h"
+#include "k2_tma_ws/k2_tma_ws.h"
+#include "k3_tcgen05/k3_tcgen05.h"
+#include "k3_wgmma/k3_wgmma.h"
+
+/* One line per configuration; each stage exports NAME_info, NAME_launch and one
+ * STAGE_can_implement (see common/gg_kernel.h). */
+#define ROW(NAME, STAGE, CONFIG, ARCH, SPECIFIC, BM, BN, BK, STAGES, HOST_TILES) \
+    {#NAME, #STAGE, CONFIG, ARCH, SPECIFIC, BM, BN, BK, STAGES, HOST_TILES,      \
+     STAGE##_can_implement, NAME##_info, NAME##_launch}
+
+const GgKernel gg_kernels[] = {
+    /*  name, stage, config, arch, 'a' target, BLOCK_M (0 = adaptive), BLOCK_N, BLOCK_K, STAGES, host tile list */
+    ROW(k0_fma, k0_fma, "64x64 tile, 4x4 per thread, FP32 FFMA", 80, 0, 64, 64, 16, 1, 1),
+    ROW(k1_mmasync_bm128, k1_mmasync, "mma.sync, warps 2x4 of 64x32, cp.async x2", 80, 0, 128, 128, 32, 2, 1),
+    ROW(k1_mmasync_bm64, k1_mmasync, "mma.sync, warps 2x4 of 32x32, cp.async x2", 80, 0, 64, 128, 32, 2, 1),
+    ROW(k1_mmasync_bm32, k1_mmasync, "mma.sync, warps 2x4 of 16x32, cp.async x2", 80, 0, 32, 128, 32, 2, 1),
+    ROW(k1_mmasync_bm64_fragdb, k1_mmasync, "bm64 + register fragment double-buffering", 80, 0, 64, 128, 32, 2, 1),
+    ROW(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, 8 mma.sync warps", 90, 1, 128, 128, 64, 2, 1),
+    ROW(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, 8 mma.sync warps", 90, 1, 128, 128, 64, 3, 1),
+    ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA ring, BM=64, warps 2x4 of 32x32", 90, 1, 64, 128, 64, 4, 1),
+};
+const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
+
+const GgKernel *gg_find_kernel(const char *name) {
+    for (int i = 0; i < gg_kernel_count; ++i)
+        if (!strcmp(gg_kernels[i].name, name)) return &gg_kernels[i];
+    return NULL;
+}
+
+int gg_kernel_arch_ok(const GgKernel *k, int cc_major, int cc_minor, char *why, size_t len) {
+    const int cc = cc_major * 10 + cc_minor;
+    /* 'a' targets run on exactly their major version; the others on anything newer,
+     * through the embedded PTX. */
+    const int ok = k->arch_specific ? cc_major == k->arch / 10 && cc >= k->arch : cc >= k->arch;
+    if (!ok)
+        snprintf(why, len, "%s needs sm_%d%s; this GPU is sm_%d", k->name, k->arch,
+                 k->arch_specific ? "a" : "+", cc);
+    return ok;
+}
+
+const char *gg_kernel_math(const GgKernel *k) {
+    if (!strncmp(k->stage, "k0", 2)) return "ffma";
+    if (!strcmp(k->stage, "k3_wgmma")) return "wgmma";
+    if (!strcmp(k->stage, "k3_tcgen05")) return "tcgen05";
+    return "mma.sync";
+}
