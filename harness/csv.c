@@ -1,4 +1,5 @@
 #include <math.h>
+#include <string.h>
 
 #include "gg_harness.h"
 
@@ -27,12 +28,29 @@ void gg_csv_header(FILE *f) {
           f);
 }
 
+/* A text field, quoted (RFC 4180) when it holds a comma or a quote. */
+static void put_text(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; ++s) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void gg_csv_row(FILE *f, const GgRow *r) {
+    put_text(f, r->kernel);
+    fputc(',', f);
+    put_text(f, r->config);
     char skew[32];
     if (isnan(r->skew)) snprintf(skew, sizeof skew, "list");
     else snprintf(skew, sizeof skew, "%g", r->skew);
-    fprintf(f, "%s,%s,%d,%d,%d,%d,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.1f,%s,%.4g,%.4g,%llu\n",
-            r->kernel, r->config, r->tokens, r->experts, r->k, r->n, skew, r->block_m, r->block_n,
+    fprintf(f, ",%d,%d,%d,%d,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.1f,%s,%.4g,%.4g,%llu\n",
+            r->tokens, r->experts, r->k, r->n, skew, r->block_m, r->block_n,
             r->tiles, r->eta, r->time_us_median, r->time_us_p10, r->time_us_p90, r->useful_tflops,
             r->scheduled_tflops, r->gbps, r->roofline_pct, r->inst_ceiling_pct,
             r->check_pass ? "pass" : "fail", r->max_abs_err, r->rel_err, r->seed);

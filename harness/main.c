@@ -51,7 +51,7 @@ static int cmd_list(void) {
     if (gpu) printf("GPU: %s, sm_%d%d, %d SMs, %ld bytes shared memory per block (opt-in)\n", d.name,
                     d.cc_major, d.cc_minor, d.sms, d.smem_optin);
     else printf("%s: resources are shown on a GPU only\n", why);
-    printf("%-26s %-7s %-5s %-8s %s\n", "kernel", "arch", "tile", "stages", "resources on this GPU / config");
+    printf("%-26s %-7s %-8s %-3s %s\n", "kernel", "arch", "tile", "stg", "resources on this GPU | config");
     for (int i = 0; i < gg_kernel_count; ++i) {
         const GgKernel *k = &gg_kernels[i];
         char tile[32], arch[16], res[512];

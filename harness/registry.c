@@ -28,6 +28,12 @@ const GgKernel gg_kernels[] = {
     ROW(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, 8 mma.sync warps", 90, 1, 128, 128, 64, 2, 1),
     ROW(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, 8 mma.sync warps", 90, 1, 128, 128, 64, 3, 1),
     ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA ring, BM=64, warps 2x4 of 32x32", 90, 1, 64, 128, 64, 4, 1),
+    ROW(k3_wgmma_tile, k3_wgmma, "wgmma 128x192, 5 stages, one CTA per host-list tile", 90, 1, 128, 192, 64, 5, 1),
+    ROW(k3_wgmma_persist, k3_wgmma, "wgmma 128x192, persistent, device schedule", 90, 1, 128, 192, 64, 5, 0),
+    ROW(k3_wgmma, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, device schedule", 90, 1, 0, 192, 64, 5, 0),
+    ROW(k3_wgmma_n128, k3_wgmma, "wgmma 128|64x128, 6 stages, persistent, adaptive BM", 90, 1, 0, 128, 64, 6, 0),
+    ROW(k3_wgmma_n256, k3_wgmma, "wgmma 128|64x256, 4 stages, persistent, adaptive BM", 90, 1, 0, 256, 64, 4, 0),
+    ROW(k3_tcgen05, k3_tcgen05, "tcgen05 2-CTA pair 256x256, TMEM double buffer", 100, 1, 256, 256, 64, 6, 0),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 
@@ -39,12 +45,12 @@ const GgKernel *gg_find_kernel(const char *name) {
 
 int gg_kernel_arch_ok(const GgKernel *k, int cc_major, int cc_minor, char *why, size_t len) {
     const int cc = cc_major * 10 + cc_minor;
-    /* 'a' targets run on exactly their major version; the others on anything newer,
-     * through the embedded PTX. */
-    const int ok = k->arch_specific ? cc_major == k->arch / 10 && cc >= k->arch : cc >= k->arch;
+    /* 'a' targets (sm_90a, sm_100a) run on exactly that compute capability; the others on
+     * anything newer, through the embedded PTX. */
+    const int ok = k->arch_specific ? cc == k->arch : cc >= k->arch;
     if (!ok)
         snprintf(why, len, "%s needs sm_%d%s; this GPU is sm_%d", k->name, k->arch,
-                 k->arch_specific ? "a" : "+", cc);
+                 k->arch_specific ? "a" : " or newer", cc);
     return ok;
 }
 

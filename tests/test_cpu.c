@@ -227,7 +227,7 @@ START_TEST(csv_row_round_trip) {
     gg_problem_init(&p, 2048, 64, 1024, 2688, 1.2);
     GgDeviceInfo d = {.gemm_tflops = 800.0, .bw_gbps = 4000.0};
     snprintf(d.name, sizeof d.name, "Test GPU");
-    GgRow r = {.kernel = "k0_fma", .config = "cfg", .block_m = 64, .block_n = 64, .time_us_median = 100.0,
+    GgRow r = {.kernel = "k0_fma", .config = "64x64, \"fma\"", .block_m = 64, .block_n = 64, .time_us_median = 100.0,
                .time_us_p10 = 90.0, .time_us_p90 = 110.0, .check_pass = 1, .seed = 3};
     gg_row_derive(&r, &p, &d, 50.0);
     /* useful 2*2048*1024*2688 FLOP in 100 us */
@@ -251,11 +251,14 @@ START_TEST(csv_row_round_trip) {
     ck_assert_int_ge(meta, 10);
     ck_assert(strstr(header, "kernel,config,tokens,experts,k,n,skew,block_m,block_n,tiles,eta,time_us_median,"
                              "time_us_p10,time_us_p90,useful_tflops,scheduled_tflops,gbps,roofline_pct") == header);
-    int commas_h = 0, commas_r = 0;
+    int commas_h = 0, commas_r = 0, quoted = 0;
     for (char *c = header; *c; ++c) commas_h += *c == ',';
-    for (char *c = row; *c; ++c) commas_r += *c == ',';
+    for (char *c = row; *c; ++c) {
+        quoted ^= *c == '"';
+        commas_r += *c == ',' && !quoted; /* separators only */
+    }
     ck_assert_int_eq(commas_h, commas_r);
-    ck_assert(strstr(row, "k0_fma,cfg,2048,64,1024,2688,1.2,64,64,") == row);
+    ck_assert(strstr(row, "k0_fma,\"64x64, \"\"fma\"\"\",2048,64,1024,2688,1.2,64,64,") == row);
     ck_assert(strstr(row, ",pass,") != NULL);
     gg_problem_free(&p);
 }

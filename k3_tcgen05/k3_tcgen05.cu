@@ -1,0 +1,379 @@
+// k3_tcgen05 — stage 3 for Blackwell: tcgen05.mma into Tensor Memory, CTA pairs (sm_100a).
+//
+// What changed since k2_tma_ws: no warp holds an accumulator any more. One thread of the
+// leader CTA issues tcgen05.mma for a whole CTA pair (M = 256) reading A and B straight from
+// shared memory through descriptors; the fp32 accumulator lives in Tensor Memory (TMEM),
+// double-buffered so the epilogue of one tile overlaps the MMAs of the next. The grid is
+// persistent and schedules tiles on the device from row_offsets, like k3_wgmma.
+//
+// Pair tile   256 rows x BLOCK_N = 256 columns, K-slices of BLOCK_K = 64. CTA rank r of the
+//             cluster loads rows [row0 + 128 r, +128) of A and columns [col0 + 128 r, +128)
+//             of B; its TMEM receives its 128 rows x all 256 columns of the product.
+// Warps       192 threads: warp 0 TMA producer (both CTAs), warp 1 MMA issuer (leader CTA)
+//             and TMEM allocator (both CTAs), warps 2..5 epilogue (both CTAs; warp w reads
+//             TMEM lanes [32 (w % 4), +32), i.e. those rows of the tile).
+// Shared mem  6 stages x (A 128x64 + B 64x128 bf16 = 32 KiB) = 192 KiB dynamic (+1 KiB for
+//             1024-byte alignment), 128B-swizzled by TMA; about 3.3 KiB static (barriers,
+//             schedule). 1 CTA per SM, which also leaves it all 512 TMEM columns.
+// TMEM        2 accumulators x 256 fp32 columns = 512 columns (the whole TMEM), allocated
+//             once per CTA pair with cta_group::2.
+// Preconditions  k % 64 == 0, n % 8 == 0 (16-byte rows for TMA), 1 <= experts <= 256.
+//             Rows past an expert's end and columns past n are computed from whatever TMA
+//             loaded (zeros or the next expert's rows) and never stored.
+// Status      compiled and SASS-checked for sm_100a; NOT yet run on Blackwell hardware.
+// Run it      build/bin/ggemm run --kernel k3_tcgen05
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gg_check.h"
+#include "gg_desc_sm100.h"
+#include "gg_kernel.h"
+#include "gg_schedule.cuh"
+#include "gg_tma.h"
+#include "k3_tcgen05.h"
+#include "ptx/ptx_ampere.cuh"
+#include "ptx/ptx_tcgen05.cuh"
+#include "ptx/ptx_tma.cuh"
+
+namespace {
+
+constexpr int CLUSTER = 2;               // CTA pair: rank 0 leads, rank 1 is its peer
+constexpr int BLOCK_M = 128;             // rows per CTA
+constexpr int PAIR_M = CLUSTER * BLOCK_M;  // rows per pair tile = the MMA's M
+constexpr int BLOCK_N = 256;             // columns per pair tile = the MMA's N
+constexpr int HALF_N = BLOCK_N / CLUSTER;  // B columns each CTA loads
+constexpr int BLOCK_K = 64;              // one 128-byte swizzle row of bf16
+constexpr int MMA_K = 16;                // K of one kind::f16 MMA
+constexpr int PANEL_N = 64;              // B columns per TMA box (128 bytes, the swizzle width)
+constexpr int STAGES = 6;
+constexpr int ACC_BUFS = 2;              // TMEM accumulators
+constexpr int TMEM_COLS = ACC_BUFS * BLOCK_N;
+constexpr int EPI_WARPS = 4;
+constexpr int EPI_THREADS = 32 * EPI_WARPS;
+constexpr int THREADS = 32 * 2 + EPI_THREADS;
+constexpr int MAX_EXPERTS = 256;
+
+constexpr int A_BYTES = BLOCK_M * BLOCK_K * 2;     // 16 KiB
+constexpr int PANEL_BYTES = BLOCK_K * PANEL_N * 2;  // 8 KiB: 64 k-rows of 128 bytes
+constexpr int B_BYTES = HALF_N * BLOCK_K * 2;      // 16 KiB: two panels
+constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align the base to 1024
+
+// Descriptor strides (see common/gg_desc_sm100.h). 128-byte rows, 8-row swizzle atoms:
+constexpr uint32_t SBO = 8 * 128;          // next 8 rows (A) / next 8 k-rows (B)
+constexpr uint32_t A_LBO = 16;             // unused for K-major swizzled ("assumed 1")
+constexpr uint32_t B_LBO = PANEL_BYTES;    // next 64-column panel of the N-major B tile
+constexpr uint32_t A_K_STEP = MMA_K * 2;   // 16 bf16 along a row: 32 bytes
+constexpr uint32_t B_K_STEP = MMA_K * 128; // 16 k-rows of 128 bytes: 2048 bytes
+
+static_assert(TMEM_COLS <= 512, "two accumulators must fit the 512 TMEM columns");
+static_assert(BLOCK_N % 16 == 0 && BLOCK_N <= 256, "M = 256 (cta_group::2) needs N % 16, N <= 256");
+static_assert(HALF_N == 2 * PANEL_N, "each CTA loads its half of B as two 64-column panels");
+static_assert(A_BYTES % 1024 == 0 && PANEL_BYTES % 1024 == 0, "128B swizzle needs 1024-byte tiles");
+static_assert(MAX_EXPERTS % 32 == 0, "the pair-tile scan gives each lane MAX_EXPERTS / 32 experts");
+
+// Barriers and the TMEM address. Same offsets in both CTAs: commit and TMA address the
+// peer's copy by the local offset.
+struct Control {
+    uint64_t full[STAGES];            // leader only: both CTAs' TMA bytes of a stage landed
+    uint64_t empty[STAGES];           // each CTA: the MMAs finished reading its stage
+    uint64_t tmem_full[ACC_BUFS];     // each CTA: accumulator buffer ready for the epilogue
+    uint64_t tmem_empty[ACC_BUFS];    // leader only: both CTAs' epilogues drained the buffer
+    uint32_t tmem_base;               // written by tcgen05.alloc
+};
+
+// Pair tiles. gg::TileSchedule cuts experts into 128-row tiles; a pair computes 256 rows as
+// one tile, so we take its clamped row offsets (row_start, expert_rows) and count 256-row
+// tiles ourselves, in the same expert-major order (row tiles of one column block adjacent).
+struct PairSchedule {
+    int start[MAX_EXPERTS + 1];  // exclusive prefix sum of pair tiles per expert
+
+    __device__ static int row_tiles(int m) { return (m + PAIR_M - 1) / PAIR_M; }
+
+    // Warp 0 only, after s.build(); the caller syncs the block afterwards.
+    __device__ void build(const gg::TileSchedule<MAX_EXPERTS> &s, int n, int lane) {
+        constexpr int PER_LANE = MAX_EXPERTS / 32;
+        const int nb = (n + BLOCK_N - 1) / BLOCK_N;
+        const int first = lane * PER_LANE, last = min(first + PER_LANE, s.experts);
+        int count = 0;
+        for (int e = first; e < last; ++e) count += row_tiles(s.expert_rows(e)) * nb;
+        int inclusive = count;  // becomes the sum over lanes 0..lane
+        for (int d = 1; d < 32; d <<= 1) {
+            const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
+            if (lane >= d) inclusive += v;
+        }
+        int next = inclusive - count;
+        for (int e = first; e < last; ++e) {
+            start[e] = next;
+            next += row_tiles(s.expert_rows(e)) * nb;
+        }
+        if (lane == 31) start[s.experts] = inclusive;
+    }
+
+    __device__ int total(const gg::TileSchedule<MAX_EXPERTS> &s) const { return start[s.experts]; }
+
+    // Pair tile `index` (0 <= index < total): rows = valid rows 1..256, height = 256 always
+    // (no adaptive BM for pairs).
+    __device__ gg::SchedTile at(const gg::TileSchedule<MAX_EXPERTS> &s, int index) const {
+        int lo = 0, hi = s.experts;  // start[lo] <= index < start[hi]
+        while (hi - lo > 1) {
+            const int mid = (lo + hi) >> 1;
+            if (start[mid] <= index) lo = mid;
+            else hi = mid;
+        }
+        // lo is the largest expert with start[lo] <= index, so it owns >= 1 tile: m >= 1.
+        const int m = s.expert_rows(lo);
+        const int local = index - start[lo], mt_count = row_tiles(m);
+        const int mt = local % mt_count, nb = local / mt_count;
+        gg::SchedTile t;
+        t.expert = lo;
+        t.row0 = s.row_start[lo] + PAIR_M * mt;
+        t.rows = min(PAIR_M, m - PAIR_M * mt);
+        t.height = PAIR_M;
+        t.col0 = nb * BLOCK_N;
+        return t;
+    }
+};
+
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                  const __grid_constant__ CUtensorMap tmap_b, uint16_t *__restrict__ C,
+                  const int *__restrict__ row_offsets, int experts, int tokens, int k, int n) {
+    __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
+    __shared__ PairSchedule pairs;
+    __shared__ Control ctl;
+    extern __shared__ uint8_t smem_raw[];
+    // Swizzled TMA tiles and descriptors assume 1024-byte-aligned tiles (absolute address).
+    uint8_t *smem = smem_raw + ((1024 - (gg::smem_u32(smem_raw) & 1023)) & 1023);
+    auto a_tile = [&](int s) { return smem + s * STAGE_BYTES; };
+    auto b_tile = [&](int s) { return smem + s * STAGE_BYTES + A_BYTES; };
+
+    const uint32_t rank = gg::cluster_ctarank();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
+    const int k_blocks = k / BLOCK_K;
+
+    sched.build(row_offsets, experts, tokens, n, BLOCK_N, false);  // all threads; ends in a sync
+    if (warp == 0) pairs.build(sched, n, lane);  // read after the cluster barrier below
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gg::mbarrier_init(&ctl.full[s], 1);   // the leader's expect_tx arrive; bytes from both
+            gg::mbarrier_init(&ctl.empty[s], 1);  // one commit per use
+        }
+        for (int b = 0; b < ACC_BUFS; ++b) {
+            gg::mbarrier_init(&ctl.tmem_full[b], 1);                     // one commit per tile
+            gg::mbarrier_init(&ctl.tmem_empty[b], CLUSTER * EPI_THREADS);  // every epilogue thread
+        }
+        gg::fence_mbarrier_init();
+    }
+    // Barrier inits visible cluster-wide, and the peer is running before the pair allocates.
+    gg::cluster_sync();
+    if (warp == 1) {
+        gg::tmem_alloc_pair(&ctl.tmem_base, TMEM_COLS);
+        gg::tmem_relinquish_alloc_permit_pair();  // we never allocate again
+    }
+    gg::tcgen05_fence_before_thread_sync();
+    gg::cluster_sync();
+    gg::tcgen05_fence_after_thread_sync();
+    const uint32_t tmem_base = ctl.tmem_base;
+    const int total = pairs.total(sched);
+
+    if (warp == 0) {
+        // ---- TMA producer, both CTAs: this CTA's half of every stage, bytes counted on the
+        // leader's full barrier. it counts k-blocks over all tiles: stage and phase follow.
+        if (gg::elect_one_sync()) {
+            uint32_t it = 0;
+            for (int t = cluster; t < total; t += clusters) {
+                const gg::SchedTile tile = pairs.at(sched, t);
+                // A box wholly past the last row (column) feeds only results that are never
+                // stored; move it back onto the edge so that every box overlaps the tensor.
+                const int a_row = min(tile.row0 + BLOCK_M * (int)rank, tokens - 1);
+                const int b_col = tile.col0 + HALF_N * (int)rank;
+                for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+                    const int stage = it % STAGES;
+                    gg::mbarrier_wait_parity(&ctl.empty[stage], ((it / STAGES) & 1) ^ 1);
+                    if (rank == 0)  // the leader expects both halves: 2 x 32 KiB
+                        gg::mbarrier_arrive_expect_tx(&ctl.full[stage], CLUSTER * STAGE_BYTES);
+                    const uint32_t full = gg::cluster_smem_addr(&ctl.full[stage], 0);
+                    gg::tma_load_2d_pair(a_tile(stage), &tmap_a, kb * BLOCK_K, a_row, full);
+                    for (int panel = 0; panel < HALF_N / PANEL_N; ++panel) {
+                        const int x = b_col + panel * PANEL_N;  // a multiple of 64; n % 8 == 0
+                        gg::tma_load_3d_pair(b_tile(stage) + panel * PANEL_BYTES, &tmap_b,
+                                             x < n ? x : n - 8, kb * BLOCK_K, tile.expert, full);
+                    }
+                }
+            }
+            // Drain: wait until the MMAs released every stage, so that no commit arrives on
+            // this CTA's barriers after it has exited.
+            for (int s = 0; s < STAGES; ++s, ++it)
+                gg::mbarrier_wait_parity(&ctl.empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
+        }
+    } else if (warp == 1 && rank == 0) {
+        // ---- MMA issuer, leader only: one thread issues the pair's MMAs and commits. The
+        // same thread must commit, since a commit tracks the MMAs its own thread issued.
+        if (gg::elect_one_sync()) {
+            // M = 256 (the pair), N = 256, A K-major, B N-major: 0x10410490
+            const uint32_t idesc = gg_sm100_idesc_bf16(PAIR_M, BLOCK_N, 0, 1);
+            uint32_t it = 0, tl = 0;  // k-blocks and tiles issued so far
+            for (int t = cluster; t < total; t += clusters, ++tl) {
+                const int buf = tl % ACC_BUFS;
+                // Both CTAs' epilogues have read this buffer's previous tile.
+                gg::mbarrier_wait_parity(&ctl.tmem_empty[buf], ((tl / ACC_BUFS) & 1) ^ 1);
+                gg::tcgen05_fence_after_thread_sync();
+                const uint32_t d_tmem = tmem_base + buf * BLOCK_N;  // lane 0, column buf * 256
+                for (int kb = 0; kb < k_blocks; ++kb, ++it) {
+                    const int stage = it % STAGES;
+                    gg::mbarrier_wait_parity(&ctl.full[stage], (it / STAGES) & 1);
+                    gg::tcgen05_fence_after_thread_sync();
+                    const uint32_t a_addr = gg::smem_u32(a_tile(stage));
+                    const uint32_t b_addr = gg::smem_u32(b_tile(stage));
+#pragma unroll
+                    for (int kk = 0; kk < BLOCK_K / MMA_K; ++kk) {
+                        const uint64_t a_desc = gg_sm100_smem_desc(a_addr + kk * A_K_STEP, A_LBO, SBO,
+                                                                   GG_SM100_SWIZZLE_128B);
+                        const uint64_t b_desc = gg_sm100_smem_desc(b_addr + kk * B_K_STEP, B_LBO, SBO,
+                                                                   GG_SM100_SWIZZLE_128B);
+                        gg::tcgen05_mma_f16_pair(d_tmem, a_desc, b_desc, idesc, kb > 0 || kk > 0);
+                    }
+                    gg::tcgen05_commit_pair_multicast(&ctl.empty[stage], 0x3);  // stage free in both
+                }
+                gg::tcgen05_commit_pair_multicast(&ctl.tmem_full[buf], 0x3);  // tile done, both CTAs
+            }
+            // Drain: every epilogue arrival from the peer has landed before we exit.
+            for (int b = 0; b < ACC_BUFS; ++b, ++tl)
+                gg::mbarrier_wait_parity(&ctl.tmem_empty[tl % ACC_BUFS], ((tl / ACC_BUFS) & 1) ^ 1);
+        }
+    } else if (warp >= 2) {
+        // ---- Epilogue, both CTAs: TMEM -> registers -> bf16 -> global, rows masked.
+        const int quarter = warp % 4;                 // the TMEM lane quarter this warp may read
+        const int row = 32 * quarter + lane;          // this thread's row within the CTA's 128
+        const uint32_t lane_base = tmem_base + ((uint32_t)(32 * quarter) << 16);
+        uint32_t tl = 0;
+        for (int t = cluster; t < total; t += clusters, ++tl) {
+            const gg::SchedTile tile = pairs.at(sched, t);
+            const int buf = tl % ACC_BUFS;
+            gg::mbarrier_wait_parity(&ctl.tmem_full[buf], (tl / ACC_BUFS) & 1);
+            gg::tcgen05_fence_after_thread_sync();
+            const int cta_rows = tile.rows - BLOCK_M * (int)rank;  // valid rows here, may be <= 0
+            if (32 * quarter < cta_rows) {  // warp-uniform: tcgen05.ld is warp-wide
+                const bool row_ok = row < cta_rows;  // else the next expert's row: never stored
+                const int c_row = tile.row0 + BLOCK_M * (int)rank + row;
+                uint16_t *out = C + (row_ok ? (size_t)c_row * n : 0);
+                for (int c = 0; c < BLOCK_N && tile.col0 + c < n; c += 32) {  // uniform too
+                    uint32_t v[32];
+                    gg::tmem_ld_32x32b_x32(lane_base + buf * BLOCK_N + c, v);
+                    gg::tmem_wait_ld(v);
+                    if (!row_ok) continue;
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {  // 8 columns = 16 bytes; n % 8 == 0
+                        const int col = tile.col0 + c + 8 * j;
+                        if (col >= n) break;
+                        uint32_t w[4];  // bf16 pairs, lower column in the low half
+#pragma unroll
+                        for (int q = 0; q < 4; ++q)
+                            w[q] = gg::pack_bf16x2(__uint_as_float(v[8 * j + 2 * q]),
+                                                   __uint_as_float(v[8 * j + 2 * q + 1]));
+                        *reinterpret_cast<uint4 *>(out + col) = make_uint4(w[0], w[1], w[2], w[3]);
+                    }
+                }
+            }
+            // Our TMEM reads are complete (wait::ld); order them before the leader's next MMA
+            // into this buffer, then every epilogue thread of both CTAs arrives on the leader.
+            gg::tcgen05_fence_before_thread_sync();
+            gg::mbarrier_arrive_cluster(&ctl.tmem_empty[buf], 0);
+        }
+    }
+
+    // Teardown: all TMEM traffic of both CTAs is finished before the pair frees it.
+    __syncwarp();  // the elected lanes rejoin their warps for the .aligned cluster barrier
+    gg::tcgen05_fence_before_thread_sync();
+    gg::cluster_sync();
+    if (warp == 1) {
+        gg::tcgen05_fence_after_thread_sync();
+        gg::tmem_dealloc_pair(tmem_base, TMEM_COLS);
+    }
+}
+
+}  // namespace
+
+extern "C" int k3_tcgen05_can_implement(const GgShape *s, char *why, size_t len) {
+    if (s->k < BLOCK_K || s->k % BLOCK_K != 0) {
+        snprintf(why, len, "k3_tcgen05 needs k %% %d == 0 and k >= %d (k = %d)", BLOCK_K, BLOCK_K,
+                 s->k);
+        return 0;
+    }
+    if (s->n < 8 || s->n % 8 != 0) {
+        snprintf(why, len, "k3_tcgen05 needs n %% 8 == 0 and n >= 8 (n = %d)", s->n);
+        return 0;
+    }
+    if (s->experts < 1 || s->experts > MAX_EXPERTS) {
+        snprintf(why, len, "k3_tcgen05 handles 1..%d experts (experts = %d)", MAX_EXPERTS,
+                 s->experts);
+        return 0;
+    }
+    if (s->tokens < 0) {
+        snprintf(why, len, "k3_tcgen05 needs tokens >= 0 (tokens = %d)", s->tokens);
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" cudaError_t k3_tcgen05_info(GgKernelInfo *info) {
+    info->kernel = (const void *)k3_tcgen05_kernel;
+    info->threads = THREADS;
+    info->dynamic_smem = SMEM_BYTES;
+    info->cluster = CLUSTER;
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
+    // sm_100a code runs on compute capability 10.0 only: refuse anything else, launch nothing.
+    int dev = 0, major = 0, minor = 0;
+    CUDA_TRY(cudaGetDevice(&dev));
+    CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    if (major != 10 || minor != 0) return cudaErrorNoKernelImageForDevice;
+    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
+    if (((uintptr_t)p->a | (uintptr_t)p->b | (uintptr_t)p->c) % 16 != 0) {
+        fprintf(stderr, "k3_tcgen05: A, B and C must be 16-byte aligned (TMA, 16-byte stores)\n");
+        return cudaErrorInvalidValue;
+    }
+
+    // A [tokens x k]: boxes of 64 k x 128 rows. B [experts x k x n]: boxes of 64 n x 64 k.
+    CUtensorMap tmap_a, tmap_b;
+    const uint64_t a_dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
+    const uint64_t a_strides[1] = {(uint64_t)p->k * 2};
+    const uint32_t a_box[2] = {BLOCK_K, BLOCK_M};
+    const uint64_t b_dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
+    const uint64_t b_strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
+    const uint32_t b_box[3] = {PANEL_N, BLOCK_K, 1};
+    if (gg_tmap_bf16(&tmap_a, p->a, 2, a_dims, a_strides, a_box, CU_TENSOR_MAP_SWIZZLE_128B) ||
+        gg_tmap_bf16(&tmap_b, p->b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B))
+        return cudaErrorInvalidValue;
+
+    // Once per process: opt in to the shared memory and count the pairs that fit at once.
+    static int resident = 0;
+    if (resident == 0) {
+        CUDA_TRY(cudaFuncSetAttribute(k3_tcgen05_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      SMEM_BYTES));
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(CLUSTER);  // cluster shape from __cluster_dims__
+        cfg.blockDim = dim3(THREADS);
+        cfg.dynamicSmemBytes = SMEM_BYTES;
+        CUDA_TRY(cudaOccupancyMaxActiveClusters(&resident, k3_tcgen05_kernel, &cfg));
+        if (resident < 1) {
+            fprintf(stderr, "k3_tcgen05: not one CTA pair fits on this GPU\n");
+            return cudaErrorInvalidConfiguration;
+        }
+    }
+    // Persistent grid: one pair per resident slot, but no more pairs than tiles can exist
+    // (the count is only known on the device): sum_e ceil(m_e / 256) <= tokens / 256 + experts.
+    const long row_tiles = p->tokens / PAIR_M + p->experts;
+    const long col_tiles = (p->n + BLOCK_N - 1) / BLOCK_N;
+    const long bound = (row_tiles < p->tokens ? row_tiles : p->tokens) * col_tiles;
+    const int clusters = (int)(bound < resident ? bound : resident);
+    k3_tcgen05_kernel<<<CLUSTER * clusters, THREADS, SMEM_BYTES, p->stream>>>(
+        tmap_a, tmap_b, p->c, p->row_offsets, p->experts, p->tokens, p->k, p->n);
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
