@@ -164,7 +164,8 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 for (int fn = 0; fn < FRAG_N; ++fn)
                     gg::mma_bf16_16816(acc[fm][fn], a_frag[fm], &b_frag[fn / 2][(fn % 2) * 2]);
         }
-        __syncwarp();  // every lane's ldmatrix of this stage has returned ...
+        gg::fence_proxy_async_smem();  // generic-proxy ldmatrix reads complete before a TMA refill
+        __syncwarp();  // every lane has fenced its reads of this stage ...
         if (lane == 0) gg::mbarrier_arrive(&empty[stage]);  // ... before the stage is released
     }
 
