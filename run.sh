@@ -46,6 +46,13 @@ for t in 16384 2048; do
     done
 done
 gnuplot -e "dat='$eta'; out='results/eta.png'" plots/eta.gp
+# The tile-list diagram (matplotlib, Debian's python3-matplotlib).
+for py in python3 /usr/bin/python3; do
+    if $py -c 'import matplotlib' 2>/dev/null; then
+        $py plots/tile_list.py $bin results/tile_list.png && echo "== figure: results/tile_list.png"
+        break
+    fi
+done
 for csv in results/*/sweep.csv; do
     [ -e "$csv" ] || continue
     dir=$(dirname "$csv")

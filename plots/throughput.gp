@@ -2,6 +2,7 @@
 # usage: gnuplot -e "dat='results/h200/throughput.dat'; out='results/h200/throughput.png'; device='NVIDIA H200'" plots/throughput.gp
 set terminal pngcairo size 1400,640 font "sans,11"
 set output out
+set termoption noenhanced
 set title sprintf("Ragged-M grouped GEMM, E=64, N=2688: useful TFLOP/s on %s (median, L2 flushed)", device)
 set style data histograms
 set style histogram clustered gap 1
