@@ -27,6 +27,7 @@ const GgKernel gg_kernels[] = {
     ROW(k1_mmasync_bm64_fragdb, k1_mmasync, "bm64 + register fragment double-buffering", 80, 0, 64, 128, 32, 2, 1),
     ROW(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, 8 mma.sync warps", 90, 1, 128, 128, 64, 2, 1),
     ROW(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, 8 mma.sync warps", 90, 1, 128, 128, 64, 3, 1),
+    ROW(k2_tma_ws_s3_1blk, k2_tma_ws, "3 stages, registers uncapped (one block per SM)", 90, 1, 128, 128, 64, 3, 1),
     ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA ring, BM=64, warps 2x4 of 32x32", 90, 1, 64, 128, 64, 4, 1),
     ROW(k3_wgmma_tile, k3_wgmma, "wgmma 128x192, 5 stages, one CTA per host-list tile", 90, 1, 128, 192, 64, 5, 1),
     ROW(k3_wgmma_persist, k3_wgmma, "wgmma 128x192, persistent, device schedule", 90, 1, 128, 192, 64, 5, 0),

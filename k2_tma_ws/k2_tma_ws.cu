@@ -14,8 +14,9 @@
 //              bf16, each 128B-swizzled and 1024-byte aligned: 32 KiB (BM 128), 24 KiB
 //              (BM 64). Total = 1 KiB alignment slack + STAGES stages + 2 STAGES mbarriers:
 //              s2 66,592 B, s3 99,376 B, bm64 (4 stages) 99,392 B.
-// Occupancy    every configuration asks for 2 blocks per SM (__launch_bounds__ min blocks),
-//              which caps registers at 112 per thread (ptxas: 96 for BM 128, 88 for BM 64).
+// Occupancy    s2, s3 and bm64 ask for 2 blocks per SM (__launch_bounds__ min blocks), which
+//              caps registers at 112 per thread (ptxas: 96 for BM 128, 88 for BM 64);
+//              s3_1blk leaves registers uncapped, as the worklog's S=3 did: one block per SM.
 // Pipeline     full[s] (count 1: the producer's arrive.expect_tx; the TMA bytes complete
 //              it) and empty[s] (count 8: lane 0 of every consumer warp). Slice kt uses
 //              stage kt % STAGES in round kt / STAGES; round r waits parity r & 1 on full,
@@ -28,7 +29,7 @@
 // Preconditions  k % 64 == 0, k >= 64 (whole stages); n % 8 == 0 (TMA: 16-byte row stride).
 //              A box rows past tile.rows are the next expert's rows, or zeros past
 //              `tokens`; B columns >= n are zeros. Both are computed, never stored.
-// Run it       build/bin/ggemm run --kernel k2_tma_ws_s2   (also _s3, _bm64)
+// Run it       build/bin/ggemm run --kernel k2_tma_ws_s2   (also _s3, _s3_1blk, _bm64)
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -251,4 +252,5 @@ extern "C" int k2_tma_ws_can_implement(const GgShape *s, char *why, size_t len) 
 
 K2_CONFIG(k2_tma_ws_s2, 128, 2, 2)
 K2_CONFIG(k2_tma_ws_s3, 128, 3, 2)
+K2_CONFIG(k2_tma_ws_s3_1blk, 128, 3, 1)  // no register cap: the worklog's one-block S=3
 K2_CONFIG(k2_tma_ws_bm64, 64, 4, 2)
