@@ -31,9 +31,13 @@ const GgKernel gg_kernels[] = {
     ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA ring, BM=64, warps 2x4 of 32x32", 90, 1, 64, 128, 64, 4, 1),
     ROW(k3_wgmma_tile, k3_wgmma, "wgmma 128x192, 5 stages, one CTA per host-list tile", 90, 1, 128, 192, 64, 5, 1),
     ROW(k3_wgmma_persist, k3_wgmma, "wgmma 128x192, persistent, device schedule", 90, 1, 128, 192, 64, 5, 0),
-    ROW(k3_wgmma, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, device schedule", 90, 1, 0, 192, 64, 5, 0),
-    ROW(k3_wgmma_n128, k3_wgmma, "wgmma 128|64x128, 6 stages, persistent, adaptive BM", 90, 1, 0, 128, 64, 6, 0),
-    ROW(k3_wgmma_n256, k3_wgmma, "wgmma 128|64x256, 4 stages, persistent, adaptive BM", 90, 1, 0, 256, 64, 4, 0),
+    ROW(k3_wgmma_solo64, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, 64-row tile on one warpgroup", 90, 1, 0, 192, 64, 5, 0),
+    ROW(k3_wgmma, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, 64-row tile split by columns", 90, 1, 0, 192, 64, 5, 0),
+    ROW(k3_wgmma_n128, k3_wgmma, "wgmma 128|64x128, 6 stages, persistent, adaptive BM (split)", 90, 1, 0, 128, 64, 6, 0),
+    ROW(k3_wgmma_n256, k3_wgmma, "wgmma 128|64x256, 4 stages, persistent, adaptive BM (split)", 90, 1, 0, 256, 64, 4, 0),
+    ROW(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to the row-tile pair", 90, 1, 0, 192, 64, 5, 0),
+    ROW(k3_wgmma_mc_n256, k3_wgmma, "k3_wgmma_n256 in 2-CTA clusters, B multicast to the row-tile pair", 90, 1, 0, 256, 64, 4, 0),
+    ROW(k3_wgmma_mca, k3_wgmma, "k3_wgmma in 2-CTA clusters, A multicast to the column-block pair", 90, 1, 0, 192, 64, 5, 0),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 2-CTA pair 256x256, TMEM double buffer", 100, 1, 256, 256, 64, 6, 0),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);

@@ -4,17 +4,19 @@
 // What changed since k2: the math moves from ldmatrix + mma.sync (per warp, operands through
 // registers) to wgmma.mma_async (per warpgroup of 4 warps, A and B read by the tensor cores
 // straight from the 128B-swizzled TMA boxes through 64-bit descriptors, common/gg_desc_sm90.h).
-// The block is three warpgroups: a producer and two consumers that share one BLOCK_M = 128
-// tile, 64 rows each. setmaxnreg moves registers from the producer to the consumers. The
-// grid is persistent (one CTA per SM) and walks a tile list that every CTA derives from the
-// device-side row offsets (common/gg_schedule.cuh): no host tile list, no host sync, so the
-// launch can sit in a CUDA graph and be replayed with new m_e. An expert's remainder of
-// 1..64 rows gets a 64-row tile (common/gg_adaptive.h) computed by consumer 0 alone.
+// A producer warpgroup feeds two consumer warpgroups; setmaxnreg moves registers to the
+// consumers. The grid is persistent (one CTA per SM) and walks a tile list that every CTA
+// derives from the device-side row offsets (common/gg_schedule.cuh): no host tile list, no
+// host sync, so a CUDA graph can replay the launch with new m_e. The _mc / _mca configurations
+// pair two CTAs in a cluster and multicast the operand their tiles share (B / A) to both.
 //
 // Block tile   128 (or 64) x BLOCK_N x BLOCK_K = 64; BLOCK_N = 192 for the main config
-//              (N = 2688 = 14 x 192, no ragged column block), 128 or 256 for the shape
-//              ablations. Consumer c computes rows 64c..64c+63 with BLOCK_K / 16 = 4
-//              wgmma.m64nBLOCK_Nk16 per stage; its accumulator is BLOCK_N / 2 f32 per thread.
+//              (N = 2688 = 14 x 192), 128 or 256 for the shape ablations. 128-row tile:
+//              consumer c computes rows 64c..64c+63, 4 wgmma.m64nBLOCK_Nk16 per stage.
+//              64-row tile (an expert's remainder of 1..64 rows, common/gg_adaptive.h): both
+//              consumers take all 64 rows, split by columns at a 64-column panel, consumer 0
+//              [0, SPLIT_N0), consumer 1 the rest (192: 128 + 64; 256: 128 + 128; 128: 64 +
+//              64), each in a prefix of the same accumulator registers.
 // Threads      384 = warpgroup 0 producer (thread 0 issues every TMA; setmaxnreg.dec 40) +
 //              warpgroups 1, 2 consumers (setmaxnreg.inc 232): 128 x 40 + 256 x 232 = 64,512
 //              of the 65,536 registers. __launch_bounds__(384, 1) lets setmaxnreg take effect.
@@ -23,19 +25,26 @@
 //              40 KiB, 222,208 B; 128: 6 x 32 KiB, 214,016 B; 256: 4 x 48 KiB, 214,016 B.
 //              Static: 2 STAGES mbarriers + the schedule (~2.1 KiB).
 // Pipeline     full[s] (count 1: the producer's arrive.expect_tx, completed by TMA bytes),
-//              empty[s] (count 8: lane 0 of every consumer warp). The ring position
-//              (stage, phase) runs on across tiles in all three roles: consumers wait full
-//              with `phase`, the producer waits empty with `phase ^ 1` (the first pass
-//              finds every stage free). Each consumer keeps one wgmma group in flight:
-//              after committing stage s it waits for the group of the previous stage and
-//              releases that one. A consumer with no rows in a 64-row tile still waits full
-//              and arrives empty for every stage, so the counts never depend on the tile.
-// Epilogue     per consumer warp, 16 rows x 64 columns at a time: stmatrix into a swizzled
-//              2 KiB buffer, then 16-byte row-masked global stores. A TMA store of the box
-//              would write rows past the expert's end (the next expert's output).
+//              empty[s] (count 8 x CLUSTER: lane 0 of every consumer warp of every CTA that
+//              reads what this CTA's producer writes). (stage, phase) runs on across tiles in
+//              all roles: consumers wait full with `phase`, the producer waits empty with
+//              `phase ^ 1` (the first pass finds every stage free). A consumer keeps one wgmma
+//              group in flight and releases a stage when its group retires. A consumer with
+//              no rows still waits full and arrives empty for every stage.
+// Pairs        Both CTAs of a cluster walk the same entries (gg_schedule.cuh). _mc: row tiles
+//              2p, 2p + 1 of one expert and column block; each CTA loads its own A and the B
+//              panels p with p % 2 == rank, multicast to both. _mca: column blocks 2q, 2q + 1
+//              of one row tile; each loads its own B and the A boxes h with h % 2 == rank.
+//              A full barrier expects every byte of its CTA's stage, whoever issued it; a
+//              stage's release goes to both CTAs' empty barriers, since both producers write
+//              it. A pair tile without rows (_mc) or columns (_mca) still loads its share and
+//              releases its stages; it computes and stores nothing.
+// Epilogue     per consumer warp, 16 rows x 64 columns at a time (common/gg_wgmma_store.cuh):
+//              stmatrix into a swizzled 2 KiB buffer, then 16-byte row-masked global stores.
+//              A TMA store of the box would write rows past the expert's end.
 // Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256; A, B, C 16-byte aligned.
 // Run it       build/bin/ggemm run --kernel k3_wgmma
-//              (ablations: k3_wgmma_tile, k3_wgmma_persist, k3_wgmma_n128, k3_wgmma_n256)
+//              (ablations: k3_wgmma_tile, _persist, _solo64, _n128, _n256, _mc, _mc_n256, _mca)
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +55,7 @@
 #include "gg_schedule.cuh"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
+#include "gg_wgmma_store.cuh"
 #include "k3_wgmma.h"
 #include "ptx/ptx_ampere.cuh"
 #include "ptx/ptx_tma.cuh"
@@ -62,16 +72,25 @@ constexpr int ROW_BYTES = BLOCK_K * 2;                    // one A row / one B k
 constexpr int HALF_A_BYTES = WG_ROWS * ROW_BYTES;         // one A box: 64 rows
 constexpr int A_BYTES = BLOCK_M * ROW_BYTES;
 constexpr int PANEL_BYTES = BLOCK_K * PANEL_N * 2;        // one B box: 64 k x 64 columns
-constexpr int STAGING_ROWS = 16;                          // a warp's rows of the accumulator
-constexpr int STAGING_WARP_BYTES = STAGING_ROWS * GG_SWIZZLE128_ROW_BYTES;
+constexpr int STAGING_ROWS = gg::WGMMA_STORE_ROWS;        // a warp's rows of the accumulator
+constexpr int STAGING_WARP_BYTES = gg::WGMMA_STORE_STAGING_BYTES;
 constexpr int SWIZZLE_ALIGN = 1024;
 constexpr int SMEM_TARGET = 220 * 1024;                   // ring + staging + slack
 static_assert(ROW_BYTES == GG_SWIZZLE128_ROW_BYTES && PANEL_N * 2 == GG_SWIZZLE128_ROW_BYTES,
               "a stage row must be one 128-byte swizzle row");
+static_assert(PANEL_N == gg::WGMMA_STORE_PANEL_N, "the epilogue stores whole B panels");
 static_assert(HALF_A_BYTES % SWIZZLE_ALIGN == 0 && PANEL_BYTES % SWIZZLE_ALIGN == 0,
               "every TMA box and wgmma operand must start on a 1024-byte swizzle atom");
 static_assert(CONSUMER_REGS * 2 * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 65536,
               "setmaxnreg budget exceeds the register file");
+
+// Who computes an expert's 64-row remainder tile (the ablation between k3_wgmma_solo64 and
+// k3_wgmma). fixed128: there is none, every tile is 128 rows.
+enum class Rows { fixed128, solo64, split64 };
+// CTAs per cluster: a pairing (gg_schedule.cuh) puts the two tiles of an entry on two CTAs.
+__host__ __device__ constexpr int cluster_size(gg::Pairing pair) {
+    return pair == gg::Pairing::none ? 1 : 2;
+}
 
 template <int BLOCK_N>
 struct Ring {
@@ -82,88 +101,124 @@ struct Ring {
     static constexpr int STAGES = (SMEM_TARGET - SWIZZLE_ALIGN - STAGING_BYTES) / STAGE_BYTES;
     static constexpr int STAGING_OFFSET = STAGES * STAGE_BYTES;
     static constexpr size_t SMEM_BYTES = SWIZZLE_ALIGN + STAGING_OFFSET + STAGING_BYTES;
+    // A 64-row tile's columns: consumer 0 takes half rounded up to a panel, consumer 1 the
+    // rest. An N-major 128B-swizzled B operand must start on a panel: inside a 128-byte row
+    // the next 64 columns are LBO away, so a start in mid-panel would read wrong data.
+    static constexpr int SPLIT_N0 = (BLOCK_N / 2 + PANEL_N - 1) / PANEL_N * PANEL_N;
+    static constexpr int SPLIT_N1 = BLOCK_N - SPLIT_N0;
     static_assert(STAGES >= 3, "too few stages to keep a wgmma group and two loads in flight");
     static_assert(STAGE_BYTES % SWIZZLE_ALIGN == 0, "stages must keep the 1024-byte alignment");
+    static_assert(SPLIT_N1 > 0, "both consumers need columns of a 64-row tile");
 };
 
-// The tile a CTA works on: from the device schedule, or (k3_wgmma_tile) from the host list.
+// The tile a CTA works on: from the device schedule (half `rank` of a pair entry when the
+// CTAs are paired), or (k3_wgmma_tile) from the host list.
 template <bool PERSISTENT>
 __device__ __forceinline__ gg::SchedTile tile_at(const gg::TileSchedule<MAX_EXPERTS> &sched,
-                                                 const GgTile *tiles, int t) {
+                                                 const GgTile *tiles, int t, int rank) {
     if constexpr (PERSISTENT) {
-        return sched.at(t);
+        return sched.at(t, rank);
     } else {
         const GgTile g = tiles[t];
         return gg::SchedTile{g.expert, g.row0, g.rows, BLOCK_M, g.col0};
     }
 }
 
-// One consumer warp's 16 rows of the accumulator to C. Fragment: register i holds row
-// 8 ((i >> 1) & 1) + lane / 4 and column 8 (i >> 2) + 2 (lane % 4) + (i & 1), so the 8x8
-// block (column group j, row half h) is registers 4j + 2h + {0, 1}: one stmatrix matrix.
-template <int BLOCK_N>
-__device__ __forceinline__ void store_warp_rows(const float (&acc)[BLOCK_N / 2], uint8_t *staging,
-                                                uint16_t *__restrict__ C, int n,
-                                                const gg::SchedTile &tile, int warp_row, int lane) {
-    const int valid_rows = tile.rows - warp_row;  // rows past the expert's end are not ours
-    if (valid_rows <= 0) return;                  // warp-uniform
-#pragma unroll
-    for (int panel = 0; panel < BLOCK_N / PANEL_N; ++panel) {
-        const int col0 = tile.col0 + panel * PANEL_N;
-        if (col0 >= n) break;  // warp-uniform: the rest of the tile is past n
-        __syncwarp();          // the previous panel's reads of the buffer are done
-        // stmatrix.x4 #p stores column groups j = 8 panel + 2p and j + 1, both row halves;
-        // lane 8q + i addresses row i of matrix q = (group j + q / 2, half q % 2).
-        const int q = lane >> 3;
-        const int st_row = (lane & 7) + 8 * (q & 1);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-            const int j = 8 * panel + 2 * p;
-            gg::stmatrix_x4(staging + gg_swizzle128(st_row, 2 * p + (q >> 1)),
-                            gg::pack_bf16x2(acc[4 * j + 0], acc[4 * j + 1]),
-                            gg::pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
-                            gg::pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
-                            gg::pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
-        }
-        __syncwarp();
-        // Read back 16-byte chunks: lane covers (row idx / 8, chunk idx % 8), 4 rows per pass.
-        // n % 8 == 0, so a chunk of 8 columns is wholly inside or wholly past n.
-#pragma unroll
-        for (int pass = 0; pass < STAGING_ROWS * 8 / 32; ++pass) {
-            const int idx = pass * 32 + lane, row = idx >> 3, chunk = idx & 7;
-            const uint4 v = *reinterpret_cast<const uint4 *>(staging + gg_swizzle128(row, chunk));
-            const int col = col0 + chunk * 8;
-            if (row < valid_rows && col < n)
-                *reinterpret_cast<uint4 *>(C + (size_t)(tile.row0 + warp_row + row) * n + col) = v;
+// A consumer warpgroup's walk over the ring. stage and phase run on across tiles.
+template <int STAGES, int STAGE_BYTES, bool PAIRED>
+struct ConsumerRing {
+    uint64_t *full, *empty;
+    uint32_t base;  // shared address of stage 0
+    uint32_t peer;  // the other CTA of the cluster
+    bool leader;    // lane 0: arrives for its warp
+    int stage = 0;
+    uint32_t phase = 0;
+
+    __device__ __forceinline__ void next() {
+        if (++stage == STAGES) stage = 0, phase ^= 1;
+    }
+    // Stage s may be overwritten. In a CTA pair both producers write into it (multicast), so
+    // both CTAs' empty barriers hear about it.
+    __device__ __forceinline__ void release(int s) const {
+        if (!leader) return;
+        gg::mbarrier_arrive(&empty[s]);
+        if constexpr (PAIRED) gg::mbarrier_arrive_cluster(&empty[s], peer);
+    }
+    // No rows for this consumer: follow the ring without reading it.
+    __device__ __forceinline__ void skip_tile(int k_blocks) {
+        for (int kb = 0; kb < k_blocks; ++kb) {
+            gg::mbarrier_wait_parity(&full[stage], phase);
+            release(stage);
+            next();
         }
     }
-}
+    // One tile: N columns into acc[0 .. N/2 - 1], A from a_off and B from b_off (a panel
+    // boundary) inside every stage.
+    template <int N, int ACC>
+    __device__ __forceinline__ void mma_tile(float (&acc)[ACC], uint32_t a_off, uint32_t b_off,
+                                             int k_blocks) {
+        int prev_stage = 0;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+            gg::mbarrier_wait_parity(&full[stage], phase);
+            const uint32_t a_addr = base + stage * STAGE_BYTES + a_off;
+            const uint32_t b_addr = base + stage * STAGE_BYTES + A_BYTES + b_off;
+            const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(a_addr);
+            const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(b_addr, PANEL_BYTES);
+            gg::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 16; ++kk)
+                gg::wgmma_m64k16_bf16<N, 0, 1>(
+                    acc, gg_wgmma_desc_advance(desc_a, kk * GG_WGMMA_KMAJOR_K16_BYTES),
+                    gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES),
+                    (kb > 0 || kk > 0) ? 1 : 0);  // the tile's first k16 overwrites acc
+            gg::wgmma_commit_group();
+            gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
+            if (kb > 0) release(prev_stage);
+            prev_stage = stage;
+            next();
+        }
+        gg::wgmma_wait_group<0>();
+        release(prev_stage);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
+    }
+};
 
-template <int BLOCK_N, bool PERSISTENT, bool ADAPTIVE>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
 k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           uint16_t *__restrict__ C, const int *__restrict__ row_offsets,
           const GgTile *__restrict__ tiles, int num_host_tiles, int tokens, int experts, int k, int n) {
     using R = Ring<BLOCK_N>;
     constexpr int STAGES = R::STAGES;
-    static_assert(PERSISTENT || !ADAPTIVE, "the host tile list is fixed BM = 128");
+    constexpr int CLUSTER = cluster_size(PAIR);
+    static_assert(PERSISTENT || ROWS == Rows::fixed128, "the host tile list is fixed BM = 128");
+    static_assert(PERSISTENT || CLUSTER == 1, "CTA pairs come from the device schedule");
 
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
     // TMA and wgmma swizzle on absolute shared addresses: start the ring on a 1024 B boundary.
+    // The offset is the same in both CTAs of a cluster, as multicast requires.
     const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
     uint8_t *smem = smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
+    // A pair (cluster) takes entries cluster, cluster + clusters, ...; this CTA is half `rank`.
+    const int rank = CLUSTER == 1 ? 0 : (int)gg::cluster_ctarank();
+    const int cluster = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             gg::mbarrier_init(&full[s], 1);
-            gg::mbarrier_init(&empty[s], CONSUMER_WARPS);
+            gg::mbarrier_init(&empty[s], CONSUMER_WARPS * CLUSTER);
         }
-        gg::fence_mbarrier_init();  // the TMA unit (async proxy) completes on these barriers
+        gg::fence_mbarrier_init();  // the TMA unit (async proxy) and the peer use these barriers
     }
-    if constexpr (PERSISTENT) sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE);
-    __syncthreads();  // last block barrier: barriers initialised, schedule built
+    if constexpr (PERSISTENT)
+        sched.build(row_offsets, experts, tokens, n, BLOCK_N, ROWS != Rows::fixed128, PAIR);
+    // Barriers initialised and the schedule built, here and (cluster) in the peer before it
+    // multicasts into this CTA or arrives on our barriers.
+    if constexpr (CLUSTER == 1) __syncthreads();
+    else gg::cluster_sync();
     const int num_tiles = PERSISTENT ? sched.total() : num_host_tiles;
     const int k_blocks = k / BLOCK_K;
     const int wg = threadIdx.x / WG_THREADS;
@@ -171,99 +226,115 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     if (wg == 0) {
         // ---------------- producer: one thread issues every TMA load ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
-        if (threadIdx.x != 0) return;
-        int stage = 0;
-        uint32_t phase = 0;
-        for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-            const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t);
-            // A boxes wholly past `tokens` and B panels wholly past n are not loaded: their
-            // stale shared memory only feeds rows / columns that are never stored (row i of
-            // C reads only row i of A, column j only column j of B). Boxes that hang over the
-            // edge are zero-filled by TMA and count in full.
-            const int a_boxes = tile.height / WG_ROWS;
-            int a_loads = 0, b_loads = 0;
-            for (int h = 0; h < a_boxes; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
-            for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
-            const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
-            for (int kb = 0; kb < k_blocks; ++kb) {
-                gg::mbarrier_wait_parity(&empty[stage], phase ^ 1);
-                uint8_t *a_box = smem + stage * R::STAGE_BYTES;
-                uint8_t *b_box = a_box + A_BYTES;
-                gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
-                // Rows from row0 up to the box height, whatever tile.rows is: rows of the
-                // next expert, or zeros past `tokens`. Computed, never stored (epilogue).
-                for (int h = 0; h < a_loads; ++h)
-                    gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, kb * BLOCK_K,
-                                    tile.row0 + h * WG_ROWS, &full[stage]);
-                for (int p = 0; p < b_loads; ++p)
-                    gg::tma_load_3d(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N,
-                                    kb * BLOCK_K, tile.expert, &full[stage]);
-                if (++stage == STAGES) stage = 0, phase ^= 1;
+        if (threadIdx.x == 0) {
+            int stage = 0;
+            uint32_t phase = 0;
+            for (int t = cluster; t < num_tiles; t += clusters) {
+                const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t, rank);
+                // A boxes wholly past `tokens` and B panels wholly past n are not loaded: their
+                // stale shared memory only feeds rows / columns that are never stored (row i
+                // of C reads only row i of A, column j only column j of B). Boxes that hang
+                // over the edge are zero-filled by TMA and count in full. A tile without rows
+                // (height 0) loads no A. The CTAs of a pair agree on the count of what they
+                // share: _mc shares col0 (b_loads), _mca row0 and height (a_loads).
+                const int a_boxes = tile.height / WG_ROWS;
+                int a_loads = 0, b_loads = 0;
+                for (int h = 0; h < a_boxes; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
+                for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
+                // Everything lands here: what we issue, and the peer's multicast boxes.
+                const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
+                for (int kb = 0; kb < k_blocks; ++kb) {
+                    gg::mbarrier_wait_parity(&empty[stage], phase ^ 1);
+                    uint8_t *a_box = smem + stage * R::STAGE_BYTES;
+                    uint8_t *b_box = a_box + A_BYTES;
+                    gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
+                    // Rows from row0 up to the box height, whatever tile.rows is: rows of the
+                    // next expert, or zeros past `tokens`. Computed, never stored (epilogue).
+                    // A shared box is issued by one CTA for both (same offset and barrier).
+                    for (int h = 0; h < a_loads; ++h) {
+                        uint8_t *box = a_box + h * HALF_A_BYTES;
+                        const int y = tile.row0 + h * WG_ROWS;
+                        if constexpr (PAIR != gg::Pairing::cols)
+                            gg::tma_load_2d(box, &tmap_a, kb * BLOCK_K, y, &full[stage]);
+                        else if (h % 2 == rank)
+                            gg::tma_load_2d_multicast(box, &tmap_a, kb * BLOCK_K, y, &full[stage],
+                                                      0x3);
+                    }
+                    for (int p = 0; p < b_loads; ++p) {
+                        uint8_t *box = b_box + p * PANEL_BYTES;
+                        const int x = tile.col0 + p * PANEL_N;
+                        if constexpr (PAIR != gg::Pairing::rows)
+                            gg::tma_load_3d(box, &tmap_b, x, kb * BLOCK_K, tile.expert,
+                                            &full[stage]);
+                        else if (p % 2 == rank)
+                            gg::tma_load_3d_multicast(box, &tmap_b, x, kb * BLOCK_K, tile.expert,
+                                                      &full[stage], 0x3);
+                    }
+                    if (++stage == STAGES) stage = 0, phase ^= 1;
+                }
             }
         }
-        return;  // no block barrier follows, so the producer warpgroup may leave early
+    } else {
+        // ---------------- consumers ----------------
+        gg::setmaxnreg_inc<CONSUMER_REGS>();
+        const int c = wg - 1;
+        const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+        const int warp_row = warp * STAGING_ROWS;  // the warp's rows in its 64-row accumulator
+        uint8_t *staging = smem + R::STAGING_OFFSET + (c * 4 + warp) * STAGING_WARP_BYTES;
+        ConsumerRing<STAGES, R::STAGE_BYTES, (CLUSTER > 1)> ring{
+            full, empty, gg::smem_u32(smem), (uint32_t)(rank ^ 1), lane == 0};
+        float acc[BLOCK_N / 2];
+        for (int t = cluster; t < num_tiles; t += clusters) {
+            const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t, rank);
+            // On a 64-row tile every consumer's warp w holds rows 16w .. 16w + 15 of the tile.
+            const int row64 = tile.row0 + warp_row, rows64 = tile.rows - warp_row;
+            const bool solo_idle = ROWS == Rows::solo64 && c == 1 && tile.height == WG_ROWS;
+            if (tile.height == 0 || tile.col0 >= n || solo_idle) {
+                // Nothing to compute: a pair tile without rows (_mc) or columns (_mca), or
+                // consumer 1 of a solo 64-row tile.
+                ring.skip_tile(k_blocks);
+            } else if (tile.height == BLOCK_M) {  // consumer c: rows 64c .. 64c + 63, all columns
+                ring.template mma_tile<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks);
+                const int row = c * WG_ROWS + warp_row;
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + row,
+                                                     tile.rows - row, tile.col0, lane);
+            } else if constexpr (ROWS == Rows::solo64) {  // 64 rows on consumer 0 alone
+                ring.template mma_tile<BLOCK_N>(acc, 0, 0, k_blocks);
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, row64, rows64, tile.col0,
+                                                     lane);
+            } else if constexpr (ROWS == Rows::split64) {  // 64 rows, columns split at a panel
+                if (c == 0) {
+                    ring.template mma_tile<R::SPLIT_N0>(acc, 0, 0, k_blocks);
+                    gg::wgmma_store_warp_rows<R::SPLIT_N0 / PANEL_N>(acc, staging, C, n, row64,
+                                                                     rows64, tile.col0, lane);
+                } else {
+                    ring.template mma_tile<R::SPLIT_N1>(acc, 0, R::SPLIT_N0 / PANEL_N * PANEL_BYTES,
+                                                        k_blocks);
+                    gg::wgmma_store_warp_rows<R::SPLIT_N1 / PANEL_N>(
+                        acc, staging, C, n, row64, rows64, tile.col0 + R::SPLIT_N0, lane);
+                }
+            }
+        }
     }
-
-    // ---------------- consumers: warpgroup c computes rows 64c .. 64c + 63 ----------------
-    gg::setmaxnreg_inc<CONSUMER_REGS>();
-    const int c = wg - 1;
-    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    uint8_t *staging = smem + R::STAGING_OFFSET + (c * 4 + warp) * STAGING_WARP_BYTES;
-    const uint32_t ring = gg::smem_u32(smem);
-    float acc[BLOCK_N / 2];
-    int stage = 0;
-    uint32_t phase = 0;
-    for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-        const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t);
-        const bool active = c == 0 || tile.height == BLOCK_M;  // a 64-row tile is consumer 0's
-        if (!active) {
-            // No rows for this consumer (a 64-row tile): follow the ring without reading it.
-            for (int kb = 0; kb < k_blocks; ++kb) {
-                gg::mbarrier_wait_parity(&full[stage], phase);
-                if (lane == 0) gg::mbarrier_arrive(&empty[stage]);
-                if (++stage == STAGES) stage = 0, phase ^= 1;
-            }
-            continue;
-        }
-        int prev_stage = 0;
-        for (int kb = 0; kb < k_blocks; ++kb) {
-            gg::mbarrier_wait_parity(&full[stage], phase);
-            const uint32_t a_addr = ring + stage * R::STAGE_BYTES + c * HALF_A_BYTES;
-            const uint32_t b_addr = ring + stage * R::STAGE_BYTES + A_BYTES;
-            const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(a_addr);
-            const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(b_addr, PANEL_BYTES);
-            gg::wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 16; ++kk)
-                gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(
-                    acc, gg_wgmma_desc_advance(desc_a, kk * GG_WGMMA_KMAJOR_K16_BYTES),
-                    gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES),
-                    (kb > 0 || kk > 0) ? 1 : 0);  // the tile's first k16 overwrites acc
-            gg::wgmma_commit_group();
-            gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
-            if (kb > 0 && lane == 0) gg::mbarrier_arrive(&empty[prev_stage]);
-            prev_stage = stage;
-            if (++stage == STAGES) stage = 0, phase ^= 1;
-        }
-        gg::wgmma_wait_group<0>();
-        if (lane == 0) gg::mbarrier_arrive(&empty[prev_stage]);
-#pragma unroll
-        for (int i = 0; i < BLOCK_N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
-        const int warp_row = c * WG_ROWS + warp * STAGING_ROWS;  // this warp's 16 rows
-        store_warp_rows<BLOCK_N>(acc, staging, C, n, tile, warp_row, lane);
+    if constexpr (CLUSTER > 1) {
+        // No CTA exits while its peer may still arrive on its empty barriers (the peer's
+        // last releases). Every multicast into this CTA has landed already: our consumers
+        // waited for every full phase. The .aligned barrier wants converged warps.
+        __syncwarp();
+        gg::cluster_sync();
     }
 }
 
-template <int BLOCK_N, bool PERSISTENT, bool ADAPTIVE>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 cudaError_t k3_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_kernel<BLOCK_N, PERSISTENT, ADAPTIVE>;
+    info->kernel = (const void *)k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
-    info->cluster = 1;
+    info->cluster = cluster_size(PAIR);
     return cudaSuccess;
 }
 
-template <int BLOCK_N, bool PERSISTENT, bool ADAPTIVE>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 cudaError_t k3_launch(const GgLaunch *p) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!PERSISTENT && p->num_tiles <= 0) return cudaSuccess;
@@ -284,26 +355,53 @@ cudaError_t k3_launch(const GgLaunch *p) {
         gg_tmap_bf16(&tmap_b, p->b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B))
         return cudaErrorInvalidValue;
 
-    auto kernel = k3_kernel<BLOCK_N, PERSISTENT, ADAPTIVE>;
+    constexpr int CLUSTER = cluster_size(PAIR);
+    auto kernel = k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaLaunchAttribute cluster_dim = {};
+    cluster_dim.id = cudaLaunchAttributeClusterDimension;
+    cluster_dim.val.clusterDim = {CLUSTER, 1, 1};
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = p->stream;
+    cfg.attrs = &cluster_dim;
+    cfg.numAttrs = CLUSTER > 1 ? 1 : 0;
     int grid = p->num_tiles;
     if (PERSISTENT) {
-        // The tile count is only known on the device; bound it from host-known sizes:
-        // sum_e ceil(m_e / 128) <= min(tokens, tokens / 128 + experts) row tiles.
         int sms = p->num_sms;
         if (sms <= 0) {
             int dev;
             CUDA_TRY(cudaGetDevice(&dev));
             CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         }
+        // One CTA per SM; a pair needs two SMs of one GPC, so ask how many pairs fit at
+        // once (once per process): a persistent grid must never wait for a free slot.
+        int slots = sms / CLUSTER;
+        if constexpr (CLUSTER > 1) {
+            static int resident = 0;
+            if (resident == 0) {
+                cfg.gridDim = dim3(CLUSTER);
+                CUDA_TRY(cudaOccupancyMaxActiveClusters(&resident, kernel, &cfg));
+                if (resident < 1) {
+                    fprintf(stderr, "k3_wgmma: not one %d-CTA cluster fits on this GPU\n", CLUSTER);
+                    return cudaErrorInvalidConfiguration;
+                }
+            }
+            if (resident < slots) slots = resident;
+        }
+        // The tile count is only known on the device; bound it from host-known sizes:
+        // sum_e ceil(m_e / 128) <= min(tokens, tokens / 128 + experts) row tiles (and no
+        // more pairs than row tiles).
         long row_tiles = (long)p->tokens / BLOCK_M + p->experts;
         if (row_tiles > p->tokens) row_tiles = p->tokens;  // every tile has at least one row
         const long bound = row_tiles * ((p->n + BLOCK_N - 1) / BLOCK_N);
-        grid = (int)(bound < sms ? bound : sms);
+        grid = CLUSTER * (int)(bound < slots ? bound : slots);
     }
-    kernel<<<grid, THREADS, smem, p->stream>>>(tmap_a, tmap_b, p->c, p->row_offsets, p->tiles,
-                                               p->num_tiles, p->tokens, p->experts, p->k, p->n);
+    cfg.gridDim = dim3(grid);
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_b, p->c, p->row_offsets, p->tiles,
+                                p->num_tiles, p->tokens, p->experts, p->k, p->n));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
@@ -328,16 +426,20 @@ extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
 }
 
 // One registered configuration: NAME_info / NAME_launch for one template instance.
-#define K3_CONFIG(NAME, BLOCK_N, PERSISTENT, ADAPTIVE)                                        \
+#define K3_CONFIG(NAME, BLOCK_N, PERSISTENT, ROWS, PAIR)                                      \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                  \
-        return k3_info<BLOCK_N, PERSISTENT, ADAPTIVE>(info);                                  \
+        return k3_info<BLOCK_N, PERSISTENT, Rows::ROWS, gg::Pairing::PAIR>(info);             \
     }                                                                                         \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                 \
-        return k3_launch<BLOCK_N, PERSISTENT, ADAPTIVE>(p);                                   \
+        return k3_launch<BLOCK_N, PERSISTENT, Rows::ROWS, gg::Pairing::PAIR>(p);              \
     }
 
-K3_CONFIG(k3_wgmma, 192, true, true)            // persistent + adaptive BM: the main config
-K3_CONFIG(k3_wgmma_persist, 192, true, false)   // persistent, fixed BM = 128
-K3_CONFIG(k3_wgmma_tile, 192, false, false)     // one CTA per host-list tile, BM = 128
-K3_CONFIG(k3_wgmma_n128, 128, true, true)       // main config with 128-wide column blocks
-K3_CONFIG(k3_wgmma_n256, 256, true, true)       // main config with 256-wide column blocks
+K3_CONFIG(k3_wgmma_tile, 192, false, fixed128, none)    // one CTA per host-list tile, BM = 128
+K3_CONFIG(k3_wgmma_persist, 192, true, fixed128, none)  // persistent, fixed BM = 128
+K3_CONFIG(k3_wgmma_solo64, 192, true, solo64, none)     // + adaptive BM, 64-row tile on consumer 0
+K3_CONFIG(k3_wgmma, 192, true, split64, none)           // + 64-row tile split by columns: main
+K3_CONFIG(k3_wgmma_n128, 128, true, split64, none)      // main config, 128-wide column blocks
+K3_CONFIG(k3_wgmma_n256, 256, true, split64, none)      // main config, 256-wide column blocks
+K3_CONFIG(k3_wgmma_mc, 192, true, split64, rows)        // main + row-tile pairs multicasting B
+K3_CONFIG(k3_wgmma_mc_n256, 256, true, split64, rows)   // _n256 + row-tile pairs multicasting B
+K3_CONFIG(k3_wgmma_mca, 192, true, split64, cols)       // main + column-block pairs multicasting A

@@ -29,12 +29,16 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t *bar, uint32_
 __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
-// Arrive on the barrier at the same offset in CTA `cta` of the cluster.
+// Arrive on the barrier at the same offset in CTA `cta` of the cluster, with the default
+// semantics (.release at .cta scope), as CUTLASS's ClusterBarrier does. Our remote arrives
+// only say "done with this stage / this TMEM buffer": the reads they cover were retired
+// by wgmma.wait_group or ordered by tcgen05 fences. A .release.cluster arrive compiles to a
+// MEMBAR.ALL.GPU before it, a stall on every stage, and buys nothing here.
 // #data-movement-and-conversion-instructions-mapa
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t *bar, uint32_t cta) {
     asm volatile(
         "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-        " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+        " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
         "r"(cta)
         : "memory");
 }
@@ -71,6 +75,14 @@ __device__ __forceinline__ void tma_load_3d(void *smem, const void *tmap, int x,
 }
 // Same box delivered to every CTA in cta_mask, at the same smem offset, each
 // completing on its own barrier at bar's offset.
+__device__ __forceinline__ void tma_load_2d_multicast(void *smem, const void *tmap, int x, int y, uint64_t *bar,
+                                                      uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_u32(smem)),
+        "l"(tmap), "r"(x), "r"(y), "r"(smem_u32(bar)), "h"(cta_mask)
+        : "memory");
+}
 __device__ __forceinline__ void tma_load_3d_multicast(void *smem, const void *tmap, int x, int y, int z,
                                                       uint64_t *bar, uint16_t cta_mask) {
     asm volatile(

@@ -33,8 +33,8 @@ template <int N> __device__ __forceinline__ void wgmma_wait_group() {
 // operands and would not stop them).
 __device__ __forceinline__ void wgmma_fence_operand(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 
-// D (64 x N, f32, registers) = A (64 x 16, bf16, shared) * B (16 x N, bf16, shared) [+ D].
-// desc_a / desc_b: 64-bit shared-memory matrix descriptors (common/gg_desc_sm90.h).
+// D (64 x N, f32, registers d[0 .. N/2 - 1]) = A (64 x 16, bf16, shared) * B (16 x N, bf16,
+// shared) [+ D]. desc_a / desc_b: 64-bit shared-memory matrix descriptors (gg_desc_sm90.h).
 // accumulate = 0 ignores the old D (first k-step of a tile), 1 adds to it.
 // TRANS_A = 0: A K-major. TRANS_B = 1: B N-major (N contiguous), 0: K-major.
 // Register i of thread t (warp w = t / 32, lane l = t % 32) holds
@@ -42,7 +42,25 @@ __device__ __forceinline__ void wgmma_fence_operand(float &r) { asm volatile("" 
 // #asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async
 // #asynchronous-warpgroup-level-matrix-register-fragment-wgmma-64n16 (accumulator layout)
 template <int TRANS_A, int TRANS_B>
-__device__ __forceinline__ void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+__device__ __forceinline__ void wgmma_m64n64k16_bf16(float *d, uint64_t desc_a, uint64_t desc_b,
+                                                 int accumulate) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, "
+        "%8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31},"
+        " %32, %33, p, 1, 1, %35, %36;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+}
+
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_m64n128k16_bf16(float *d, uint64_t desc_a, uint64_t desc_b,
                                                   int accumulate) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
@@ -68,7 +86,7 @@ __device__ __forceinline__ void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t d
 }
 
 template <int TRANS_A, int TRANS_B>
-__device__ __forceinline__ void wgmma_m64n192k16_bf16(float (&d)[96], uint64_t desc_a, uint64_t desc_b,
+__device__ __forceinline__ void wgmma_m64n192k16_bf16(float *d, uint64_t desc_a, uint64_t desc_b,
                                                   int accumulate) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %98, 0;\n"
@@ -102,7 +120,7 @@ __device__ __forceinline__ void wgmma_m64n192k16_bf16(float (&d)[96], uint64_t d
 }
 
 template <int TRANS_A, int TRANS_B>
-__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+__device__ __forceinline__ void wgmma_m64n256k16_bf16(float *d, uint64_t desc_a, uint64_t desc_b,
                                                   int accumulate) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
@@ -143,12 +161,15 @@ __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t 
         : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
 }
 
-// Picks the instruction for a compile-time N.
-template <int N, int TRANS_A, int TRANS_B>
-__device__ __forceinline__ void wgmma_m64k16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+// Picks the instruction for a compile-time N. The accumulator is the first N / 2 registers
+// of d, so one array can serve a narrower MMA too (its columns are a prefix: see the layout).
+template <int N, int TRANS_A, int TRANS_B, int ACC>
+__device__ __forceinline__ void wgmma_m64k16_bf16(float (&d)[ACC], uint64_t desc_a, uint64_t desc_b,
                                                   int accumulate) {
-    static_assert(N == 128 || N == 192 || N == 256, "add a wrapper for this N");
-    if constexpr (N == 128) wgmma_m64n128k16_bf16<TRANS_A, TRANS_B>(d, desc_a, desc_b, accumulate);
+    static_assert(N == 64 || N == 128 || N == 192 || N == 256, "add a wrapper for this N");
+    static_assert(N / 2 <= ACC, "the accumulator array is too small for this N");
+    if constexpr (N == 64) wgmma_m64n64k16_bf16<TRANS_A, TRANS_B>(d, desc_a, desc_b, accumulate);
+    else if constexpr (N == 128) wgmma_m64n128k16_bf16<TRANS_A, TRANS_B>(d, desc_a, desc_b, accumulate);
     else if constexpr (N == 192) wgmma_m64n192k16_bf16<TRANS_A, TRANS_B>(d, desc_a, desc_b, accumulate);
     else wgmma_m64n256k16_bf16<TRANS_A, TRANS_B>(d, desc_a, desc_b, accumulate);
 }
@@ -164,6 +185,7 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() {
     static_assert(REGS >= 24 && REGS <= 256 && REGS % 8 == 0, "setmaxnreg: 24..256, multiple of 8");
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
+
 
 // ---- #warp-level-matrix-instructions-stmatrix ----
 // Four 8x8 b16 matrices to shared memory, the inverse of ldmatrix.x4: register r[j] holds

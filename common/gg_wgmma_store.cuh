@@ -1,0 +1,65 @@
+// Hopper wgmma epilogue: one warp's 16 rows of an m64nN f32 accumulator to a bf16 row-major
+// C, through a 2 KiB shared-memory staging buffer, with rows and columns masked.
+//
+// Why staged: the fragment gives each thread pairs of adjacent columns (4-byte stores, 8
+// rows per instruction); stmatrix moves it into a 128B-swizzled 16 x 64 block (conflict-free
+// both ways, gg_swizzle.h) from which each lane reads and stores whole 16-byte chunks.
+// Why not a TMA store: it clips only at the tensor's edge, so rows past an expert's end
+// (the next expert's output) would be overwritten. Used by k3_wgmma.
+#pragma once
+#include <stdint.h>
+#include "gg_swizzle.h"
+#include "ptx/ptx_ampere.cuh"  // pack_bf16x2
+#include "ptx/ptx_wgmma.cuh"   // stmatrix_x4
+
+namespace gg {
+
+constexpr int WGMMA_STORE_ROWS = 16;  // a warp's rows of the m64 accumulator
+constexpr int WGMMA_STORE_PANEL_N = 64;  // columns per staging round: one 128-byte row
+constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_BYTES;
+
+// PANELS x 64 columns of acc (the first 32 PANELS registers) to C rows c_row .. c_row + 15
+// from column col0 on; only the first valid_rows rows are written (<= 0: none), and only
+// columns < n (n % 8 == 0, so an 8-column chunk is wholly inside or wholly past n).
+// staging: this warp's own WGMMA_STORE_STAGING_BYTES (1024-byte aligned: conflict-free).
+// The whole warp calls it.
+// Fragment: register i holds row 8 ((i >> 1) & 1) + lane / 4 and column 8 (i >> 2) +
+// 2 (lane % 4) + (i & 1), so the 8x8 block (column group j, row half h) is registers
+// 4j + 2h + {0, 1}: one stmatrix matrix.
+template <int PANELS, int ACC>
+__device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], uint8_t *staging,
+                                                      uint16_t *__restrict__ C, int n, int c_row,
+                                                      int valid_rows, int col0, int lane) {
+    static_assert(PANELS * 32 <= ACC, "each 64-column panel is 32 accumulator registers");
+    if (valid_rows <= 0) return;  // warp-uniform: rows past the expert's end are not ours
+#pragma unroll
+    for (int panel = 0; panel < PANELS; ++panel) {
+        const int col = col0 + panel * WGMMA_STORE_PANEL_N;
+        if (col >= n) break;  // warp-uniform: the rest of the tile is past n
+        __syncwarp();         // the previous panel's reads of the buffer are done
+        // stmatrix.x4 #p stores column groups j = 8 panel + 2p and j + 1, both row halves;
+        // lane 8q + i addresses row i of matrix q = (group j + q / 2, half q % 2).
+        const int q = lane >> 3;
+        const int st_row = (lane & 7) + 8 * (q & 1);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            const int j = 8 * panel + 2 * p;
+            stmatrix_x4(staging + gg_swizzle128(st_row, 2 * p + (q >> 1)),
+                        pack_bf16x2(acc[4 * j + 0], acc[4 * j + 1]),
+                        pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
+                        pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
+                        pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
+        }
+        __syncwarp();
+        // Read back 16-byte chunks: lane covers (row idx / 8, chunk idx % 8), 4 rows per pass.
+#pragma unroll
+        for (int pass = 0; pass < WGMMA_STORE_ROWS * 8 / 32; ++pass) {
+            const int idx = pass * 32 + lane, row = idx >> 3, chunk = idx & 7;
+            const uint4 v = *reinterpret_cast<const uint4 *>(staging + gg_swizzle128(row, chunk));
+            if (row < valid_rows && col + chunk * 8 < n)
+                *reinterpret_cast<uint4 *>(C + (size_t)(c_row + row) * n + col + chunk * 8) = v;
+        }
+    }
+}
+
+}  // namespace gg
