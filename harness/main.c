@@ -91,9 +91,24 @@ static int cmd_list(void) {
                 if (by_warps <= lim) lim = by_warps, limit = "warps";
                 if (by_smem <= lim) lim = by_smem, limit = "shared memory";
                 if (by_regs <= lim) lim = by_regs, limit = "registers";
-                snprintf(res, sizeof res, "%d regs, %zu+%zu B smem, %d spill B, %d threads, %d block(s)/SM (%s)",
-                         attr.numRegs, attr.sharedSizeBytes, info.dynamic_smem, (int)attr.localSizeBytes,
-                         info.threads, blocks, limit);
+                int n = snprintf(res, sizeof res, "%d regs, %zu+%zu B smem, %d spill B, %d threads, %d block(s)/SM (%s)",
+                                 attr.numRegs, attr.sharedSizeBytes, info.dynamic_smem, (int)attr.localSizeBytes,
+                                 info.threads, blocks, limit);
+                if (info.cluster > 1) {
+                    /* Clusters must fit inside one GPC: fewer may be resident than SMs / size. */
+                    cudaLaunchAttribute cl = {.id = cudaLaunchAttributeClusterDimension,
+                                              .val.clusterDim = {(unsigned)info.cluster, 1, 1}};
+                    cudaLaunchConfig_t cfg = {.gridDim = {(unsigned)(d.sms / info.cluster * info.cluster), 1, 1},
+                                              .blockDim = {(unsigned)info.threads, 1, 1},
+                                              .dynamicSmemBytes = info.dynamic_smem,
+                                              .attrs = &cl,
+                                              .numAttrs = 1};
+                    int clusters = 0;
+                    if (cudaOccupancyMaxActiveClusters(&clusters, info.kernel, &cfg) == cudaSuccess)
+                        snprintf(res + n, sizeof res - (size_t)n, ", clusters of %d: %d resident", info.cluster,
+                                 clusters);
+                    cudaGetLastError();
+                }
             }
         }
         printf("%-26s %-7s %-8s %-3d %s%s%s\n", k->name, arch, tile, k->stages, res, res[0] ? " | " : "", k->config);
