@@ -50,19 +50,6 @@
 //
 // Robustness: row offsets are clamped to [0, tokens] and an expert's row count to >= 0, so a
 // bad offset table can produce wrong results but never an out-of-bounds row.
-//
-// Dynamic claiming (TileCounter, k3_wgmma_dyn): the same order, but instead of the static
-// stride one thread per CTA takes the next unclaimed index from a counter in global memory
-// whenever its CTA is ready for another tile, so a CTA that runs slow or draws costly tiles
-// takes fewer. Indices still go out in increasing order: the tiles running at one moment are
-// still a window of ~gridDim.x consecutive indices (the L2 argument above holds).
-//
-//   __device__ gg::TileCounter counter;      // namespace scope: zero at module load
-//   for (int t = counter.claim(); t < sched.total(); t = counter.claim()) ...
-//   counter.retire();                        // the same thread, once, after its last claim
-//
-// No host work per launch: the last CTA to retire sets the counter back to zero for the next
-// launch, so a CUDA graph replays the launch unchanged.
 #pragma once
 #include "gg_adaptive.h"
 
@@ -186,38 +173,6 @@ struct TileSchedule {
     __device__ static int m_tiles(int m) {
         int t128, t64;
         return gg_adaptive_m_tiles(m, &t128, &t64);
-    }
-};
-
-// A global tile counter for dynamic claiming; see the top of this file. Zero-initialised (a
-// __device__ variable at namespace scope) and reset by the device after every launch.
-struct TileCounter {
-    unsigned int next;  // the next index to hand out in the running launch
-    unsigned int done;  // CTAs of the running launch that have made their last claim
-
-    // The next index of the order. An index >= total() means nothing is left; a CTA stops
-    // claiming there, so each CTA draws exactly one such index, as its last claim.
-    __device__ int claim() { return (int)atomicAdd(&next, 1u); }
-
-    // Called once per CTA, by the thread that claims, after its last claim. The last CTA to
-    // retire puts both fields back to zero. Why the reset cannot lose or repeat a claim:
-    //   * every CTA fences between its last claim and its increment of `done`, and the CTA
-    //     that reads gridDim.x - 1 from `done` has seen every other CTA's increment and fences
-    //     again before its writes. The two fences synchronise through `done`, so every claim
-    //     of this launch comes before `next = 0` (CUDA's threadFenceReduction pattern);
-    //   * after its last claim a CTA never touches the counter again: nothing of this launch
-    //     can land after the reset (the CTA's consumers still finishing tiles never use it);
-    //   * launches on one stream run one after another, and a kernel's writes are visible to
-    //     the next kernel, so every launch starts from {0, 0}, as the first one did.
-    // Not safe for two launches that can overlap (two streams, or parallel branches of one
-    // graph) sharing one counter; a stream-ordered sequence, captured or not, is fine.
-    __device__ void retire() {
-        __threadfence();
-        if (atomicAdd(&done, 1u) == gridDim.x - 1) {
-            __threadfence();
-            atomicExch(&next, 0u);
-            atomicExch(&done, 0u);
-        }
     }
 };
 

@@ -33,7 +33,6 @@ const GgKernel gg_kernels[] = {
     ROW(k3_wgmma_persist, k3_wgmma, "wgmma 128x192, persistent, device schedule", 90, 1, 128, 192, 64, 5, 0),
     ROW(k3_wgmma_solo64, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, 64-row tile on one warpgroup", 90, 1, 0, 192, 64, 5, 0),
     ROW(k3_wgmma, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, 64-row tile split by columns", 90, 1, 0, 192, 64, 5, 0),
-    ROW(k3_wgmma_dyn, k3_wgmma, "wgmma 128|64x192, persistent, adaptive BM, dynamic tile counter", 90, 1, 0, 192, 64, 5, 0),
     ROW(k3_wgmma_n128, k3_wgmma, "wgmma 128|64x128, 6 stages, persistent, adaptive BM (split)", 90, 1, 0, 128, 64, 6, 0),
     ROW(k3_wgmma_n256, k3_wgmma, "wgmma 128|64x256, 4 stages, persistent, adaptive BM (split)", 90, 1, 0, 256, 64, 4, 0),
     ROW(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to the row-tile pair", 90, 1, 0, 192, 64, 5, 0),

@@ -9,7 +9,6 @@
 // derives from the device-side row offsets (common/gg_schedule.cuh): no host tile list, no
 // host sync, so a CUDA graph can replay the launch with new m_e. The _mc / _mca configurations
 // pair two CTAs in a cluster and multicast the operand their tiles share (B / A) to both.
-// _dyn walks the same list, but claims tiles from a global counter instead of a static stride.
 //
 // Block tile   128 (or 64) x BLOCK_N x BLOCK_K = 64; BLOCK_N = 192 for the main config
 //              (N = 2688 = 14 x 192), 128 or 256 for the shape ablations. 128-row tile:
@@ -40,19 +39,12 @@
 //              stage's release goes to both CTAs' empty barriers, since both producers write
 //              it. A pair tile without rows (_mc) or columns (_mca) still loads its share and
 //              releases its stages; it computes and stores nothing.
-// Claims       (_dyn) the producer thread claims an index (gg::TileCounter, atomicAdd), publishes
-//              it in a 4-slot ring of its own (ClaimRing: full count 1, empty count 8, one per
-//              consumer warp) and loads the tile; it claims the next one just before the
-//              current tile's last stage. Every role walks the published indices in order,
-//              so the stage ring's (stage, phase) stays in step. The first index past the end
-//              is published too (it ends the consumers) and retires the CTA from the counter.
 // Epilogue     per consumer warp, 16 rows x 64 columns at a time (common/gg_wgmma_store.cuh):
 //              stmatrix into a swizzled 2 KiB buffer, then 16-byte row-masked global stores.
 //              A TMA store of the box would write rows past the expert's end.
 // Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256; A, B, C 16-byte aligned.
 // Run it       build/bin/ggemm run --kernel k3_wgmma
-//              (ablations: k3_wgmma_tile, _persist, _solo64, _dyn, _n128, _n256, _mc, _mc_n256,
-//              _mca)
+//              (ablations: k3_wgmma_tile, _persist, _solo64, _n128, _n256, _mc, _mc_n256, _mca)
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -95,11 +87,6 @@ static_assert(CONSUMER_REGS * 2 * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 655
 // Who computes an expert's 64-row remainder tile (the ablation between k3_wgmma_solo64 and
 // k3_wgmma). fixed128: there is none, every tile is 128 rows.
 enum class Rows { fixed128, solo64, split64 };
-// Which tiles a CTA runs. host_list: tile blockIdx.x of the host list (k3_wgmma_tile).
-// stride: persistent, CTA (pair) i takes indices i, i + grid, ... of the device schedule.
-// dynamic: persistent, the producer claims the next index from a global counter
-// (gg::TileCounter) whenever it can start loading another tile (k3_wgmma_dyn).
-enum class Sched { host_list, stride, dynamic };
 // CTAs per cluster: a pairing (gg_schedule.cuh) puts the two tiles of an entry on two CTAs.
 __host__ __device__ constexpr int cluster_size(gg::Pairing pair) {
     return pair == gg::Pairing::none ? 1 : 2;
@@ -123,51 +110,6 @@ struct Ring {
     static_assert(STAGE_BYTES % SWIZZLE_ALIGN == 0, "stages must keep the 1024-byte alignment");
     static_assert(SPLIT_N1 > 0, "both consumers need columns of a 64-row tile");
 };
-
-// Sched::dynamic: the indices the producer claimed, handed to the consumers in claim order
-// through a ring of their own. The producer claims and publishes a tile before loading it and
-// may be up to CLAIM_SLOTS published indices ahead of the consumers, so it never waits for
-// them to read an index while it has stages to fill (they read one as they start a tile).
-constexpr int CLAIM_SLOTS = 4;
-struct ClaimRing {
-    int tile[CLAIM_SLOTS];
-    uint64_t full[CLAIM_SLOTS];   // count 1: the producer, after writing tile[slot]
-    uint64_t empty[CLAIM_SLOTS];  // count CONSUMER_WARPS: lane 0 of every consumer warp
-};
-// One role's position in the claim ring; slot and phase run on like the stage ring's.
-struct ClaimCursor {
-    ClaimRing *ring;
-    int slot = 0;
-    uint32_t phase = 0;
-
-    __device__ __forceinline__ void next() {
-        if (++slot == CLAIM_SLOTS) slot = 0, phase ^= 1;
-    }
-    // Producer thread: the slot is free once every consumer warp has read its last index
-    // (parity phase ^ 1: the first pass finds every slot free). The arrive releases the
-    // write to whoever completes the wait on this phase.
-    __device__ __forceinline__ void publish(int t) {
-        gg::mbarrier_wait_parity(&ring->empty[slot], phase ^ 1);
-        ring->tile[slot] = t;
-        gg::mbarrier_arrive(&ring->full[slot]);
-        next();
-    }
-    // A whole consumer warp, converged: every consumer warp takes every index. Lane 0 alone
-    // reads the slot, before its arrive frees it, and hands the index to its warp.
-    __device__ __forceinline__ int take(int lane) {
-        int t = 0;
-        if (lane == 0) {
-            gg::mbarrier_wait_parity(&ring->full[slot], phase);
-            t = ring->tile[slot];
-            gg::mbarrier_arrive(&ring->empty[slot]);
-        }
-        next();
-        return __shfl_sync(0xffffffffu, t, 0);
-    }
-};
-// The counter of Sched::dynamic (one per device, zero at module load, reset by the last CTA
-// of every launch: gg_schedule.cuh). One launch of k3_wgmma_dyn at a time per device.
-__device__ gg::TileCounter tile_counter;
 
 // The tile a CTA works on: from the device schedule (half `rank` of a pair entry when the
 // CTAs are paired), or (k3_wgmma_tile) from the host list.
@@ -242,7 +184,7 @@ struct ConsumerRing {
     }
 };
 
-template <int BLOCK_N, Sched SCHED, Rows ROWS, gg::Pairing PAIR>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
 k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           uint16_t *__restrict__ C, const int *__restrict__ row_offsets,
@@ -250,15 +192,12 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     using R = Ring<BLOCK_N>;
     constexpr int STAGES = R::STAGES;
     constexpr int CLUSTER = cluster_size(PAIR);
-    constexpr bool PERSISTENT = SCHED != Sched::host_list, DYNAMIC = SCHED == Sched::dynamic;
     static_assert(PERSISTENT || ROWS == Rows::fixed128, "the host tile list is fixed BM = 128");
     static_assert(PERSISTENT || CLUSTER == 1, "CTA pairs come from the device schedule");
-    static_assert(!DYNAMIC || CLUSTER == 1, "the tile counter hands out single tiles, not pairs");
 
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
-    __shared__ ClaimRing claims;  // Sched::dynamic only
     // TMA and wgmma swizzle on absolute shared addresses: start the ring on a 1024 B boundary.
     // The offset is the same in both CTAs of a cluster, as multicast requires.
     const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
@@ -271,12 +210,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         for (int s = 0; s < STAGES; ++s) {
             gg::mbarrier_init(&full[s], 1);
             gg::mbarrier_init(&empty[s], CONSUMER_WARPS * CLUSTER);
-        }
-        if constexpr (DYNAMIC) {
-            for (int s = 0; s < CLAIM_SLOTS; ++s) {
-                gg::mbarrier_init(&claims.full[s], 1);
-                gg::mbarrier_init(&claims.empty[s], CONSUMER_WARPS);
-            }
         }
         gg::fence_mbarrier_init();  // the TMA unit (async proxy) and the peer use these barriers
     }
@@ -296,11 +229,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         if (threadIdx.x == 0) {
             int stage = 0;
             uint32_t phase = 0;
-            ClaimCursor claimed{&claims};
-            int t = DYNAMIC ? tile_counter.claim() : cluster;
-            int next = 0;  // dynamic: the index claimed during the current tile's last stage
-            for (; t < num_tiles; t = DYNAMIC ? next : t + clusters) {
-                if constexpr (DYNAMIC) claimed.publish(t);
+            for (int t = cluster; t < num_tiles; t += clusters) {
                 const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t, rank);
                 // A boxes wholly past `tokens` and B panels wholly past n are not loaded: their
                 // stale shared memory only feeds rows / columns that are never stored (row i
@@ -315,12 +244,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 // Everything lands here: what we issue, and the peer's multicast boxes.
                 const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
                 for (int kb = 0; kb < k_blocks; ++kb) {
-                    // Claim the next tile as this one's last stage is about to be loaded: the
-                    // atomic's round trip overlaps the wait and the loads below (its result is
-                    // first used after them), and the claim comes when this CTA will soon be
-                    // free, not a whole tile early, which is what balances the end.
-                    if constexpr (DYNAMIC)
-                        if (kb == k_blocks - 1) next = tile_counter.claim();
                     gg::mbarrier_wait_parity(&empty[stage], phase ^ 1);
                     uint8_t *a_box = smem + stage * R::STAGE_BYTES;
                     uint8_t *b_box = a_box + A_BYTES;
@@ -350,10 +273,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     if (++stage == STAGES) stage = 0, phase ^= 1;
                 }
             }
-            if constexpr (DYNAMIC) {
-                claimed.publish(t);     // the index past the end: it ends the consumers' walk
-                tile_counter.retire();  // after this CTA's last claim (t above)
-            }
         }
     } else {
         // ---------------- consumers ----------------
@@ -365,10 +284,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         ConsumerRing<STAGES, R::STAGE_BYTES, (CLUSTER > 1)> ring{
             full, empty, gg::smem_u32(smem), (uint32_t)(rank ^ 1), lane == 0};
         float acc[BLOCK_N / 2];
-        // Dynamic: the producer's claims in order, ending with its index past the end.
-        ClaimCursor claimed{&claims};
-        int t = DYNAMIC ? claimed.take(lane) : cluster;
-        for (; t < num_tiles; t = DYNAMIC ? claimed.take(lane) : t + clusters) {
+        for (int t = cluster; t < num_tiles; t += clusters) {
             const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t, rank);
             // On a 64-row tile every consumer's warp w holds rows 16w .. 16w + 15 of the tile.
             const int row64 = tile.row0 + warp_row, rows64 = tile.rows - warp_row;
@@ -409,18 +325,17 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     }
 }
 
-template <int BLOCK_N, Sched SCHED, Rows ROWS, gg::Pairing PAIR>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 cudaError_t k3_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_kernel<BLOCK_N, SCHED, ROWS, PAIR>;
+    info->kernel = (const void *)k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
     info->cluster = cluster_size(PAIR);
     return cudaSuccess;
 }
 
-template <int BLOCK_N, Sched SCHED, Rows ROWS, gg::Pairing PAIR>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 cudaError_t k3_launch(const GgLaunch *p) {
-    constexpr bool PERSISTENT = SCHED != Sched::host_list;
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!PERSISTENT && p->num_tiles <= 0) return cudaSuccess;
     if (((uintptr_t)p->a | (uintptr_t)p->b | (uintptr_t)p->c) % 16 != 0) {
@@ -441,7 +356,7 @@ cudaError_t k3_launch(const GgLaunch *p) {
         return cudaErrorInvalidValue;
 
     constexpr int CLUSTER = cluster_size(PAIR);
-    auto kernel = k3_kernel<BLOCK_N, SCHED, ROWS, PAIR>;
+    auto kernel = k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchAttribute cluster_dim = {};
@@ -511,21 +426,20 @@ extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
 }
 
 // One registered configuration: NAME_info / NAME_launch for one template instance.
-#define K3_CONFIG(NAME, BLOCK_N, SCHED, ROWS, PAIR)                                           \
+#define K3_CONFIG(NAME, BLOCK_N, PERSISTENT, ROWS, PAIR)                                      \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                  \
-        return k3_info<BLOCK_N, Sched::SCHED, Rows::ROWS, gg::Pairing::PAIR>(info);           \
+        return k3_info<BLOCK_N, PERSISTENT, Rows::ROWS, gg::Pairing::PAIR>(info);             \
     }                                                                                         \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                 \
-        return k3_launch<BLOCK_N, Sched::SCHED, Rows::ROWS, gg::Pairing::PAIR>(p);            \
+        return k3_launch<BLOCK_N, PERSISTENT, Rows::ROWS, gg::Pairing::PAIR>(p);              \
     }
 
-K3_CONFIG(k3_wgmma_tile, 192, host_list, fixed128, none)  // one CTA per host-list tile, BM = 128
-K3_CONFIG(k3_wgmma_persist, 192, stride, fixed128, none)  // persistent, fixed BM = 128
-K3_CONFIG(k3_wgmma_solo64, 192, stride, solo64, none)     // + adaptive BM, 64-row tile on consumer 0
-K3_CONFIG(k3_wgmma, 192, stride, split64, none)           // + 64-row tile split by columns: main
-K3_CONFIG(k3_wgmma_dyn, 192, dynamic, split64, none)      // main, tiles claimed from a counter
-K3_CONFIG(k3_wgmma_n128, 128, stride, split64, none)      // main config, 128-wide column blocks
-K3_CONFIG(k3_wgmma_n256, 256, stride, split64, none)      // main config, 256-wide column blocks
-K3_CONFIG(k3_wgmma_mc, 192, stride, split64, rows)        // main + row-tile pairs multicasting B
-K3_CONFIG(k3_wgmma_mc_n256, 256, stride, split64, rows)   // _n256 + row-tile pairs multicasting B
-K3_CONFIG(k3_wgmma_mca, 192, stride, split64, cols)       // main + column-block pairs multicasting A
+K3_CONFIG(k3_wgmma_tile, 192, false, fixed128, none)    // one CTA per host-list tile, BM = 128
+K3_CONFIG(k3_wgmma_persist, 192, true, fixed128, none)  // persistent, fixed BM = 128
+K3_CONFIG(k3_wgmma_solo64, 192, true, solo64, none)     // + adaptive BM, 64-row tile on consumer 0
+K3_CONFIG(k3_wgmma, 192, true, split64, none)           // + 64-row tile split by columns: main
+K3_CONFIG(k3_wgmma_n128, 128, true, split64, none)      // main config, 128-wide column blocks
+K3_CONFIG(k3_wgmma_n256, 256, true, split64, none)      // main config, 256-wide column blocks
+K3_CONFIG(k3_wgmma_mc, 192, true, split64, rows)        // main + row-tile pairs multicasting B
+K3_CONFIG(k3_wgmma_mc_n256, 256, true, split64, rows)   // _n256 + row-tile pairs multicasting B
+K3_CONFIG(k3_wgmma_mca, 192, true, split64, cols)       // main + column-block pairs multicasting A

@@ -4,9 +4,7 @@
  * for an expert's remainder of 1..64 rows; otherwise every tile is 128 rows. "split" = both
  * consumers compute a 64-row tile, split by columns at a 64-column panel; "solo" = consumer 0
  * computes it alone. Pairs = 2-CTA clusters on two tiles that share an operand, which TMA
- * multicasts: adjacent row tiles share B (_mc), adjacent column blocks share A (_mca).
- * "dynamic" = persistent CTAs claim tiles of the same order from a global counter (atomicAdd)
- * instead of the static stride; one such launch at a time per device. */
+ * multicasts: adjacent row tiles share B (_mc), adjacent column blocks share A (_mca). */
 #ifndef K3_WGMMA_H
 #define K3_WGMMA_H
 #include "gg_kernel.h"
@@ -17,7 +15,6 @@ GG_DECLARE_CONFIG(k3_wgmma_tile)     /* 128 x 192, 5 stages, one CTA per host-li
 GG_DECLARE_CONFIG(k3_wgmma_persist)  /* 128 x 192, 5 stages, persistent, device schedule */
 GG_DECLARE_CONFIG(k3_wgmma_solo64)   /* 128|64 x 192, 5 stages, persistent, adaptive, solo */
 GG_DECLARE_CONFIG(k3_wgmma)          /* 128|64 x 192, 5 stages, persistent, adaptive, split */
-GG_DECLARE_CONFIG(k3_wgmma_dyn)      /* k3_wgmma with tiles claimed dynamically (counter) */
 GG_DECLARE_CONFIG(k3_wgmma_n128)     /* 128|64 x 128, 6 stages, persistent, adaptive, split */
 GG_DECLARE_CONFIG(k3_wgmma_n256)     /* 128|64 x 256, 4 stages, persistent, adaptive, split */
 GG_DECLARE_CONFIG(k3_wgmma_mc)       /* k3_wgmma in row-tile pairs (cluster 2), B multicast */
