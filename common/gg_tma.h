@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cuda.h>
 
+#include "gg_kernel.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -16,6 +18,12 @@ extern "C" {
  * Out-of-bounds elements of a box read as zero. Returns 0 on success, else prints why. */
 int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *dims,
                  const uint64_t *strides, const uint32_t *box, CUtensorMapSwizzle swizzle);
+
+/* The two maps of every TMA stage, 128B-swizzled, one box row = 64 bf16 = 128 bytes:
+ * A [tokens x k] in boxes of 64 k x box_rows rows (rows past `tokens` read as zeros);
+ * B [experts x k x n] in boxes of 64 columns x 64 k of one expert (columns past n: zeros). */
+int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows);
+int gg_tmap_b(CUtensorMap *map, const GgLaunch *p);
 
 #ifdef __cplusplus
 }

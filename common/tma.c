@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 #include <cudaTypedefs.h>
 
+#include "gg_check.h"
+
 static PFN_cuTensorMapEncodeTiled_v12000 encode_fn(void) {
     static PFN_cuTensorMapEncodeTiled_v12000 fn;
     if (!fn) {
@@ -32,13 +34,22 @@ int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *d
         b[i] = box[i];
         if (i + 1 < rank) s[i] = strides[i];
     }
-    CUresult r = fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (cuuint32_t)rank, (void *)base, d, s, b, e,
-                    CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "gg_tmap_bf16: cuTensorMapEncodeTiled failed (CUresult %d, rank %d)\n", (int)r,
-                rank);
-        return 1;
-    }
+    CU_CHECK(fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (cuuint32_t)rank, (void *)base, d, s, b, e,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
     return 0;
+}
+
+int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) {
+    const uint64_t dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
+    const uint64_t strides[1] = {(uint64_t)p->k * 2};
+    const uint32_t box[2] = {64, box_rows};
+    return gg_tmap_bf16(map, p->a, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+int gg_tmap_b(CUtensorMap *map, const GgLaunch *p) {
+    const uint64_t dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
+    const uint64_t strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
+    const uint32_t box[3] = {64, 64, 1};
+    return gg_tmap_bf16(map, p->b, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }

@@ -15,6 +15,14 @@ static const char *commit(void) {
     return c && *c ? c : GG_GIT_COMMIT;
 }
 
+/* The GPU, or one line saying why not (exit code 77). */
+static int open_gpu(GgDeviceInfo *d) {
+    char why[256];
+    int rc = gg_device_open(d, why, sizeof why);
+    if (rc) fprintf(stderr, "ggemm: %s\n", why);
+    return rc;
+}
+
 static int cmd_problem(const GgOptions *o) {
     GgProblem p;
     if (gg_options_problem(o, &p)) return GG_EXIT_USAGE;
@@ -160,11 +168,8 @@ static int cmd_run(const GgOptions *o) {
     }
     GgDeviceInfo d;
     char why[512];
-    int rc = gg_device_open(&d, why, sizeof why);
-    if (rc) {
-        fprintf(stderr, "ggemm: %s\n", why);
-        return rc;
-    }
+    int rc = open_gpu(&d);
+    if (rc) return rc;
     GgProblem p;
     gg_options_problem(o, &p);
     GgCheck chk;
@@ -192,12 +197,8 @@ static int cmd_run(const GgOptions *o) {
 
 static int cmd_ceilings(void) {
     GgDeviceInfo d;
-    char why[256];
-    int rc = gg_device_open(&d, why, sizeof why);
-    if (rc) {
-        fprintf(stderr, "ggemm: %s\n", why);
-        return rc;
-    }
+    int rc = open_gpu(&d);
+    if (rc) return rc;
     if (gg_measure_ceilings(&d)) return GG_EXIT_CHECK;
     printf("%s: copy %.0f GB/s, dense bf16 GEMM %.1f TFLOP/s, FFMA %.2f TFLOP/s, mma.sync bf16 %.1f TFLOP/s\n",
            d.name, d.bw_gbps, d.gemm_tflops, d.ffma_tflops, d.mma_sync_tflops);
@@ -207,12 +208,8 @@ static int cmd_ceilings(void) {
 
 static int cmd_device(void) {
     GgDeviceInfo d;
-    char why[256];
-    int rc = gg_device_open(&d, why, sizeof why);
-    if (rc) {
-        fprintf(stderr, "ggemm: %s\n", why);
-        return rc;
-    }
+    int rc = open_gpu(&d);
+    if (rc) return rc;
     printf("%s\n", d.name);
     return GG_EXIT_OK;
 }
@@ -249,11 +246,8 @@ static int cmd_sweep(const GgOptions *o) {
     }
     GgDeviceInfo d;
     char why[512];
-    int rc = gg_device_open(&d, why, sizeof why);
-    if (rc) {
-        fprintf(stderr, "ggemm: %s\n", why);
-        return rc;
-    }
+    int rc = open_gpu(&d);
+    if (rc) return rc;
     FILE *f = o->out ? fopen(o->out, "w") : stdout;
     if (!f) {
         fprintf(stderr, "ggemm: cannot write %s\n", o->out);

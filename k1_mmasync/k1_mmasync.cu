@@ -32,6 +32,7 @@
 
 #include "gg_check.h"
 #include "gg_kernel.h"
+#include "gg_mma_sync_store.cuh"
 #include "k1_mmasync.h"
 #include "ptx/ptx_ampere.cuh"
 
@@ -165,27 +166,7 @@ k1_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B, uint16
         gg::cp_async_commit();
     }
 
-    // C fragment layout: lane L holds (row L/4, cols 2(L%4) and +1) in regs {0,1} and the
-    // same columns at row L/4 + 8 in regs {2,3}. Rows past tile.rows belong to the next
-    // expert (or lie past the end of C); columns >= n do not exist. n even, col even:
-    // col < n implies col + 1 < n, and the 4-byte store is aligned.
-    const int group = lane / 4, pair = (lane % 4) * 2;
-#pragma unroll
-    for (int fm = 0; fm < FRAG_M; ++fm) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int r = warp_row + fm * 16 + half * 8 + group;
-            if (r >= tile.rows) continue;
-            uint16_t *c_row = C + (size_t)(tile.row0 + r) * n + tile.col0;
-#pragma unroll
-            for (int fn = 0; fn < FRAG_N; ++fn) {
-                const int c = warp_col + fn * 8 + pair;
-                if (tile.col0 + c < n)
-                    *reinterpret_cast<uint32_t *>(c_row + c) =
-                        gg::pack_bf16x2(acc[fm][fn][2 * half], acc[fm][fn][2 * half + 1]);
-            }
-        }
-    }
+    gg::store_mma_sync_tile(acc, C, n, tile, warp_row, warp_col, lane);  // gg_mma_sync_store.cuh
 }
 
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int WARP_M, int WARP_N, bool FRAG_DB,

@@ -24,7 +24,7 @@
 //              0 finds every stage free and does not wait).
 // Tensor maps  A: 2D {k, tokens}, box {64, BLOCK_M}. B: 3D {n, k, experts}, box {64, 64, 1},
 //              one box per 64-column panel (a panel wholly past n is skipped and left out
-//              of the stage's byte count). Built on the host per launch (gg_tmap_bf16)
+//              of the stage's byte count). Built on the host per launch (gg_tmap_a, gg_tmap_b)
 //              and passed as __grid_constant__ parameters.
 // Preconditions  k % 64 == 0, k >= 64 (whole stages); n % 8 == 0 (TMA: 16-byte row stride).
 //              A box rows past tile.rows are the next expert's rows, or zeros past
@@ -36,6 +36,7 @@
 
 #include "gg_check.h"
 #include "gg_kernel.h"
+#include "gg_mma_sync_store.cuh"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
 #include "k2_tma_ws.h"
@@ -170,28 +171,7 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         if (lane == 0) gg::mbarrier_arrive(&empty[stage]);  // ... before the stage is released
     }
 
-    // C fragment layout: lane L holds (row L/4, cols 2(L%4) and +1) in regs {0,1} and the
-    // same columns at row L/4 + 8 in regs {2,3}. Rows past tile.rows were loaded from the
-    // next expert (multiplied by this expert's B) or are zero rows past `tokens`: storing
-    // them would overwrite another expert's output or write past C. Columns >= n do not
-    // exist. n even, col even: col < n implies col + 1 < n, and the 4-byte store is aligned.
-    const int group = lane / 4, pair = (lane % 4) * 2;
-#pragma unroll
-    for (int fm = 0; fm < FRAG_M; ++fm) {
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int r = warp_row + fm * 16 + half * 8 + group;
-            if (r >= tile.rows) continue;
-            uint16_t *c_row = C + (size_t)(tile.row0 + r) * n + tile.col0;
-#pragma unroll
-            for (int fn = 0; fn < FRAG_N; ++fn) {
-                const int c = warp_col + fn * 8 + pair;
-                if (tile.col0 + c < n)
-                    *reinterpret_cast<uint32_t *>(c_row + c) =
-                        gg::pack_bf16x2(acc[fm][fn][2 * half], acc[fm][fn][2 * half + 1]);
-            }
-        }
-    }
+    gg::store_mma_sync_tile(acc, C, n, tile, warp_row, warp_col, lane);  // gg_mma_sync_store.cuh
 }
 
 template <int BLOCK_M, int STAGES, int MIN_BLOCKS>
@@ -206,19 +186,12 @@ cudaError_t k2_info(GgKernelInfo *info) {
 template <int BLOCK_M, int STAGES, int MIN_BLOCKS>
 cudaError_t k2_launch(const GgLaunch *p) {
     if (p->num_tiles == 0) return cudaSuccess;  // also covers tokens == 0 (no valid tensor map)
-    // A [tokens x k]: innermost k; one box = BLOCK_M rows x one 64-wide slice.
-    const uint64_t a_dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
-    const uint64_t a_strides[1] = {(uint64_t)p->k * 2};
-    const uint32_t a_box[2] = {BLOCK_K, BLOCK_M};
-    // B [experts x k x n]: innermost n; one box = 64 k-rows x 64 columns of one expert. A box
-    // may be wider than n (n = 8): the missing columns read as zeros and still count as bytes.
-    const uint64_t b_dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
-    const uint64_t b_strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
-    const uint32_t b_box[3] = {PANEL_N, BLOCK_K, 1};
+    // A boxes: BLOCK_M rows x one 64-wide k slice. B boxes: 64 k rows x 64 columns, one per
+    // panel; a box may be wider than n (n = 8): the missing columns read as zeros and still
+    // count as bytes.
+    static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");
     CUtensorMap tmap_a, tmap_b;
-    if (gg_tmap_bf16(&tmap_a, p->a, 2, a_dims, a_strides, a_box, CU_TENSOR_MAP_SWIZZLE_128B) ||
-        gg_tmap_bf16(&tmap_b, p->b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B))
-        return cudaErrorInvalidValue;
+    if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     const size_t smem = Ring<BLOCK_M, STAGES>::SMEM_BYTES;
     CUDA_TRY(cudaFuncSetAttribute(k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>,

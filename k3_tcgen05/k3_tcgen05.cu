@@ -340,16 +340,9 @@ extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
     }
 
     // A [tokens x k]: boxes of 64 k x 128 rows. B [experts x k x n]: boxes of 64 n x 64 k.
+    static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");
     CUtensorMap tmap_a, tmap_b;
-    const uint64_t a_dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
-    const uint64_t a_strides[1] = {(uint64_t)p->k * 2};
-    const uint32_t a_box[2] = {BLOCK_K, BLOCK_M};
-    const uint64_t b_dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
-    const uint64_t b_strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
-    const uint32_t b_box[3] = {PANEL_N, BLOCK_K, 1};
-    if (gg_tmap_bf16(&tmap_a, p->a, 2, a_dims, a_strides, a_box, CU_TENSOR_MAP_SWIZZLE_128B) ||
-        gg_tmap_bf16(&tmap_b, p->b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B))
-        return cudaErrorInvalidValue;
+    if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     // Once per process: opt in to the shared memory and count the pairs that fit at once.
     static int resident = 0;

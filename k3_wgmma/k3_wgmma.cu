@@ -342,18 +342,10 @@ cudaError_t k3_launch(const GgLaunch *p) {
         fprintf(stderr, "k3_wgmma: A, B and C must be 16-byte aligned (TMA, 16-byte stores)\n");
         return cudaErrorInvalidValue;
     }
-    // A [tokens x k]: innermost k; one box = 64 rows x one 64-wide k slice.
-    const uint64_t a_dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
-    const uint64_t a_strides[1] = {(uint64_t)p->k * 2};
-    const uint32_t a_box[2] = {BLOCK_K, WG_ROWS};
-    // B [experts x k x n]: innermost n; one box = 64 k rows x 64 columns of one expert.
-    const uint64_t b_dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
-    const uint64_t b_strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
-    const uint32_t b_box[3] = {PANEL_N, BLOCK_K, 1};
+    // A boxes: 64 rows x one 64-wide k slice (one consumer's half). B boxes: 64 k x 64 columns.
+    static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");
     CUtensorMap tmap_a, tmap_b;
-    if (gg_tmap_bf16(&tmap_a, p->a, 2, a_dims, a_strides, a_box, CU_TENSOR_MAP_SWIZZLE_128B) ||
-        gg_tmap_bf16(&tmap_b, p->b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B))
-        return cudaErrorInvalidValue;
+    if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     constexpr int CLUSTER = cluster_size(PAIR);
     auto kernel = k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;

@@ -109,10 +109,4 @@ __device__ __forceinline__ void cluster_sync() {
                      : "memory");
 }
 
-// Named barrier for a subset of warps (ids 1..15; 0 is __syncthreads).
-// #parallel-synchronization-and-communication-instructions-bar-sync
-__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 }  // namespace gg
