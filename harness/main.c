@@ -170,6 +170,11 @@ static int cmd_run(const GgOptions *o) {
     char why[512];
     int rc = open_gpu(&d);
     if (rc) return rc;
+    const GgKernel *k = gg_find_kernel(o->kernel);
+    if (k && !gg_kernel_arch_ok(k, d.cc_major, d.cc_minor, why, sizeof why)) {
+        fprintf(stderr, "ggemm: %s\n", why); /* one line, exit 77: not this GPU */
+        return GG_EXIT_NO_GPU;
+    }
     GgProblem p;
     gg_options_problem(o, &p);
     GgCheck chk;
