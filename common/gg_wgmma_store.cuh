@@ -18,10 +18,9 @@ constexpr int WGMMA_STORE_ROWS = 16;  // a warp's rows of the m64 accumulator
 constexpr int WGMMA_STORE_PANEL_N = 64;  // columns per staging round: one 128-byte row
 constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_BYTES;
 
-// panels x 64 columns of acc (its first 32 x panels registers; panels <= PANELS, the unrolled
-// bound) to C rows c_row .. c_row + 15 from column col0 on; only the first valid_rows rows
-// are written (<= 0: none), and only columns < n (n % 8 == 0, so an 8-column chunk is wholly
-// inside or wholly past n).
+// PANELS x 64 columns of acc (the first 32 PANELS registers) to C rows c_row .. c_row + 15
+// from column col0 on; only the first valid_rows rows are written (<= 0: none), and only
+// columns < n (n % 8 == 0, so an 8-column chunk is wholly inside or wholly past n).
 // staging: this warp's own WGMMA_STORE_STAGING_BYTES (1024-byte aligned: conflict-free).
 // The whole warp calls it.
 // Fragment: register i holds row 8 ((i >> 1) & 1) + lane / 4 and column 8 (i >> 2) +
@@ -30,15 +29,14 @@ constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_B
 template <int PANELS, int ACC>
 __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], uint8_t *staging,
                                                       uint16_t *__restrict__ C, int n, int c_row,
-                                                      int valid_rows, int col0, int panels,
-                                                      int lane) {
+                                                      int valid_rows, int col0, int lane) {
     static_assert(PANELS * 32 <= ACC, "each 64-column panel is 32 accumulator registers");
     if (valid_rows <= 0) return;  // warp-uniform: rows past the expert's end are not ours
 #pragma unroll
     for (int panel = 0; panel < PANELS; ++panel) {
         const int col = col0 + panel * WGMMA_STORE_PANEL_N;
-        if (panel >= panels || col >= n) break;  // warp-uniform: not computed, or past n
-        __syncwarp();  // the previous panel's reads of the buffer are done
+        if (col >= n) break;  // warp-uniform: the rest of the tile is past n
+        __syncwarp();         // the previous panel's reads of the buffer are done
         // stmatrix.x4 #p stores column groups j = 8 panel + 2p and j + 1, both row halves;
         // lane 8q + i addresses row i of matrix q = (group j + q / 2, half q % 2).
         const int q = lane >> 3;

@@ -16,9 +16,7 @@
 //              64-row tile (an expert's remainder of 1..64 rows, common/gg_adaptive.h): both
 //              consumers take all 64 rows, split by columns at a 64-column panel, consumer 0
 //              [0, SPLIT_N0), consumer 1 the rest (192: 128 + 64; 256: 128 + 128; 128: 64 +
-//              64), each in a prefix of the same accumulator registers. A block that hangs
-//              past n: each consumer issues the narrowest m64nW (W = 64 .. BLOCK_N) that
-//              covers its panels starting before n, or none (N = 2688 = 10.5 x 256).
+//              64), each in a prefix of the same accumulator registers.
 // Threads      384 = warpgroup 0 producer (thread 0 issues every TMA; setmaxnreg.dec 40) +
 //              warpgroups 1, 2 consumers (setmaxnreg.inc 232): 128 x 40 + 256 x 232 = 64,512
 //              of the 65,536 registers. __launch_bounds__(384, 1) lets setmaxnreg take effect.
@@ -113,23 +111,6 @@ struct Ring {
     static_assert(SPLIT_N1 > 0, "both consumers need columns of a 64-row tile");
 };
 
-// One consumer's part of a tile: rows row .. row + 63 (row 0 or 64) by `panels` B panels from
-// `first`, clipped to those that start before n (all that is loaded). 0: nothing to compute.
-struct Share { int row, first, panels; };
-template <int BLOCK_N, Rows ROWS>
-__host__ __device__ __forceinline__ Share consumer_share(int c, int height, int col0, int n) {
-    constexpr int PANELS = Ring<BLOCK_N>::PANELS, SPLIT = Ring<BLOCK_N>::SPLIT_N0 / PANEL_N;
-    int row = 0, first = 0, end = PANELS;  // panels [first, end) of the B stage
-    if (height == BLOCK_M) row = c * WG_ROWS;  // consumer c: its 64 rows, every panel
-    else if (height == WG_ROWS && ROWS == Rows::split64)  // all rows, panels split at SPLIT
-        first = c ? SPLIT : 0, end = c ? PANELS : SPLIT;
-    else if (height == WG_ROWS && ROWS == Rows::solo64) end = c ? 0 : PANELS;  // consumer 0 alone
-    else end = 0;  // height 0: the idle half of a row pair
-    const int in_n = col0 < n ? (n - col0 + PANEL_N - 1) / PANEL_N : 0;  // panels before n
-    if (in_n < end) end = in_n;
-    return Share{row, first, end > first ? end - first : 0};
-}
-
 // The tile a CTA works on: from the device schedule (half `rank` of a pair entry when the
 // CTAs are paired), or (k3_wgmma_tile) from the host list.
 template <bool PERSISTENT>
@@ -163,7 +144,7 @@ struct ConsumerRing {
         gg::mbarrier_arrive(&empty[s]);
         if constexpr (PAIRED) gg::mbarrier_arrive_cluster(&empty[s], peer);
     }
-    // Nothing for this consumer to compute: follow the ring without reading it.
+    // No rows for this consumer: follow the ring without reading it.
     __device__ __forceinline__ void skip_tile(int k_blocks) {
         for (int kb = 0; kb < k_blocks; ++kb) {
             gg::mbarrier_wait_parity(&full[stage], phase);
@@ -200,16 +181,6 @@ struct ConsumerRing {
         release(prev_stage);
 #pragma unroll
         for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
-    }
-    // The narrowest m64nN (N = 64 .. MAX_N) covering `panels` panels, chosen once per tile: a k
-    // loop per width, so no branch between wgmma.fence and wait; all write a prefix of acc.
-    template <int MAX_N, int ACC>
-    __device__ __forceinline__ void mma_panels(float (&acc)[ACC], uint32_t a_off, uint32_t b_off,
-                                               int panels, int k_blocks) {
-        if constexpr (MAX_N > PANEL_N)
-            if (panels * PANEL_N < MAX_N)
-                return mma_panels<MAX_N - PANEL_N>(acc, a_off, b_off, panels, k_blocks);
-        mma_tile<MAX_N>(acc, a_off, b_off, k_blocks);
     }
 };
 
@@ -315,19 +286,34 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         float acc[BLOCK_N / 2];
         for (int t = cluster; t < num_tiles; t += clusters) {
             const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t, rank);
-            const Share share = consumer_share<BLOCK_N, ROWS>(c, tile.height, tile.col0, n);
-            if (share.panels == 0) {
-                // Nothing to compute: a pair tile without rows (_mc) or columns (_mca),
-                // consumer 1 of a solo 64-row tile, or a share wholly past n.
+            // On a 64-row tile every consumer's warp w holds rows 16w .. 16w + 15 of the tile.
+            const int row64 = tile.row0 + warp_row, rows64 = tile.rows - warp_row;
+            const bool solo_idle = ROWS == Rows::solo64 && c == 1 && tile.height == WG_ROWS;
+            if (tile.height == 0 || tile.col0 >= n || solo_idle) {
+                // Nothing to compute: a pair tile without rows (_mc) or columns (_mca), or
+                // consumer 1 of a solo 64-row tile.
                 ring.skip_tile(k_blocks);
-                continue;
+            } else if (tile.height == BLOCK_M) {  // consumer c: rows 64c .. 64c + 63, all columns
+                ring.template mma_tile<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks);
+                const int row = c * WG_ROWS + warp_row;
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + row,
+                                                     tile.rows - row, tile.col0, lane);
+            } else if constexpr (ROWS == Rows::solo64) {  // 64 rows on consumer 0 alone
+                ring.template mma_tile<BLOCK_N>(acc, 0, 0, k_blocks);
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, row64, rows64, tile.col0,
+                                                     lane);
+            } else if constexpr (ROWS == Rows::split64) {  // 64 rows, columns split at a panel
+                if (c == 0) {
+                    ring.template mma_tile<R::SPLIT_N0>(acc, 0, 0, k_blocks);
+                    gg::wgmma_store_warp_rows<R::SPLIT_N0 / PANEL_N>(acc, staging, C, n, row64,
+                                                                     rows64, tile.col0, lane);
+                } else {
+                    ring.template mma_tile<R::SPLIT_N1>(acc, 0, R::SPLIT_N0 / PANEL_N * PANEL_BYTES,
+                                                        k_blocks);
+                    gg::wgmma_store_warp_rows<R::SPLIT_N1 / PANEL_N>(
+                        acc, staging, C, n, row64, rows64, tile.col0 + R::SPLIT_N0, lane);
+                }
             }
-            ring.template mma_panels<BLOCK_N>(acc, share.row * ROW_BYTES, share.first * PANEL_BYTES,
-                                              share.panels, k_blocks);
-            const int row = share.row + warp_row;  // the warp's first row inside the tile
-            gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + row,
-                                                 tile.rows - row, tile.col0 + share.first * PANEL_N,
-                                                 share.panels, lane);
         }
     }
     if constexpr (CLUSTER > 1) {
