@@ -25,6 +25,10 @@ int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *d
 int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows);
 int gg_tmap_b(CUtensorMap *map, const GgLaunch *p);
 
+/* 1 if A, B and C start on 16 bytes (TMA needs it of a global address; the k3 epilogues store
+ * 16 bytes at a time); else 0, after one line on stderr naming `who`. */
+int gg_launch_aligned16(const GgLaunch *p, const char *who);
+
 #ifdef __cplusplus
 }
 #endif

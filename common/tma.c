@@ -40,6 +40,12 @@ int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *d
     return 0;
 }
 
+int gg_launch_aligned16(const GgLaunch *p, const char *who) {
+    if (((uintptr_t)p->a | (uintptr_t)p->b | (uintptr_t)p->c) % 16 == 0) return 1;
+    fprintf(stderr, "%s: A, B and C must be 16-byte aligned (TMA, 16-byte stores)\n", who);
+    return 0;
+}
+
 int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) {
     const uint64_t dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
     const uint64_t strides[1] = {(uint64_t)p->k * 2};

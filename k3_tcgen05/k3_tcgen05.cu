@@ -334,10 +334,7 @@ extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
     CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     if (major != 10 || minor != 0) return cudaErrorNoKernelImageForDevice;
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
-    if (((uintptr_t)p->a | (uintptr_t)p->b | (uintptr_t)p->c) % 16 != 0) {
-        fprintf(stderr, "k3_tcgen05: A, B and C must be 16-byte aligned (TMA, 16-byte stores)\n");
-        return cudaErrorInvalidValue;
-    }
+    if (!gg_launch_aligned16(p, "k3_tcgen05")) return cudaErrorInvalidValue;
 
     // A [tokens x k]: boxes of 64 k x 128 rows. B [experts x k x n]: boxes of 64 n x 64 k.
     static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");

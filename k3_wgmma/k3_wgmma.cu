@@ -338,10 +338,7 @@ template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
 cudaError_t k3_launch(const GgLaunch *p) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!PERSISTENT && p->num_tiles <= 0) return cudaSuccess;
-    if (((uintptr_t)p->a | (uintptr_t)p->b | (uintptr_t)p->c) % 16 != 0) {
-        fprintf(stderr, "k3_wgmma: A, B and C must be 16-byte aligned (TMA, 16-byte stores)\n");
-        return cudaErrorInvalidValue;
-    }
+    if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     // A boxes: 64 rows x one 64-wide k slice (one consumer's half). B boxes: 64 k x 64 columns.
     static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");
     CUtensorMap tmap_a, tmap_b;
@@ -350,7 +347,11 @@ cudaError_t k3_launch(const GgLaunch *p) {
     constexpr int CLUSTER = cluster_size(PAIR);
     auto kernel = k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
-    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    static bool opted_in = false;  // per configuration: the attribute is the function's, not the launch's
+    if (!opted_in) {
+        CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        opted_in = true;
+    }
     cudaLaunchAttribute cluster_dim = {};
     cluster_dim.id = cudaLaunchAttributeClusterDimension;
     cluster_dim.val.clusterDim = {CLUSTER, 1, 1};
