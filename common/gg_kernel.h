@@ -39,11 +39,18 @@ typedef struct GgLaunch {
     cudaStream_t stream;
 } GgLaunch;
 
+/* What a configuration is, read from the kernel's own compile-time constants: the one place
+ * a tile parameter lives. The registry, `ggemm list`, the eta/FLOP columns and the README
+ * tables all take them from here. */
 typedef struct GgKernelInfo {
     const void *kernel;      /* the __global__ function, for cudaFuncGetAttributes / occupancy */
     int threads;             /* threads per block */
     size_t dynamic_smem;     /* dynamic shared memory per block, bytes */
     int cluster;             /* CTAs per cluster (1 = no cluster) */
+    int block_m;             /* rows per tile; 0 = adaptive 128/64 (common/gg_adaptive.h) */
+    int block_n, block_k;    /* columns per tile; k per pipeline stage */
+    int stages;              /* shared-memory pipeline stages */
+    int host_tiles;          /* 1: launch reads the host-built tile list; 0: schedules on the device */
 } GgKernelInfo;
 
 typedef cudaError_t (*GgLaunchFn)(const GgLaunch *);
@@ -56,15 +63,14 @@ typedef struct GgShape {
 /* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */
 typedef int (*GgCanImplementFn)(const GgShape *shape, char *why, size_t why_len);
 
-/* One row of the registry: {name, min arch, tile params, launch}. */
+/* One row of the registry: {name, what it is, the code it was built for, its functions}.
+ * Tile parameters are not repeated here: info() reads them from the kernel (GgKernelInfo). */
 typedef struct GgKernel {
     const char *name;        /* --kernel NAME */
     const char *stage;       /* folder: k0_fma, k1_mmasync, ... */
     const char *config;      /* short description of the variant */
     int arch;                /* compute capability x10 it was built for (80, 90, 100) */
     int arch_specific;       /* 1: an 'a' target (sm_90a, sm_100a) that runs on that major only */
-    int block_m, block_n, block_k, stages;
-    int host_tiles;          /* 1: launch reads the host-built tile list; 0: schedules on device */
     GgCanImplementFn can_implement;
     GgInfoFn info;
     GgLaunchFn launch;

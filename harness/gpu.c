@@ -273,10 +273,10 @@ static int prepare(const char *name, const GgProblem *p, const GgDeviceInfo *d, 
                  info.dynamic_smem, d->smem_optin);
         return GG_EXIT_NO_GPU;
     }
-    if (k->host_tiles) {
-        long count = gg_tile_count(p, k->block_m, k->block_n);
+    if (info.host_tiles) {
+        long count = gg_tile_count(p, info.block_m, info.block_n);
         GgTile *tiles = malloc(sizeof(GgTile) * (size_t)(count > 0 ? count : 1));
-        gg_build_tiles(p, k->block_m, k->block_n, tiles);
+        gg_build_tiles(p, info.block_m, info.block_n, tiles);
         l->tiles = buf_get(&G.tiles, sizeof(GgTile) * (size_t)(count > 0 ? count : 1));
         CUDA_CHECK(cudaMemcpy((void *)l->tiles, tiles, sizeof(GgTile) * (size_t)count, cudaMemcpyHostToDevice));
         l->num_tiles = (int)count;
@@ -353,7 +353,9 @@ int gg_graph_replay_check(const char *name, const GgProblem *p, const GgProblem 
     RunCtx rc;
     int r = prepare(name, p, &d, &rc, why, why_len);
     if (r != GG_EXIT_OK) return r;
-    if (rc.kernel && rc.kernel->host_tiles) {
+    GgKernelInfo info = {0};
+    if (rc.kernel) CUDA_CHECK(rc.kernel->info(&info));
+    if (rc.kernel && info.host_tiles) {
         snprintf(why, why_len, "%s reads a host-built tile list: a replay cannot change its split", name);
         return GG_EXIT_USAGE;
     }

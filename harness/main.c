@@ -63,8 +63,10 @@ static int cmd_list(void) {
     for (int i = 0; i < gg_kernel_count; ++i) {
         const GgKernel *k = &gg_kernels[i];
         char tile[32], arch[16], res[512];
-        if (k->block_m) snprintf(tile, sizeof tile, "%dx%d", k->block_m, k->block_n);
-        else snprintf(tile, sizeof tile, "ad.x%d", k->block_n);
+        GgKernelInfo ki;
+        k->info(&ki);
+        if (ki.block_m) snprintf(tile, sizeof tile, "%dx%d", ki.block_m, ki.block_n);
+        else snprintf(tile, sizeof tile, "ad.x%d", ki.block_n);
         snprintf(arch, sizeof arch, "sm_%d%s", k->arch, k->arch_specific ? "a" : "");
         res[0] = '\0';
         if (gpu && !gg_kernel_arch_ok(k, d.cc_major, d.cc_minor, why, sizeof why)) {
@@ -119,7 +121,7 @@ static int cmd_list(void) {
                 }
             }
         }
-        printf("%-26s %-7s %-8s %-3d %s%s%s\n", k->name, arch, tile, k->stages, res, res[0] ? " | " : "", k->config);
+        printf("%-26s %-7s %-8s %-3d %s%s%s\n", k->name, arch, tile, ki.stages, res, res[0] ? " | " : "", k->config);
     }
     for (int i = 0; i < gg_peer_count; ++i)
         printf("%-26s %-7s %-8s %-3s %s\n", gg_peers[i].name, "peer", "-", "-", gg_peers[i].config);
@@ -143,8 +145,10 @@ static void fill_row(GgRow *row, const char *name, const GgProblem *p, const GgD
     const GgPeer *peer = gg_find_peer(name);
     row->kernel = name;
     row->config = k ? k->config : peer->config;
-    row->block_m = k ? k->block_m : 1; /* peers: no row padding assumed */
-    row->block_n = k ? k->block_n : 8;
+    GgKernelInfo ki = {.block_m = 1, .block_n = 8}; /* peers: no row padding assumed */
+    if (k) k->info(&ki);
+    row->block_m = ki.block_m;
+    row->block_n = ki.block_n;
     row->time_us_median = tm->median_us;
     row->time_us_p10 = tm->p10_us;
     row->time_us_p90 = tm->p90_us;

@@ -106,6 +106,11 @@ extern "C" cudaError_t k0_fma_info(GgKernelInfo *info) {
     info->threads = THREADS;
     info->dynamic_smem = 0;
     info->cluster = 1;
+    info->block_m = BLOCK_M;
+    info->block_n = BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = 1;  // one shared-memory buffer, refilled behind a block barrier
+    info->host_tiles = 1;
     return cudaSuccess;
 }
 

@@ -177,6 +177,11 @@ cudaError_t k1_info(GgKernelInfo *info) {
     info->threads = THREADS;
     info->dynamic_smem = 0;  // all static, under the 48 KiB static limit
     info->cluster = 1;
+    info->block_m = BLOCK_M;
+    info->block_n = BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = STAGES;
+    info->host_tiles = 1;
     return cudaSuccess;
 }
 

@@ -180,6 +180,11 @@ cudaError_t k2_info(GgKernelInfo *info) {
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_M, STAGES>::SMEM_BYTES;
     info->cluster = 1;
+    info->block_m = BLOCK_M;
+    info->block_n = BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = STAGES;
+    info->host_tiles = 1;
     return cudaSuccess;
 }
 

@@ -323,6 +323,11 @@ extern "C" cudaError_t k3_tcgen05_info(GgKernelInfo *info) {
     info->threads = THREADS;
     info->dynamic_smem = SMEM_BYTES;
     info->cluster = CLUSTER;
+    info->block_m = PAIR_M;  // a pair tile: 128 rows per CTA
+    info->block_n = BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = STAGES;
+    info->host_tiles = 0;
     return cudaSuccess;
 }
 

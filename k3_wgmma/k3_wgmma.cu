@@ -331,6 +331,11 @@ cudaError_t k3_info(GgKernelInfo *info) {
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
     info->cluster = cluster_size(PAIR);
+    info->block_m = ROWS == Rows::fixed128 ? BLOCK_M : 0;  // 0: adaptive 128/64 rows
+    info->block_n = BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = Ring<BLOCK_N>::STAGES;
+    info->host_tiles = PERSISTENT ? 0 : 1;
     return cudaSuccess;
 }
 

@@ -57,7 +57,9 @@ END_TEST
 START_TEST(graph_replay_new_split) {
     const GgKernel *k = &gg_kernels[_i];
     char why[512];
-    if (k->host_tiles || !gg_kernel_arch_ok(k, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
+    GgKernelInfo info;
+    k->info(&info);
+    if (info.host_tiles || !gg_kernel_arch_ok(k, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
     const int before[] = {300, 0, 1, 211, 0, 512, 7, 1};
     const int after[] = {0, 517, 64, 1, 128, 0, 300, 22};
     GgProblem p, q;
