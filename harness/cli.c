@@ -1,39 +1,80 @@
+/* The command line: one table of commands, one table of options, and which command uses which
+ * option. Everything that is not in the tables is refused with one line. */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gg_harness.h"
 
-void gg_usage(FILE *f) {
-    fputs("usage: ggemm COMMAND [options]\n"
-          "  problem   [--tokens T] [--experts E] [--k K] [--n N] [--skew s] [--m-list m0,m1,...]\n"
-          "            [--block-m BM] [--block-n BN] [--format text|csv]   split and tiles, no GPU\n"
-          "  list                                       registered kernels; on a GPU, resources\n"
-          "  run --kernel NAME [problem flags] [--reps N] [--warmup N] [--seed S] [--no-check]\n"
-          "  sweep [--kernels a,b,...] [--out FILE] [--reps N] [--seed S]   the worklog sweep\n"
-          "  ceilings                                   measured copy, GEMM, FFMA, mma.sync peaks\n"
-          "  device                                     the GPU's name, or exit 77 without one\n"
-          "defaults: T=16384 E=64 K=1024 N=2688 s=0 BM=BN=128 reps=30 warmup=5 seed=1\n"
-          "exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no suitable GPU\n",
-          f);
+#ifndef GG_CASES_FILE
+#define GG_CASES_FILE "harness/cases.csv"
+#endif
+
+/* Where the sweep's case list lives; GG_CASES names another (tests, experiments). */
+const char *gg_case_file(void) {
+    const char *f = getenv("GG_CASES");
+    return f && *f ? f : GG_CASES_FILE;
 }
 
-void gg_options_default(GgOptions *o) {
-    memset(o, 0, sizeof *o);
-    o->command = GG_CMD_PROBLEM;
-    o->tokens = 16384;
-    o->experts = 64;
-    o->k = 1024;
-    o->n = 2688;
-    o->skew = 0.0;
-    o->block_m = 128;
-    o->block_n = 128;
-    o->reps = 30;
-    o->warmup = 5;
-    o->seed = 1;
-    o->check = 1;
+enum {
+    OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
+    OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
+    OPT_COUNT
+};
+
+static const struct {
+    const char *name;
+    int takes_value;
+} options[OPT_COUNT] = {
+    [OPT_TOKENS] = {"--tokens", 1},   [OPT_EXPERTS] = {"--experts", 1}, [OPT_K] = {"--k", 1},
+    [OPT_N] = {"--n", 1},             [OPT_SKEW] = {"--skew", 1},       [OPT_SKEWS] = {"--skews", 1},
+    [OPT_M_LIST] = {"--m-list", 1},   [OPT_BLOCK_M] = {"--block-m", 1}, [OPT_BLOCK_N] = {"--block-n", 1},
+    [OPT_FORMAT] = {"--format", 1},   [OPT_KERNEL] = {"--kernel", 1},   [OPT_KERNELS] = {"--kernels", 1},
+    [OPT_SET] = {"--set", 1},         [OPT_OUT] = {"--out", 1},         [OPT_REPS] = {"--reps", 1},
+    [OPT_WARMUP] = {"--warmup", 1},   [OPT_SEED] = {"--seed", 1},       [OPT_NO_CHECK] = {"--no-check", 0},
+};
+
+#define BIT(o) (1u << (o))
+#define SHAPE (BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_K) | BIT(OPT_N))
+#define TIMING (BIT(OPT_REPS) | BIT(OPT_WARMUP) | BIT(OPT_SEED))
+
+static const struct {
+    const char *name;
+    GgCommand command;
+    unsigned uses;            /* the options this command takes */
+    int lists;                /* 1: shape options take comma-separated lists */
+    const char *usage;
+} commands[] = {
+    {"problem", GG_CMD_PROBLEM, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_BLOCK_M) | BIT(OPT_BLOCK_N) |
+                                    BIT(OPT_FORMAT), 0,
+     "problem  [--tokens T] [--experts E] [--k K] [--n N] [--skew s | --m-list m0,m1,...]\n"
+     "           [--block-m BM] [--block-n BN] [--format text|csv]     the split and its tiles; no GPU"},
+    {"list", GG_CMD_LIST, BIT(OPT_FORMAT), 0,
+     "list     [--format text|csv]      every configuration; on a GPU its resources or why it cannot run"},
+    {"run", GG_CMD_RUN, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_KERNEL) | TIMING | BIT(OPT_NO_CHECK), 0,
+     "run      --kernel NAME [shape: as problem] [--reps N] [--warmup N] [--seed S] [--no-check]"},
+    {"sweep", GG_CMD_SWEEP, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING, 1,
+     "sweep    [--set a,b | --tokens T,.. --experts E,.. --k K,.. --n N,.. --skews LIST]\n"
+     "           [--kernels a,b] [--out FILE] [--reps N] [--warmup N] [--seed S]\n"
+     "           LIST: 0,0.6,1.2 or start:stop:step; no shape option: the sets of harness/cases.csv"},
+    {"cases", GG_CMD_CASES, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_FORMAT) | BIT(OPT_SEED), 1,
+     "cases    [sweep's selection options] [--seed S] [--format text|csv]   what a sweep would run"},
+    {"ceilings", GG_CMD_CEILINGS, 0, 0,
+     "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
+    {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
+    {"--version", GG_CMD_VERSION, 0, 0,
+     "--version                         commit, CUDA runtime it was built with, driver found"},
+    {"--help", GG_CMD_HELP, 0, 0, "--help                            this text"},
+};
+#define COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+void gg_usage(FILE *f) {
+    fputs("usage: ggemm COMMAND [options]\n", f);
+    for (int c = 0; c < COMMANDS; ++c) fprintf(f, "  %s\n", commands[c].usage);
+    fputs("defaults: T=16384 E=64 K=1024 N=2688 s=0 BM=BN=128 reps=30 warmup=5 seed=1\n"
+          "exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no suitable GPU\n",
+          f);
 }
 
 int gg_parse_int(const char *s, long lo, long hi, int *out) {
@@ -66,18 +107,61 @@ static int parse_u64(const char *s, unsigned long long *out) {
     return 0;
 }
 
-static int parse_m_list(const char *s, GgOptions *o) {
-    char tok[16];
-    o->m_count = 0;
-    for (const char *p = s;; ++p) {
+#define MAX_SKEW 8.0
+
+/* The len characters at s, as a string in buf; 1 if they do not fit. */
+static int token(const char *s, size_t len, char *buf, size_t size) {
+    if (len >= size) return 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return 0;
+}
+
+int gg_parse_skews(const char *s, GgDoubleList *out) {
+    out->count = 0;
+    if (!s || !*s) return 1;
+    char buf[64];
+    if (strchr(s, ':')) { /* start:stop:step, stop included (to a millionth of a step) */
+        double v[3];
+        const char *p = s;
+        for (int i = 0; i < 3; ++i) {
+            size_t len = strcspn(p, ":");
+            if (token(p, len, buf, sizeof buf) || gg_parse_double(buf, 0.0, MAX_SKEW, &v[i])) return 1;
+            p += len;
+            if (i < 2 && *p++ != ':') return 1;
+        }
+        if (*p || v[2] <= 0 || v[1] < v[0]) return 1;
+        for (int i = 0;; ++i) {
+            const double x = v[0] + i * v[2];
+            if (x > v[1] + 1e-6 * v[2]) break;
+            if (out->count == GG_MAX_LIST) return 1;
+            out->v[out->count++] = round(x * 1e6) / 1e6; /* 0.6000000000000001 -> 0.6 */
+        }
+        return 0;
+    }
+    for (const char *p = s;;) {
         size_t len = strcspn(p, ",");
-        if (len >= sizeof tok || o->m_count == GG_MAX_EXPERTS) return 1;
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        if (gg_parse_int(tok, 0, 1 << 24, &o->m_list[o->m_count])) return 1;
-        o->m_count++;
+        if (out->count == GG_MAX_LIST || token(p, len, buf, sizeof buf) ||
+            gg_parse_double(buf, 0.0, MAX_SKEW, &out->v[out->count]))
+            return 1;
+        out->count++;
         p += len;
-        if (!*p) return 0;
+        if (!*p++) return 0;
+    }
+}
+
+static int parse_int_list(const char *s, long lo, long hi, int lists, GgIntList *out) {
+    out->count = 0;
+    if (!s || !*s) return 1;
+    char buf[32];
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        if (out->count == (lists ? GG_MAX_LIST : 1) || token(p, len, buf, sizeof buf) ||
+            gg_parse_int(buf, lo, hi, &out->v[out->count]))
+            return 1;
+        out->count++;
+        p += len;
+        if (!*p++) return 0;
     }
 }
 
@@ -87,83 +171,157 @@ static int parse_m_list(const char *s, GgOptions *o) {
         return GG_EXIT_USAGE;                 \
     } while (0)
 
-int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len) {
-    gg_options_default(o);
-    if (argc < 2) FAIL("missing command (problem, list, run, sweep, ceilings, device); try --help");
-    const char *cmd = argv[1];
-    if (!strcmp(cmd, "problem")) o->command = GG_CMD_PROBLEM;
-    else if (!strcmp(cmd, "list")) o->command = GG_CMD_LIST;
-    else if (!strcmp(cmd, "run")) o->command = GG_CMD_RUN;
-    else if (!strcmp(cmd, "sweep")) o->command = GG_CMD_SWEEP;
-    else if (!strcmp(cmd, "ceilings")) o->command = GG_CMD_CEILINGS;
-    else if (!strcmp(cmd, "device")) o->command = GG_CMD_DEVICE;
-    else FAIL("unknown command '%s' (problem, list, run, sweep, ceilings, device)", cmd);
+/* --m-list: row counts per expert; errors name the limit that was hit. */
+static int parse_m_list(const char *s, GgOptions *o, char *err, size_t err_len) {
+    char buf[32];
+    long total = 0;
+    o->m_count = 0;
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        if (o->m_count == GG_MAX_EXPERTS) FAIL("--m-list: more than %d experts", GG_MAX_EXPERTS);
+        const int e = o->m_count;
+        if (token(p, len, buf, sizeof buf) || gg_parse_int(buf, 0, 0x7fffffff, &o->m_list[e]))
+            FAIL("--m-list: entry %d ('%.*s') is not a row count", e, (int)(len < 24 ? len : 24), p);
+        if (o->m_list[e] > GG_MAX_ROWS)
+            FAIL("--m-list: expert %d has %d rows; at most %d rows per expert", e, o->m_list[e], GG_MAX_ROWS);
+        total += o->m_list[e];
+        if (total > GG_MAX_ROWS) FAIL("--m-list: more than %d rows in all", GG_MAX_ROWS);
+        o->m_count++;
+        p += len;
+        if (!*p++) return 0;
+    }
+}
 
-    int tokens_given = 0, experts_given = 0;
+static void defaults(GgOptions *o) {
+    memset(o, 0, sizeof *o);
+    o->command = GG_CMD_HELP;
+    o->tokens = (GgIntList){1, {16384}};
+    o->experts = (GgIntList){1, {64}};
+    o->k = (GgIntList){1, {1024}};
+    o->n = (GgIntList){1, {2688}};
+    o->skews = (GgDoubleList){1, {0.0}};
+    o->block_m = 128;
+    o->block_n = 128;
+    o->reps = 30;
+    o->warmup = 5;
+    o->seed = 1;
+    o->check = 1;
+}
+
+int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len) {
+    defaults(o);
+    if (argc < 2) FAIL("missing command (see 'ggemm --help')");
+    int cmd = -1;
+    for (int c = 0; c < COMMANDS; ++c)
+        if (!strcmp(argv[1], commands[c].name)) cmd = c;
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) cmd = COMMANDS - 1;
+    if (!strcmp(argv[1], "version")) cmd = COMMANDS - 2;
+    if (cmd < 0) FAIL("unknown command '%s' (see 'ggemm --help')", argv[1]);
+    o->command = commands[cmd].command;
+    const char *name = commands[cmd].name;
+    const int lists = commands[cmd].lists;
+
+    unsigned seen = 0;
     for (int i = 2; i < argc; ++i) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes_value = 1;
-        if (!strcmp(a, "--no-check")) {
-            o->check = 0;
-            takes_value = 0;
-        } else if (!v) {
-            FAIL("option %s needs a value", a);
-        } else if (!strcmp(a, "--tokens")) {
-            if (gg_parse_int(v, 0, 1 << 24, &o->tokens)) FAIL("--tokens: '%s' is not an integer in [0, 16777216]", v);
-            tokens_given = 1;
-        } else if (!strcmp(a, "--experts")) {
-            if (gg_parse_int(v, 1, GG_MAX_EXPERTS, &o->experts)) FAIL("--experts: '%s' is not an integer in [1, %d]", v, GG_MAX_EXPERTS);
-            experts_given = 1;
-        } else if (!strcmp(a, "--k")) {
-            if (gg_parse_int(v, 1, 1 << 20, &o->k)) FAIL("--k: '%s' is not an integer in [1, 1048576]", v);
-        } else if (!strcmp(a, "--n")) {
-            if (gg_parse_int(v, 1, 1 << 20, &o->n)) FAIL("--n: '%s' is not an integer in [1, 1048576]", v);
-        } else if (!strcmp(a, "--skew")) {
-            if (gg_parse_double(v, 0.0, 8.0, &o->skew)) FAIL("--skew: '%s' is not a number in [0, 8]", v);
-        } else if (!strcmp(a, "--m-list")) {
-            if (parse_m_list(v, o)) FAIL("--m-list: '%s' is not a comma-separated list of row counts", v);
-        } else if (!strcmp(a, "--block-m")) {
+        int opt = -1;
+        for (int j = 0; j < OPT_COUNT; ++j)
+            if (!strcmp(a, options[j].name)) opt = j;
+        if (opt < 0) FAIL("unknown option '%s' (see 'ggemm --help')", a);
+        if (!(commands[cmd].uses & BIT(opt))) FAIL("option %s is not used by '%s'", a, name);
+        if (seen & BIT(opt)) FAIL("option %s is given twice", a);
+        seen |= BIT(opt);
+        const char *v = NULL;
+        if (options[opt].takes_value) {
+            if (i + 1 >= argc) FAIL("option %s needs a value", a);
+            v = argv[++i];
+        }
+        switch (opt) {
+        case OPT_TOKENS:
+            if (parse_int_list(v, 0, GG_MAX_ROWS, lists, &o->tokens))
+                FAIL("--tokens: '%s' is not %s in [0, %d]", v, lists ? "a list of integers" : "an integer",
+                     GG_MAX_ROWS);
+            o->given_tokens = 1;
+            break;
+        case OPT_EXPERTS:
+            if (parse_int_list(v, 1, GG_MAX_EXPERTS, lists, &o->experts))
+                FAIL("--experts: '%s' is not %s in [1, %d]", v, lists ? "a list of integers" : "an integer",
+                     GG_MAX_EXPERTS);
+            o->given_experts = 1;
+            break;
+        case OPT_K:
+            if (parse_int_list(v, 1, 1 << 20, lists, &o->k))
+                FAIL("--k: '%s' is not %s in [1, 1048576]", v, lists ? "a list of integers" : "an integer");
+            o->given_k = 1;
+            break;
+        case OPT_N:
+            if (parse_int_list(v, 1, 1 << 20, lists, &o->n))
+                FAIL("--n: '%s' is not %s in [1, 1048576]", v, lists ? "a list of integers" : "an integer");
+            o->given_n = 1;
+            break;
+        case OPT_SKEW:
+            if (gg_parse_double(v, 0.0, MAX_SKEW, &o->skews.v[0])) FAIL("--skew: '%s' is not a number in [0, 8]", v);
+            o->given_skew = 1;
+            break;
+        case OPT_SKEWS:
+            if (gg_parse_skews(v, &o->skews))
+                FAIL("--skews: '%s' is not a list of numbers in [0, 8] or start:stop:step (at most %d values)", v,
+                     GG_MAX_LIST);
+            o->given_skew = 1;
+            break;
+        case OPT_M_LIST:
+            if (parse_m_list(v, o, err, err_len)) return GG_EXIT_USAGE;
+            break;
+        case OPT_BLOCK_M:
             if (gg_parse_int(v, 1, 4096, &o->block_m)) FAIL("--block-m: '%s' is not an integer in [1, 4096]", v);
-        } else if (!strcmp(a, "--block-n")) {
+            break;
+        case OPT_BLOCK_N:
             if (gg_parse_int(v, 1, 4096, &o->block_n)) FAIL("--block-n: '%s' is not an integer in [1, 4096]", v);
-        } else if (!strcmp(a, "--format")) {
+            break;
+        case OPT_FORMAT:
             if (!strcmp(v, "csv")) o->csv = 1;
             else if (!strcmp(v, "text")) o->csv = 0;
             else FAIL("--format: '%s' is not text or csv", v);
-        } else if (!strcmp(a, "--kernel")) {
-            o->kernel = v;
-        } else if (!strcmp(a, "--kernels")) {
-            o->kernels = v;
-        } else if (!strcmp(a, "--out")) {
-            o->out = v;
-        } else if (!strcmp(a, "--reps")) {
+            break;
+        case OPT_KERNEL: o->kernel = v; break;
+        case OPT_KERNELS: o->kernels = v; break;
+        case OPT_SET: o->set = v; break;
+        case OPT_OUT: o->out = v; break;
+        case OPT_REPS:
             if (gg_parse_int(v, 1, 100000, &o->reps)) FAIL("--reps: '%s' is not an integer in [1, 100000]", v);
-        } else if (!strcmp(a, "--warmup")) {
+            break;
+        case OPT_WARMUP:
             if (gg_parse_int(v, 0, 100000, &o->warmup)) FAIL("--warmup: '%s' is not an integer in [0, 100000]", v);
-        } else if (!strcmp(a, "--seed")) {
+            break;
+        case OPT_SEED:
             if (parse_u64(v, &o->seed)) FAIL("--seed: '%s' is not a non-negative integer", v);
-        } else {
-            FAIL("unknown option '%s' for %s", a, cmd);
+            break;
+        case OPT_NO_CHECK: o->check = 0; break;
         }
-        i += takes_value;
     }
     if (o->m_count > 0) {
-        if (tokens_given || experts_given) FAIL("--m-list gives the split; do not combine it with --tokens or --experts");
+        if (o->given_tokens || o->given_experts || o->given_skew)
+            FAIL("--m-list gives the split; it cannot be combined with --tokens, --experts or --skew");
+        o->experts.v[0] = o->m_count;
         long t = 0;
         for (int e = 0; e < o->m_count; ++e) t += o->m_list[e];
-        if (t > (1 << 24)) FAIL("--m-list: %ld rows in all, more than 16777216", t);
-        o->experts = o->m_count;
-        o->tokens = (int)t;
+        o->tokens.v[0] = (int)t;
     }
+    if (o->set && (o->given_tokens || o->given_experts || o->given_k || o->given_n || o->given_skew))
+        FAIL("--set names cases of %s; it cannot be combined with shape options", gg_case_file());
     /* TMA and 16-byte vector loads need every row of A, B and C to start on 16 bytes. */
-    if (o->k % 8) FAIL("--k %d: K must be a multiple of 8 (16-byte bf16 rows)", o->k);
-    if (o->n % 8) FAIL("--n %d: N must be a multiple of 8 (16-byte bf16 rows)", o->n);
+    for (int i = 0; i < o->k.count; ++i)
+        if (o->k.v[i] % 8) FAIL("--k %d: K must be a multiple of 8 (16-byte bf16 rows)", o->k.v[i]);
+    for (int i = 0; i < o->n.count; ++i)
+        if (o->n.v[i] % 8) FAIL("--n %d: N must be a multiple of 8 (16-byte bf16 rows)", o->n.v[i]);
     if (o->command == GG_CMD_RUN && !o->kernel) FAIL("run needs --kernel NAME (see 'ggemm list')");
     return 0;
 }
 
 int gg_options_problem(const GgOptions *o, GgProblem *p) {
-    if (o->m_count > 0) return gg_problem_from_counts(p, o->m_list, o->m_count, o->k, o->n);
-    return gg_problem_init(p, o->tokens, o->experts, o->k, o->n, o->skew);
+    const int rc = o->m_count > 0
+                       ? gg_problem_from_counts(p, o->m_list, o->m_count, o->k.v[0], o->n.v[0])
+                       : gg_problem_init(p, o->tokens.v[0], o->experts.v[0], o->k.v[0], o->n.v[0], o->skews.v[0]);
+    if (rc) gg_error_set("out of host memory for the problem");
+    return rc ? GG_EXIT_USAGE : GG_EXIT_OK;
 }

@@ -1,7 +1,17 @@
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gg_harness.h"
+
+#ifndef GG_GIT_COMMIT
+#define GG_GIT_COMMIT "unknown"
+#endif
+
+const char *gg_commit(void) {
+    const char *c = getenv("GG_COMMIT"); /* set by run.sh where the build has no .git */
+    return c && *c ? c : GG_GIT_COMMIT;
+}
 
 /* Metadata lines start with '#', so gnuplot, pandas (comment='#') and the peer script
  * skip them as data but can still read them. */
@@ -24,13 +34,12 @@ void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const c
 void gg_csv_header(FILE *f) {
     fputs("kernel,config,tokens,experts,k,n,skew,block_m,block_n,tiles,eta,time_us_median,"
           "time_us_p10,time_us_p90,useful_tflops,scheduled_tflops,gbps,roofline_pct,"
-          "inst_ceiling_pct,check,max_abs_err,rel_err,seed\n",
+          "inst_ceiling_pct,check,max_abs_err,rel_err,seed,set\n",
           f);
 }
 
-/* A text field, quoted (RFC 4180) when it holds a comma or a quote. */
-static void put_text(FILE *f, const char *s) {
-    if (!strpbrk(s, ",\"")) {
+void gg_csv_text(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\n")) {
         fputs(s, f);
         return;
     }
@@ -43,26 +52,48 @@ static void put_text(FILE *f, const char *s) {
 }
 
 void gg_csv_row(FILE *f, const GgRow *r) {
-    put_text(f, r->kernel);
+    gg_csv_text(f, r->kernel);
     fputc(',', f);
-    put_text(f, r->config);
+    gg_csv_text(f, r->config);
     char skew[32];
     if (isnan(r->skew)) snprintf(skew, sizeof skew, "list");
     else snprintf(skew, sizeof skew, "%g", r->skew);
-    fprintf(f, ",%d,%d,%d,%d,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.1f,%s,%.4g,%.4g,%llu\n",
+    fprintf(f, ",%d,%d,%d,%d,%s,%d,%d,%ld,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%.1f,%s,%.4g,%.4g,%llu,",
             r->tokens, r->experts, r->k, r->n, skew, r->block_m, r->block_n,
             r->tiles, r->eta, r->time_us_median, r->time_us_p10, r->time_us_p90, r->useful_tflops,
             r->scheduled_tflops, r->gbps, r->roofline_pct, r->inst_ceiling_pct,
             r->check_pass ? "pass" : "fail", r->max_abs_err, r->rel_err, r->seed);
+    gg_csv_text(f, r->set ? r->set : "cli");
+    fputc('\n', f);
 }
 
-void gg_row_derive(GgRow *r, const GgProblem *p, const GgDeviceInfo *d, double inst_ceiling_tflops) {
+static double inst_ceiling(const GgImpl *impl, const GgDeviceInfo *d) {
+    const char *math = gg_impl_math(impl);
+    if (!strcmp(math, "ffma")) return d->ffma_tflops;
+    if (!strcmp(math, "mma.sync")) return d->mma_sync_tflops;
+    return d->gemm_tflops; /* wgmma, tcgen05 and the peers: the dense cuBLAS rate */
+}
+
+void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgCheck *chk,
+                 const GgTiming *tm, unsigned long long seed) {
+    memset(r, 0, sizeof *r);
+    r->kernel = impl->name;
+    r->config = impl->config;
+    r->block_m = impl->info.block_m;
+    r->block_n = impl->info.block_n;
+    r->time_us_median = tm->median_us;
+    r->time_us_p10 = tm->p10_us;
+    r->time_us_p90 = tm->p90_us;
+    r->check_pass = chk->pass;
+    r->max_abs_err = chk->max_abs_err;
+    r->rel_err = chk->rel_err;
+    r->seed = seed;
     r->tokens = p->tokens;
     r->experts = p->experts;
     r->k = p->k;
     r->n = p->n;
     r->skew = p->skew;
-    r->tiles = gg_tile_count(p, r->block_m, r->block_n);
+    r->tiles = impl->kernel ? gg_tile_count(p, r->block_m, r->block_n) : 0; /* a library's tiling is its own */
     r->eta = gg_eta(p, r->block_m);
     const double t = r->time_us_median * 1e-6;
     if (t <= 0) return;
@@ -77,5 +108,6 @@ void gg_row_derive(GgRow *r, const GgProblem *p, const GgDeviceInfo *d, double i
     if (d->bw_gbps > 0 && gg_min_bytes(p) / (d->bw_gbps * 1e9) > floor_s)
         floor_s = gg_min_bytes(p) / (d->bw_gbps * 1e9);
     r->roofline_pct = 100.0 * floor_s / t;
-    r->inst_ceiling_pct = inst_ceiling_tflops > 0 ? 100.0 * r->scheduled_tflops / inst_ceiling_tflops : 0.0;
+    const double ceil = inst_ceiling(impl, d);
+    r->inst_ceiling_pct = ceil > 0 ? 100.0 * r->scheduled_tflops / ceil : 0.0;
 }

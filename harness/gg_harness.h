@@ -1,5 +1,6 @@
-/* The ggemm harness: command line, kernel registry, device set-up, reference check,
- * timing, peers and CSV. Plain C11 over the CUDA runtime and cuBLAS. */
+/* The ggemm harness: command line, kernel registry, device set-up, reference check, timing,
+ * peers, case list and CSV. Plain C11 over the CUDA runtime and cuBLAS. Library code returns
+ * errors (GG_EXIT_*, with one line in gg_error() or a `why` buffer); only main() exits. */
 #ifndef GG_HARNESS_H
 #define GG_HARNESS_H
 
@@ -11,20 +12,63 @@
 /* Exit codes, everywhere. */
 enum { GG_EXIT_OK = 0, GG_EXIT_CHECK = 1, GG_EXIT_USAGE = 2, GG_EXIT_NO_GPU = 77 };
 
+/* ---------------- errors (error.c) ---------------- */
+/* The first line of what went wrong in the current call chain; gg_error_clear() forgets it. */
+void gg_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *gg_error(void);
+void gg_error_clear(void);
+
+/* A CUDA runtime / cuBLAS call inside a harness function returning int: on failure, keep the
+ * call, file and line in gg_error() and return GG_EXIT_CHECK. */
+#define GG_CUDA(call)                                                                         \
+    do {                                                                                      \
+        cudaError_t gg_e_ = (call);                                                           \
+        if (gg_e_ != cudaSuccess) {                                                           \
+            gg_error_set("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(gg_e_)); \
+            return GG_EXIT_CHECK;                                                             \
+        }                                                                                     \
+    } while (0)
+#define GG_BLAS(call)                                                                         \
+    do {                                                                                      \
+        int gg_s_ = (int)(call);                                                              \
+        if (gg_s_ != 0) {                                                                     \
+            gg_error_set("%s:%d: %s: cuBLAS status %d", __FILE__, __LINE__, #call, gg_s_);    \
+            return GG_EXIT_CHECK;                                                             \
+        }                                                                                     \
+    } while (0)
+
 /* ---------------- command line (cli.c) ---------------- */
-typedef enum { GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_SWEEP, GG_CMD_CEILINGS, GG_CMD_DEVICE } GgCommand;
+typedef enum {
+    GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
+    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP
+} GgCommand;
 
 #define GG_MAX_EXPERTS 4096
+#define GG_MAX_ROWS (1 << 24) /* total rows, and rows of one expert */
+#define GG_MAX_LIST 64        /* values in one list option (sweep) */
+
+typedef struct GgIntList {
+    int count;
+    int v[GG_MAX_LIST];
+} GgIntList;
+typedef struct GgDoubleList {
+    int count;
+    double v[GG_MAX_LIST];
+} GgDoubleList;
 
 typedef struct GgOptions {
     GgCommand command;
-    int tokens, experts, k, n;
-    double skew;
-    int block_m, block_n;     /* for `problem` */
+    /* Shape. run/problem take one value of each; sweep/cases take lists. given_* say which
+     * options were on the command line (0 = the default applies). */
+    GgIntList tokens, experts, k, n;
+    GgDoubleList skews;
+    int given_tokens, given_experts, given_k, given_n, given_skew;
+    int block_m, block_n;     /* problem */
     int csv;                  /* --format csv */
-    const char *kernel;       /* --kernel */
-    const char *kernels;      /* --kernels a,b,c (sweep) */
-    const char *out;          /* --out FILE (sweep) */
+    const char *kernel;       /* --kernel NAME */
+    const char *kernels;      /* --kernels a,b,c */
+    const char *set;          /* --set a,b (named sets of harness/cases.csv) */
+    const char *out;          /* --out FILE */
     int reps, warmup;
     unsigned long long seed;
     int check;                /* 0 with --no-check */
@@ -32,39 +76,168 @@ typedef struct GgOptions {
     int m_list[GG_MAX_EXPERTS];
 } GgOptions;
 
-void gg_options_default(GgOptions *o);
 /* Parses argv; returns 0, or GG_EXIT_USAGE with one line in err. */
 int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len);
 /* Strict number parsing: the whole string must be a number in range. 0 on success. */
 int gg_parse_int(const char *s, long lo, long hi, int *out);
 int gg_parse_double(const char *s, double lo, double hi, double *out);
-/* The problem the options describe (K and N alignment already validated). */
+/* A skew list: "0,0.5,1.2" or "start:stop:step" (stop included). 0 on success. */
+int gg_parse_skews(const char *s, GgDoubleList *out);
+/* The one problem run/problem describe. 0, or GG_EXIT_USAGE (allocation failure). */
 int gg_options_problem(const GgOptions *o, GgProblem *p);
 void gg_usage(FILE *f);
 
 /* ---------------- registry (registry.c) ---------------- */
+typedef struct GgPeer {
+    const char *name, *config;
+    const char *script;       /* non-NULL: runs outside ggemm (Python), this file */
+} GgPeer;
+
 extern const GgKernel gg_kernels[];
 extern const int gg_kernel_count;
-const GgKernel *gg_find_kernel(const char *name);
-/* 1 if this GPU (cc_major, cc_minor) can run the kernel's code; else 0 and why. */
-int gg_kernel_arch_ok(const GgKernel *k, int cc_major, int cc_minor, char *why, size_t len);
-/* The instruction whose peak bounds a stage: "ffma", "mma.sync", "wgmma", "tcgen05". */
-const char *gg_kernel_math(const GgKernel *k);
+extern const GgPeer gg_peers[];
+extern const int gg_peer_count;
 
-/* ---------------- CSV (csv.c) ---------------- */
+/* A name resolved once to what it is: a registered kernel configuration or a peer. */
+typedef struct GgImpl {
+    const char *name, *config;
+    const char *stage;        /* the stage folder, or "peer" */
+    const GgKernel *kernel;   /* NULL for a peer */
+    const GgPeer *peer;       /* NULL for a kernel */
+    GgKernelInfo info;        /* kernels: the configuration's constants; peers: block_m 1, block_n 8 */
+} GgImpl;
+
+/* 0 and *impl filled, or GG_EXIT_USAGE with one line in gg_error() for an unknown name. */
+int gg_impl_find(const char *name, GgImpl *impl);
+/* 1 if this GPU can run the kernel (the binary has code for it); else 0 and why. Needs a
+ * current device; peers always can. */
+int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why, size_t len);
+/* The instruction whose peak bounds a stage: "ffma", "mma.sync", "wgmma", "tcgen05", "peer". */
+const char *gg_impl_math(const GgImpl *impl);
+/* "sm_90a", "sm_80+", "peer": what the configuration was built for. */
+void gg_impl_arch(const GgImpl *impl, char *buf, size_t len);
+
+/* ---------------- the case list (cases.c, harness/cases.csv) ---------------- */
+typedef struct GgCase {
+    char set[32];
+    int tokens, experts, k, n;
+    double skew;
+    const char *kernels;      /* "all" or names separated by spaces (points into the set table) */
+} GgCase;
+
+typedef struct GgCaseList {
+    int count;
+    GgCase *cases;
+    char *text;               /* storage for the kernels fields */
+} GgCaseList;
+
+/* The cases the options select: the named sets of the case file (all sets without --set), or,
+ * when a shape option is given, the cross product of --tokens, --experts, --k, --n, --skews
+ * with --kernels (default: all). 0, or GG_EXIT_USAGE with one line in gg_error(). */
+int gg_cases_select(const GgOptions *o, GgCaseList *out);
+void gg_cases_free(GgCaseList *l);
+/* 1 if `name` runs in case c: c's kernel field is "all" or names it; --kernels filters. */
+int gg_case_has(const GgCase *c, const char *name, const char *filter);
+/* The file, for messages. */
+const char *gg_case_file(void);
+/* 1 if `name` appears in the comma-separated `list` (NULL list: everything). */
+int gg_in_list(const char *list, const char *name);
+
+/* ---------------- device (device.c) ---------------- */
 typedef struct GgDeviceInfo {
     char name[256];
     int cc_major, cc_minor, sms;
     int sm_clock_mhz, mem_clock_mhz;
     int driver_version, runtime_version;
     long l2_bytes, smem_optin;
-    /* ceilings measured at start-up in the same process */
+    /* ceilings measured in the same process (ceilings.c) */
     double bw_gbps;           /* device-to-device copy, bytes read + written */
     double gemm_tflops;       /* dense cuBLAS bf16 GEMM, 8192^3 */
     double ffma_tflops;       /* FFMA peak microbenchmark */
     double mma_sync_tflops;   /* mma.sync m16n8k16 bf16 peak microbenchmark */
 } GgDeviceInfo;
 
+/* 0 if a CUDA GPU is usable, else GG_EXIT_NO_GPU with one line in why saying whether the
+ * driver is missing, older than the runtime, or there is no device. */
+int gg_device_open(GgDeviceInfo *d, char *why, size_t len);
+/* The CUDA driver version found (0: none) and the runtime this binary was built with. */
+int gg_driver_version(void);
+int gg_runtime_version_built(void);
+
+/* ---------------- pool (pool.c): buffers, stream, events, cuBLAS, kept across cases ---------------- */
+typedef struct GgPool GgPool;
+GgPool *gg_pool(void);
+/* Device buffer `slot` of at least bytes; 0, or GG_EXIT_CHECK (allocation failed). */
+enum { GG_BUF_A, GG_BUF_B, GG_BUF_C, GG_BUF_REF, GG_BUF_OFFSETS, GG_BUF_TILES, GG_BUF_FLUSH, GG_BUF_COUNT };
+int gg_buf(int slot, size_t bytes, void **ptr);
+cudaStream_t gg_stream(void);
+void *gg_blas(void);          /* the cublasHandle_t, bound to gg_stream() */
+int gg_pool_open(void);       /* stream, events and cuBLAS handle; idempotent */
+void gg_release_buffers(void);
+
+/* ---------------- timing (timing.c) ---------------- */
+typedef struct GgTiming {
+    double median_us, p10_us, p90_us;
+    int reps;
+} GgTiming;
+typedef cudaError_t (*GgTimedFn)(void *ctx);
+/* The protocol: warm-up, then per rep an L2 flush (a memset of twice the L2; flush = 0 skips
+ * it), event, launch, event; median and p10/p90 of the per-rep times. */
+int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm);
+
+/* ---------------- ceilings (ceilings.c, ceilings.cu) ---------------- */
+int gg_measure_ceilings(GgDeviceInfo *d);
+int gg_ceiling_ffma_tflops(double *tflops);
+int gg_ceiling_mma_sync_tflops(double *tflops);
+
+/* ---------------- the check (check.c) ---------------- */
+typedef struct GgCheck {
+    int pass;
+    long bad;                 /* elements outside tolerance, NaN or unwritten */
+    double max_abs_err, rel_err;
+    int cpu_ref;              /* 1 if also compared with the fp64 CPU reference */
+    long first_row, first_col; /* the first bad element (row-major order), -1 if none */
+    double first_out, first_ref;
+} GgCheck;
+
+/* Tolerance for a bf16 output of a length-k fp32 dot product (see README, "Checks"). */
+double gg_atol(int k);
+double gg_rtol(void);
+/* Fresh inputs from seed into launch's A and B, the cuBLAS fp32 reference, C poisoned with
+ * NaN. Then the caller launches; gg_check_output compares (and, cpu_ref, with fp64 on the CPU). */
+int gg_check_prepare(const GgLaunch *l, const GgProblem *p, unsigned long long seed);
+int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck *chk);
+/* One line describing a failed check. */
+void gg_check_describe(const GgCheck *chk, char *why, size_t len);
+
+/* ---------------- running one case (run.c) ---------------- */
+typedef struct GgRunOpts {
+    unsigned long long seed;
+    int check, cpu_ref, warmup, reps;
+} GgRunOpts;
+
+/* What a launch of impl on p needs: buffers sized, split and (host-list kernels) tiles
+ * uploaded. GG_EXIT_OK, GG_EXIT_USAGE (refused shape: why), GG_EXIT_NO_GPU (not on this GPU),
+ * GG_EXIT_CHECK (a CUDA error). */
+int gg_prepare(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, GgLaunch *l, char *why,
+               size_t len);
+cudaError_t gg_launch(const GgImpl *impl, const GgLaunch *l);
+/* Check and (reps > 0) time impl on p with fresh inputs. Returns GG_EXIT_OK, GG_EXIT_CHECK
+ * (wrong results or a CUDA error: why says which), GG_EXIT_USAGE (the kernel refuses the
+ * shape), GG_EXIT_NO_GPU (the kernel cannot run on this GPU). A failed check is never timed. */
+int gg_run_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+                GgCheck *chk, GgTiming *tm, char *why, size_t why_len);
+/* Capture one launch of a device-scheduled kernel in a CUDA graph, change the split to
+ * `changed` (same tokens, experts, k, n) and replay: checked like gg_run_case. */
+int gg_graph_replay_check(const GgImpl *impl, const GgProblem *p, const GgProblem *changed,
+                          unsigned long long seed, GgCheck *chk, char *why, size_t why_len);
+
+/* ---------------- peers (peers.c) ---------------- */
+int gg_peer_prepare(const GgPeer *peer, const GgLaunch *l, const GgProblem *p);
+cudaError_t gg_peer_launch(const GgPeer *peer, const GgLaunch *l);
+void gg_peer_release(void);
+
+/* ---------------- CSV (csv.c) ---------------- */
 typedef struct GgRow {
     const char *kernel, *config;
     int tokens, experts, k, n;
@@ -77,61 +250,19 @@ typedef struct GgRow {
     int check_pass;
     double max_abs_err, rel_err;
     unsigned long long seed;
+    const char *set;          /* the case set (harness/cases.csv) that asked for it; "cli" otherwise */
 } GgRow;
 
 void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const char *date);
 void gg_csv_header(FILE *f);
 void gg_csv_row(FILE *f, const GgRow *r);
-/* Fill the derived columns of a row from the problem, a time and the ceilings. */
-void gg_row_derive(GgRow *r, const GgProblem *p, const GgDeviceInfo *d, double inst_ceiling_tflops);
+/* A text field, quoted (RFC 4180) when it holds a comma or a quote. */
+void gg_csv_text(FILE *f, const char *s);
+/* Fill a row from impl, the problem, the check, the time and the ceilings. */
+void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgCheck *chk,
+                 const GgTiming *tm, unsigned long long seed);
 
-/* ---------------- device work (gpu.c) ---------------- */
-/* 0 if a CUDA GPU is usable, else GG_EXIT_NO_GPU with a reason. Creates CUDA state. */
-int gg_device_open(GgDeviceInfo *d, char *why, size_t len);
-int gg_measure_ceilings(GgDeviceInfo *d);
-
-typedef struct GgCheck {
-    int pass;
-    long bad;               /* elements outside tolerance, NaN or unwritten */
-    double max_abs_err, rel_err;
-    int cpu_ref;            /* 1 if also compared with the fp64 CPU reference */
-} GgCheck;
-
-typedef struct GgTiming {
-    double median_us, p10_us, p90_us;
-    int reps;
-} GgTiming;
-
-/* Tolerance for a bf16 output of a length-k fp32 dot product (see README, "Checks"). */
-double gg_atol(int k);
-double gg_rtol(void);
-
-/* Check and (reps > 0) time one named kernel or peer on one problem, with fresh inputs
- * drawn from seed. Returns GG_EXIT_OK, GG_EXIT_CHECK (wrong results), GG_EXIT_USAGE
- * (kernel refuses the shape: why says so), GG_EXIT_NO_GPU (kernel cannot run on this GPU). */
-int gg_run_case(const char *name, const GgProblem *p, const GgDeviceInfo *d, unsigned long long seed,
-                int check, int cpu_ref, int warmup, int reps, GgCheck *chk, GgTiming *tm, char *why,
-                size_t why_len);
-/* Capture one launch of a device-scheduled kernel in a CUDA graph, then replay it after
- * changing the split to `changed` (same tokens, experts, k, n): checks the replay. */
-int gg_graph_replay_check(const char *name, const GgProblem *p, const GgProblem *changed,
-                          unsigned long long seed, GgCheck *chk, char *why, size_t why_len);
-void gg_release_buffers(void);
-
-/* ---------------- peers (peers.c) ---------------- */
-typedef struct GgPeer {
-    const char *name, *config;
-} GgPeer;
-extern const GgPeer gg_peers[];
-extern const int gg_peer_count;
-const GgPeer *gg_find_peer(const char *name);
-/* Prepare per-problem state for a peer (handles, graphs, pointer arrays). */
-int gg_peer_prepare(const GgPeer *peer, const GgLaunch *l, const GgProblem *p);
-cudaError_t gg_peer_launch(const GgPeer *peer, const GgLaunch *l);
-void gg_peer_release(void);
-
-/* ---------------- instruction ceilings (ceilings.cu) ---------------- */
-int gg_ceiling_ffma_tflops(double *tflops);
-int gg_ceiling_mma_sync_tflops(double *tflops);
+/* The commit this binary was built from (GG_COMMIT in the environment overrides it). */
+const char *gg_commit(void);
 
 #endif

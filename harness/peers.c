@@ -1,26 +1,14 @@
 /* Peers: what a user would otherwise call, timed in the same process on the same inputs
  * and checked the same way. cuBLAS is column-major, so each expert is computed as
  * C_e^T (n x m_e) = B_e^T (n x k) * A_e^T (k x m_e), which reads our row-major buffers
- * as they are. torch._grouped_mm is timed by harness/peers/torch_grouped_mm.py. */
+ * as they are. torch._grouped_mm is timed by harness/peers/torch_grouped_mm.py. The table of
+ * peers is in registry.c. Every failure returns GG_EXIT_CHECK with one line in gg_error(). */
 #include <stdlib.h>
 #include <string.h>
 
 #include <cublas_v2.h>
 
-#include "gg_check.h"
 #include "gg_harness.h"
-
-const GgPeer gg_peers[] = {
-    {"cublas_loop", "cublasGemmEx per expert, replayed from a CUDA graph"},
-    {"cublas_grouped", "cublasGemmGroupedBatchedEx, one group per non-empty expert"},
-};
-const int gg_peer_count = (int)(sizeof gg_peers / sizeof gg_peers[0]);
-
-const GgPeer *gg_find_peer(const char *name) {
-    for (int i = 0; i < gg_peer_count; ++i)
-        if (!strcmp(gg_peers[i].name, name)) return &gg_peers[i];
-    return NULL;
-}
 
 static struct {
     cublasHandle_t blas;
@@ -61,39 +49,37 @@ static int gather(const GgLaunch *l, const GgProblem *p, const void **bs, const 
     return g;
 }
 
-int gg_peer_prepare(const GgPeer *peer, const GgLaunch *l, const GgProblem *p) {
-    gg_peer_release();
-    CUBLAS_CHECK(cublasCreate(&P.blas));
-    CUBLAS_CHECK(cublasSetStream(P.blas, l->stream));
-    /* An explicit workspace: cuBLAS must not allocate while a graph is being captured. */
-    const size_t ws = (size_t)64 << 20;
-    CUDA_CHECK(cudaMalloc(&P.workspace, ws));
-    CUBLAS_CHECK(cublasSetWorkspace(P.blas, P.workspace, ws));
-    const size_t ne = (size_t)(p->experts > 0 ? p->experts : 1);
-    const void **bs = malloc(ne * sizeof *bs), **as = malloc(ne * sizeof *as);
-    void **cs = malloc(ne * sizeof *cs);
-    P.groups = gather(l, p, bs, as, cs);
+/* The per-peer state, from the expert pointers. */
+static int prepare_groups(const GgPeer *peer, const GgLaunch *l, const GgProblem *p, const void **bs,
+                          const void **as, void **cs) {
     const float one = 1.f, zero = 0.f;
     if (!strcmp(peer->name, "cublas_loop")) {
-        cudaGraph_t graph;
-        CUDA_CHECK(cudaStreamBeginCapture(l->stream, cudaStreamCaptureModeThreadLocal));
-        for (int g = 0, e = 0; g < P.groups; ++e) {
+        cudaGraph_t graph = NULL;
+        cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+        GG_CUDA(cudaStreamBeginCapture(l->stream, cudaStreamCaptureModeThreadLocal));
+        for (int g = 0, e = 0; g < P.groups && st == CUBLAS_STATUS_SUCCESS; ++e) {
             if (p->m[e] == 0) continue;
-            CUBLAS_CHECK(cublasGemmEx(P.blas, CUBLAS_OP_N, CUBLAS_OP_N, p->n, p->m[e], p->k, &one, bs[g],
-                                      CUDA_R_16BF, p->n, as[g], CUDA_R_16BF, p->k, &zero, cs[g], CUDA_R_16BF,
-                                      p->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            st = cublasGemmEx(P.blas, CUBLAS_OP_N, CUBLAS_OP_N, p->n, p->m[e], p->k, &one, bs[g], CUDA_R_16BF,
+                              p->n, as[g], CUDA_R_16BF, p->k, &zero, cs[g], CUDA_R_16BF, p->n,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             ++g;
         }
-        CUDA_CHECK(cudaStreamEndCapture(l->stream, &graph));
-        CUDA_CHECK(cudaGraphInstantiate(&P.loop_graph, graph, 0));
-        CUDA_CHECK(cudaGraphDestroy(graph));
+        GG_CUDA(cudaStreamEndCapture(l->stream, &graph)); /* always: a stream left capturing breaks the next case */
+        if (st != CUBLAS_STATUS_SUCCESS) cudaGraphDestroy(graph);
+        GG_BLAS(st);
+        GG_CUDA(cudaGraphInstantiate(&P.loop_graph, graph, 0));
+        GG_CUDA(cudaGraphDestroy(graph));
     } else {
         const int g_n = P.groups > 0 ? P.groups : 1;
         P.ops = malloc(sizeof *P.ops * (size_t)g_n);
         P.m = malloc(sizeof(int) * 7 * (size_t)g_n);
+        P.alpha = malloc(sizeof(float) * 2 * (size_t)g_n);
+        if (!P.ops || !P.m || !P.alpha) {
+            gg_error_set("out of host memory for %d groups", g_n);
+            return GG_EXIT_CHECK;
+        }
         P.n = P.m + g_n, P.k = P.n + g_n, P.lda = P.k + g_n, P.ldb = P.lda + g_n, P.ldc = P.ldb + g_n;
         P.size = P.ldc + g_n;
-        P.alpha = malloc(sizeof(float) * 2 * (size_t)g_n);
         P.beta = P.alpha + g_n;
         for (int g = 0, e = 0; g < P.groups; ++e) {
             if (p->m[e] == 0) continue;
@@ -103,17 +89,38 @@ int gg_peer_prepare(const GgPeer *peer, const GgLaunch *l, const GgProblem *p) {
             P.size[g] = 1, P.alpha[g] = one, P.beta[g] = zero;
             ++g;
         }
-        CUDA_CHECK(cudaMalloc((void **)&P.a_ptrs, sizeof(void *) * (size_t)g_n));
-        CUDA_CHECK(cudaMalloc((void **)&P.b_ptrs, sizeof(void *) * (size_t)g_n));
-        CUDA_CHECK(cudaMalloc((void **)&P.c_ptrs, sizeof(void *) * (size_t)g_n));
-        CUDA_CHECK(cudaMemcpy(P.a_ptrs, bs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(P.b_ptrs, as, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(P.c_ptrs, cs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
+        GG_CUDA(cudaMalloc((void **)&P.a_ptrs, sizeof(void *) * (size_t)g_n));
+        GG_CUDA(cudaMalloc((void **)&P.b_ptrs, sizeof(void *) * (size_t)g_n));
+        GG_CUDA(cudaMalloc((void **)&P.c_ptrs, sizeof(void *) * (size_t)g_n));
+        GG_CUDA(cudaMemcpy(P.a_ptrs, bs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
+        GG_CUDA(cudaMemcpy(P.b_ptrs, as, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
+        GG_CUDA(cudaMemcpy(P.c_ptrs, cs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
     }
+    return GG_EXIT_OK;
+}
+
+int gg_peer_prepare(const GgPeer *peer, const GgLaunch *l, const GgProblem *p) {
+    gg_peer_release();
+    GG_BLAS(cublasCreate(&P.blas));
+    GG_BLAS(cublasSetStream(P.blas, l->stream));
+    /* An explicit workspace: cuBLAS must not allocate while a graph is being captured. */
+    const size_t ws = (size_t)64 << 20;
+    GG_CUDA(cudaMalloc(&P.workspace, ws));
+    GG_BLAS(cublasSetWorkspace(P.blas, P.workspace, ws));
+    const size_t ne = (size_t)(p->experts > 0 ? p->experts : 1);
+    const void **bs = malloc(ne * sizeof *bs), **as = malloc(ne * sizeof *as);
+    void **cs = malloc(ne * sizeof *cs);
+    if (!bs || !as || !cs) {
+        free(bs), free(as), free(cs);
+        gg_error_set("out of host memory for %zu expert pointers", ne);
+        return GG_EXIT_CHECK;
+    }
+    P.groups = gather(l, p, bs, as, cs);
+    const int rc = prepare_groups(peer, l, p, bs, as, cs);
     free(bs);
     free(as);
     free(cs);
-    return 0;
+    return rc;
 }
 
 cudaError_t gg_peer_launch(const GgPeer *peer, const GgLaunch *l) {

@@ -1,7 +1,8 @@
-/* The one table of every registered kernel configuration: {name, stage, config, arch,
- * tile parameters, can_implement, info, launch}. `ggemm list` prints it; `--kernel NAME`
- * selects a row. Configurations that cannot launch on the current GPU stay listed with
- * the reason (architecture, shared memory, registers); none is dropped silently. */
+/* The one table of every registered kernel configuration ({name, stage, description, arch,
+ * can_implement, info, launch}) and of the peers. `ggemm list` prints it; `--kernel NAME`
+ * resolves a name once (gg_impl_find). Configurations that cannot launch on the current GPU
+ * stay listed with the reason (architecture, shared memory, registers); none is dropped
+ * silently. Tile parameters are the kernels' own constants, read through NAME_info. */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,26 +42,67 @@ const GgKernel gg_kernels[] = {
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 
-const GgKernel *gg_find_kernel(const char *name) {
+/* What a user would otherwise call. The cuBLAS peers run in-process (peers.c); torch runs
+ * from Python on the same case list and appends to the same CSV. */
+const GgPeer gg_peers[] = {
+    {"cublas_loop", "cublasGemmEx per expert, replayed from a CUDA graph", NULL},
+    {"cublas_grouped", "cublasGemmGroupedBatchedEx, one group per non-empty expert", NULL},
+    {"torch_grouped_mm", "torch._grouped_mm (CUTLASS grouped GEMM in PyTorch)", "harness/peers/torch_grouped_mm.py"},
+};
+const int gg_peer_count = (int)(sizeof gg_peers / sizeof gg_peers[0]);
+
+int gg_impl_find(const char *name, GgImpl *impl) {
+    memset(impl, 0, sizeof *impl);
     for (int i = 0; i < gg_kernel_count; ++i)
-        if (!strcmp(gg_kernels[i].name, name)) return &gg_kernels[i];
-    return NULL;
+        if (!strcmp(gg_kernels[i].name, name)) {
+            const GgKernel *k = &gg_kernels[i];
+            impl->name = k->name;
+            impl->config = k->config;
+            impl->stage = k->stage;
+            impl->kernel = k;
+            k->info(&impl->info); /* host-side constants: no GPU needed */
+            return GG_EXIT_OK;
+        }
+    for (int i = 0; i < gg_peer_count; ++i)
+        if (!strcmp(gg_peers[i].name, name)) {
+            impl->name = gg_peers[i].name;
+            impl->config = gg_peers[i].config;
+            impl->stage = "peer";
+            impl->peer = &gg_peers[i];
+            impl->info.block_m = 1; /* a library's tiling is its own: no row padding assumed */
+            impl->info.block_n = 8;
+            return GG_EXIT_OK;
+        }
+    gg_error_set("unknown kernel '%s' (see 'ggemm list')", name);
+    return GG_EXIT_USAGE;
 }
 
-int gg_kernel_arch_ok(const GgKernel *k, int cc_major, int cc_minor, char *why, size_t len) {
-    const int cc = cc_major * 10 + cc_minor;
-    /* 'a' targets (sm_90a, sm_100a) run on exactly that compute capability; the others on
-     * anything newer, through the embedded PTX. */
-    const int ok = k->arch_specific ? cc == k->arch : cc >= k->arch;
-    if (!ok)
-        snprintf(why, len, "%s needs sm_%d%s; this GPU is sm_%d", k->name, k->arch,
-                 k->arch_specific ? "a" : " or newer", cc);
-    return ok;
+void gg_impl_arch(const GgImpl *impl, char *buf, size_t len) {
+    if (!impl->kernel) snprintf(buf, len, "peer");
+    else if (impl->kernel->arch_specific) snprintf(buf, len, "sm_%da", impl->kernel->arch);
+    else snprintf(buf, len, "sm_%d+", impl->kernel->arch);
 }
 
-const char *gg_kernel_math(const GgKernel *k) {
-    if (!strncmp(k->stage, "k0", 2)) return "ffma";
-    if (!strcmp(k->stage, "k3_wgmma")) return "wgmma";
-    if (!strcmp(k->stage, "k3_tcgen05")) return "tcgen05";
+int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why, size_t len) {
+    if (!impl->kernel) return 1;
+    /* The binary decides: the loader finds code for this device (a cubin for it, or PTX it can
+     * compile) or it does not. Arch-specific code (sm_90a, sm_100a) loads on exactly that
+     * compute capability. */
+    struct cudaFuncAttributes attr;
+    const cudaError_t err = cudaFuncGetAttributes(&attr, impl->info.kernel);
+    if (err == cudaSuccess) return 1;
+    cudaGetLastError();
+    char arch[16];
+    gg_impl_arch(impl, arch, sizeof arch);
+    snprintf(why, len, "%s has no code for this GPU (sm_%d%d): built for %s (%s)", impl->name, cc_major, cc_minor,
+             arch, cudaGetErrorString(err));
+    return 0;
+}
+
+const char *gg_impl_math(const GgImpl *impl) {
+    if (!impl->kernel) return "peer";
+    if (!strncmp(impl->stage, "k0", 2)) return "ffma";
+    if (!strcmp(impl->stage, "k3_wgmma")) return "wgmma";
+    if (!strcmp(impl->stage, "k3_tcgen05")) return "tcgen05";
     return "mma.sync";
 }

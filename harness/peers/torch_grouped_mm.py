@@ -1,51 +1,48 @@
 #!/usr/bin/env python3
 """Peer: torch._grouped_mm (PyTorch's CUTLASS grouped GEMM, no host sync) on the sweep's cases.
 
-Builds the same problem as `ggemm sweep` (same split, same layouts: A [tokens, k] row-major,
-B [experts, k, n] n-contiguous, C [tokens, n]), checks it against an fp32 reference with
-the same tolerance, times it with the same protocol (warm-up, L2 flush before every rep,
-CUDA events, median with p10/p90) and appends rows in the same CSV schema to the sweep's
-file, whose metadata lines give the ceilings for the roofline column.
+The cases come from `ggemm cases --kernels torch_grouped_mm --format csv` (the one case list,
+harness/cases.csv, expanded by the C harness: shape, seed and the rows of every expert), so
+this script re-implements neither the list nor the split. Same layouts as the kernels (A
+[tokens, k] row-major, B [experts, k, n] n-contiguous, C [tokens, n]), checked against an fp32
+reference with the same tolerance, timed with the same protocol (warm-up, L2 flush before every
+rep, CUDA events, median with p10/p90); rows are appended to the sweep's CSV in its own column
+order, and its metadata lines give the ceilings for the roofline column.
 
-usage: torch_grouped_mm.py --csv results/h200/sweep.csv [--reps 30] [--warmup 5] [--seed 1]
+usage: torch_grouped_mm.py --csv results/h200/sweep.csv --cases CASES.csv [--reps 30] [--warmup 5]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU or no torch._grouped_mm.
 """
 import argparse
+import csv
 import math
 import sys
 
-CASES = [(16384, 1024, 0.0), (16384, 1024, 1.2), (2048, 1024, 0.0), (2048, 1024, 1.2), (16384, 8192, 0.0)]
-EXPERTS, N = 64, 2688
 
-
-def split_rows(tokens, experts, skew):
-    """Same rule as common/problem.c: floor of the power-law share, leftovers from expert 0."""
-    w = [(e + 1.0) ** -skew for e in range(experts)]
-    total = sum(w)
-    m = [int(math.floor(tokens * we / total)) for we in w]
-    e = 0
-    while sum(m) < tokens:
-        m[e] += 1
-        e = (e + 1) % experts
-    return m
-
-
-def read_metadata(path):
-    meta = {}
+def read_sweep(path):
+    """The sweep CSV's metadata (# key=value lines) and its column names."""
+    meta, columns = {}, None
     with open(path) as f:
         for line in f:
             if line.startswith("# ") and "=" in line:
                 key, value = line[2:].strip().split("=", 1)
                 meta[key] = value
-    return meta
+            elif not line.startswith("#"):
+                columns = line.strip().split(",")
+                break
+    return meta, columns
+
+
+def read_cases(path):
+    with open(path) as f:
+        return [dict(r, m_list=[int(x) for x in r["m_list"].split()]) for r in csv.DictReader(f)]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", required=True, help="sweep CSV to append to (its metadata gives the ceilings)")
+    ap.add_argument("--cases", required=True, help="output of ggemm cases --kernels torch_grouped_mm --format csv")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=1)
     try:
         args = ap.parse_args()
     except SystemExit as e:
@@ -62,9 +59,13 @@ def main():
         print("torch_grouped_mm: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
         sys.exit(77)
     try:
-        meta = read_metadata(args.csv)
-    except OSError as e:
-        print(f"torch_grouped_mm: cannot read {args.csv}: {e.strerror}", file=sys.stderr)
+        meta, columns = read_sweep(args.csv)
+        cases = read_cases(args.cases)
+    except (OSError, KeyError, ValueError) as e:
+        print(f"torch_grouped_mm: cannot read the sweep CSV or the case list: {e}", file=sys.stderr)
+        sys.exit(2)
+    if not columns or "kernel" not in columns:
+        print(f"torch_grouped_mm: {args.csv} has no column header", file=sys.stderr)
         sys.exit(2)
     gemm_tflops = float(meta.get("ceiling_gemm_tflops", "0"))
     copy_gbps = float(meta.get("ceiling_copy_gbps", "0"))
@@ -74,13 +75,18 @@ def main():
     flush = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
     failures = 0
     rows = []
-    for c, (tokens, k, skew) in enumerate(CASES):
-        m = split_rows(tokens, EXPERTS, skew)
-        offs = torch.tensor([sum(m[: e + 1]) for e in range(EXPERTS)], dtype=torch.int32, device=dev)
-        seed = args.seed + 1000 * c + 900
+    for i, case in enumerate(cases):
+        m = case["m_list"]
+        tokens, experts, k, N = (int(case[x]) for x in ("tokens", "experts", "k", "n"))
+        skew, seed = case["skew"], int(case["seed"])
+        if len(m) != experts or sum(m) != tokens:
+            print(f"torch_grouped_mm: case {case['case']}: m_list does not match tokens/experts", file=sys.stderr)
+            sys.exit(2)
+        print(f"[{i + 1}/{len(cases)}] torch_grouped_mm, case {case['case']}", file=sys.stderr)
+        offs = torch.tensor([sum(m[: e + 1]) for e in range(experts)], dtype=torch.int32, device=dev)
         g = torch.Generator(device=dev).manual_seed(seed)
         a = (torch.rand(tokens, k, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
-        b = (torch.rand(EXPERTS, k, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
+        b = (torch.rand(experts, k, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
 
         def run():
             return torch._grouped_mm(a, b, offs=offs, out_dtype=torch.bfloat16)
@@ -93,7 +99,7 @@ def main():
         torch.cuda.synchronize()
         ref = torch.empty(tokens, N, dtype=torch.float32, device=dev)
         row = 0
-        for e in range(EXPERTS):
+        for e in range(experts):
             if m[e]:
                 ref[row : row + m[e]] = a[row : row + m[e]].float() @ b[e].float()
             row += m[e]
@@ -127,13 +133,19 @@ def main():
         floor = max(useful / (gemm_tflops * 1e12) if gemm_tflops else 0.0,
                     min_bytes / (copy_gbps * 1e9) if copy_gbps else 0.0)
         tflops = useful / sec * 1e-12
-        rows.append(
-            f"torch_grouped_mm,torch._grouped_mm {torch.__version__},{tokens},{EXPERTS},{k},{N},{skew:g},1,8,0,"
-            f"1.0000,{median:.2f},{p10:.2f},{p90:.2f},{tflops:.2f},{tflops:.2f},{min_bytes / sec * 1e-9:.1f},"
-            f"{100.0 * floor / sec:.1f},{100.0 * tflops / gemm_tflops if gemm_tflops else 0.0:.1f},"
-            f"{'pass' if passed else 'fail'},{max_err:.4g},{rel:.4g},{seed}"
-        )
-        print(f"torch_grouped_mm: tokens {tokens:5d} k {k:4d} skew {skew:.1f}: {median:8.2f} us, "
+        values = {
+            "kernel": "torch_grouped_mm", "config": f"torch._grouped_mm {torch.__version__}",
+            "tokens": tokens, "experts": experts, "k": k, "n": N, "skew": skew,
+            "block_m": "", "block_n": "", "tiles": "", "eta": "",
+            "time_us_median": f"{median:.2f}", "time_us_p10": f"{p10:.2f}", "time_us_p90": f"{p90:.2f}",
+            "useful_tflops": f"{tflops:.2f}", "scheduled_tflops": "", "gbps": f"{min_bytes / sec * 1e-9:.1f}",
+            "roofline_pct": f"{100.0 * floor / sec:.1f}",
+            "inst_ceiling_pct": f"{100.0 * tflops / gemm_tflops if gemm_tflops else 0.0:.1f}",
+            "check": "pass" if passed else "fail", "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}",
+            "seed": seed,
+        }
+        rows.append(",".join(str(values.get(c, "")) for c in columns))
+        print(f"torch_grouped_mm: tokens {tokens:5d} k {k:4d} skew {skew}: {median:8.2f} us, "
               f"{tflops:6.1f} TFLOP/s, check {'pass' if passed else 'FAIL'}", file=sys.stderr)
     with open(args.csv, "a") as f:
         for r in rows:

@@ -1,0 +1,232 @@
+/* ggemm sweep and ggemm cases: the plan (which kernel on which case, each pair once), run and
+ * written as CSV, or printed for the torch peer and for the reader. */
+#define _POSIX_C_SOURCE 200809L /* isatty, fileno, clock_gettime */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gg_commands.h"
+
+typedef struct {
+    int c;                    /* index into the case list */
+    int impl;                 /* index into kernels, then peers */
+} Entry;
+
+static const char *impl_name(int i) {
+    return i < gg_kernel_count ? gg_kernels[i].name : gg_peers[i - gg_kernel_count].name;
+}
+
+static int same_shape(const GgCase *a, const GgCase *b) {
+    return a->tokens == b->tokens && a->experts == b->experts && a->k == b->k && a->n == b->n &&
+           a->skew == b->skew;
+}
+
+/* Case-major, registry order inside a case; a (kernel, shape) pair that an earlier line of the
+ * case list already has is left out. */
+static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *count) {
+    const int impls = gg_kernel_count + gg_peer_count;
+    Entry *e = malloc(sizeof(Entry) * (size_t)(cases->count * impls + 1));
+    if (!e) {
+        gg_error_set("out of host memory for the sweep plan");
+        return GG_EXIT_USAGE;
+    }
+    int n = 0;
+    for (int c = 0; c < cases->count; ++c)
+        for (int i = 0; i < impls; ++i) {
+            if (!gg_case_has(&cases->cases[c], impl_name(i), o->kernels)) continue;
+            int dup = 0;
+            for (int j = 0; j < n && !dup; ++j)
+                dup = e[j].impl == i && same_shape(&cases->cases[e[j].c], &cases->cases[c]);
+            if (!dup) e[n++] = (Entry){c, i};
+        }
+    *out = e;
+    *count = n;
+    return GG_EXIT_OK;
+}
+
+/* Every name in --kernels must exist: a typo must not silently measure nothing. */
+static int check_kernel_names(const char *list) {
+    for (const char *p = list; p && *p;) {
+        const size_t len = strcspn(p, ",");
+        char name[96];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 95 ? len : 95), p);
+        GgImpl impl;
+        if (gg_impl_find(name, &impl)) {
+            fprintf(stderr, "ggemm: unknown kernel '%s' in --kernels (see 'ggemm list')\n", name);
+            return GG_EXIT_USAGE;
+        }
+        p += len;
+        if (*p) ++p;
+    }
+    return GG_EXIT_OK;
+}
+
+static unsigned long long seed_of(const GgOptions *o, const Entry *e) {
+    return o->seed + 1000ull * (unsigned long long)e->c + (unsigned long long)e->impl;
+}
+
+static int select_plan(const GgOptions *o, GgCaseList *cases, Entry **entries, int *count) {
+    if (check_kernel_names(o->kernels)) return GG_EXIT_USAGE;
+    if (gg_cases_select(o, cases) || plan(o, cases, entries, count)) {
+        fprintf(stderr, "ggemm: %s\n", gg_error());
+        gg_cases_free(cases);
+        return GG_EXIT_USAGE;
+    }
+    return GG_EXIT_OK;
+}
+
+int gg_cmd_cases(const GgOptions *o) {
+    GgCaseList cases;
+    Entry *e;
+    int count;
+    if (select_plan(o, &cases, &e, &count)) return GG_EXIT_USAGE;
+    if (o->csv) puts("case,set,tokens,experts,k,n,skew,kernel,seed,m_list");
+    for (int i = 0; i < count; ++i) {
+        const GgCase *c = &cases.cases[e[i].c];
+        if (!o->csv) {
+            if (i == 0 || e[i - 1].c != e[i].c)
+                printf("%scase %d (%s): tokens %d, experts %d, k %d, n %d, skew %g:", i ? "\n" : "", e[i].c, c->set,
+                       c->tokens, c->experts, c->k, c->n, c->skew);
+            printf(" %s", impl_name(e[i].impl));
+            continue;
+        }
+        printf("%d,%s,%d,%d,%d,%d,%g,%s,%llu,", e[i].c, c->set, c->tokens, c->experts, c->k, c->n, c->skew,
+               impl_name(e[i].impl), seed_of(o, &e[i]));
+        int *m = malloc(sizeof(int) * (size_t)c->experts);
+        if (!m) {
+            fprintf(stderr, "ggemm: out of host memory\n");
+            return GG_EXIT_USAGE;
+        }
+        gg_split_rows(c->tokens, c->experts, c->skew, m); /* the one split rule, for the peers too */
+        for (int x = 0; x < c->experts; ++x) printf("%s%d", x ? " " : "", m[x]);
+        putchar('\n');
+        free(m);
+    }
+    if (!o->csv && count) putchar('\n');
+    if (!o->csv) printf("%d runs over %d cases\n", count, cases.count);
+    free(e);
+    gg_cases_free(&cases);
+    return GG_EXIT_OK;
+}
+
+static void duration(double s, char *buf, size_t len) {
+    if (s < 60) snprintf(buf, len, "%.0fs", s);
+    else snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+int gg_cmd_sweep(const GgOptions *o) {
+    GgCaseList cases;
+    Entry *e;
+    int count;
+    if (select_plan(o, &cases, &e, &count)) return GG_EXIT_USAGE;
+    GgDeviceInfo d;
+    int rc = gg_open_gpu(&d);
+    FILE *f = NULL;
+    if (!rc) {
+        f = o->out ? fopen(o->out, "w") : stdout;
+        if (!f) {
+            fprintf(stderr, "ggemm: cannot write %s\n", o->out);
+            rc = GG_EXIT_USAGE;
+        }
+    }
+    if (!rc) {
+        fprintf(stderr, "ggemm: measuring ceilings on %s\n", d.name);
+        if (gg_measure_ceilings(&d)) {
+            fprintf(stderr, "ggemm: ceilings: %s\n", gg_error());
+            rc = GG_EXIT_CHECK;
+        }
+    }
+    if (rc) {
+        if (f && f != stdout) fclose(f);
+        free(e);
+        gg_cases_free(&cases);
+        return rc;
+    }
+    char date[64];
+    const time_t t0 = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t0));
+    gg_csv_metadata(f, &d, gg_commit(), date);
+    gg_csv_header(f);
+    fflush(f);
+
+    /* What this GPU cannot run is said once, up front; external peers run elsewhere. */
+    const int impls = gg_kernel_count + gg_peer_count;
+    char *runs = calloc((size_t)impls, 1);
+    char why[512];
+    for (int i = 0; runs && i < impls; ++i) {
+        GgImpl impl;
+        gg_impl_find(impl_name(i), &impl);
+        runs[i] = 1;
+        if (impl.peer && impl.peer->script) runs[i] = 0;
+        else if (!gg_impl_runs_here(&impl, d.cc_major, d.cc_minor, why, sizeof why)) {
+            runs[i] = 0;
+            int used = 0;
+            for (int j = 0; j < count; ++j) used |= e[j].impl == i;
+            if (used) fprintf(stderr, "ggemm: skip %s\n", why);
+        }
+    }
+    int total = 0;
+    for (int j = 0; runs && j < count; ++j) total += runs[e[j].impl];
+
+    const int live = isatty(fileno(stderr)); /* one rewritten line on a terminal, a line per run in a log */
+    const double start = now();
+    int failures = 0, done = 0;
+    for (int j = 0; runs && j < count; ++j) {
+        if (!runs[e[j].impl]) continue;
+        const GgCase *c = &cases.cases[e[j].c];
+        GgImpl impl;
+        gg_impl_find(impl_name(e[j].impl), &impl);
+        char el[16], left[16];
+        const double elapsed = now() - start;
+        duration(elapsed, el, sizeof el);
+        if (done) duration(elapsed / done * (total - done), left, sizeof left);
+        else snprintf(left, sizeof left, "?");
+        fprintf(stderr, "%s[%d/%d] %-24s tokens %5d experts %3d k %5d n %5d skew %-4g  %s elapsed, ~%s left%s",
+                live ? "\r\033[K" : "", done + 1, total, impl.name, c->tokens, c->experts, c->k, c->n, c->skew, el,
+                left, live ? "" : "\n");
+        GgProblem p;
+        if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
+            fprintf(stderr, "\nggemm: out of host memory for the problem\n");
+            rc = GG_EXIT_CHECK;
+            break;
+        }
+        const unsigned long long seed = seed_of(o, &e[j]);
+        const GgRunOpts ro = {.seed = seed, .check = 1, .cpu_ref = 0, .warmup = o->warmup, .reps = o->reps};
+        GgCheck chk;
+        GgTiming tm;
+        const int r = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
+        ++done;
+        if (r == GG_EXIT_USAGE || r == GG_EXIT_NO_GPU) {
+            fprintf(stderr, "%sggemm:   skipped %s: %s\n", live ? "\n" : "", impl.name, why);
+        } else {
+            if (r) {
+                fprintf(stderr, "%sggemm:   FAILED %s: %s\n", live ? "\n" : "", impl.name, why);
+                ++failures;
+            }
+            GgRow row;
+            gg_row_fill(&row, &impl, &p, &d, &chk, &tm, seed);
+            row.set = c->set;
+            gg_csv_row(f, &row);
+            fflush(f);
+        }
+        gg_problem_free(&p);
+    }
+    char el[16];
+    duration(now() - start, el, sizeof el);
+    if (live) fputc('\n', stderr);
+    if (f != stdout) fclose(f);
+    free(runs);
+    free(e);
+    gg_cases_free(&cases);
+    gg_release_buffers();
+    fprintf(stderr, "ggemm: sweep done: %d runs in %s, %d failed the check\n", done, el, failures);
+    return rc ? rc : failures ? GG_EXIT_CHECK : GG_EXIT_OK;
+}

@@ -1,0 +1,115 @@
+/* One case: resolve what cannot run, upload the split (and a host tile list), check, time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gg_harness.h"
+
+int gg_prepare(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, GgLaunch *l, char *why,
+               size_t len) {
+    memset(l, 0, sizeof *l);
+    if (impl->peer && impl->peer->script) {
+        snprintf(why, len, "%s runs from Python: %s", impl->name, impl->peer->script);
+        return GG_EXIT_USAGE;
+    }
+    if (impl->kernel) {
+        if (!gg_impl_runs_here(impl, d->cc_major, d->cc_minor, why, len)) return GG_EXIT_NO_GPU;
+        const GgShape shape = {p->tokens, p->experts, p->k, p->n};
+        if (!impl->kernel->can_implement(&shape, why, len)) return GG_EXIT_USAGE;
+        if ((long)impl->info.dynamic_smem > d->smem_optin) {
+            snprintf(why, len, "%s needs %zu bytes of shared memory per block; this GPU allows %ld", impl->name,
+                     impl->info.dynamic_smem, d->smem_optin);
+            return GG_EXIT_NO_GPU;
+        }
+    }
+    l->tokens = p->tokens;
+    l->experts = p->experts;
+    l->k = p->k;
+    l->n = p->n;
+    l->num_sms = d->sms;
+    l->stream = gg_stream();
+    void *a, *b, *c, *offsets;
+    if (gg_buf(GG_BUF_A, (size_t)p->tokens * p->k * 2, &a) ||
+        gg_buf(GG_BUF_B, (size_t)p->experts * p->k * p->n * 2, &b) ||
+        gg_buf(GG_BUF_C, (size_t)p->tokens * p->n * 2, &c) ||
+        gg_buf(GG_BUF_OFFSETS, sizeof(int) * (size_t)(p->experts + 1), &offsets))
+        goto cuda_error;
+    l->a = a;
+    l->b = b;
+    l->c = c;
+    l->row_offsets = offsets;
+    if (cudaMemcpy(offsets, p->offsets, sizeof(int) * (size_t)(p->experts + 1), cudaMemcpyHostToDevice)) {
+        gg_error_set("uploading the row offsets: %s", cudaGetErrorString(cudaGetLastError()));
+        goto cuda_error;
+    }
+    if (impl->peer) {
+        if (gg_peer_prepare(impl->peer, l, p)) goto cuda_error;
+        return GG_EXIT_OK;
+    }
+    if (impl->info.host_tiles) {
+        const long count = gg_tile_count(p, impl->info.block_m, impl->info.block_n);
+        GgTile *tiles = malloc(sizeof(GgTile) * (size_t)(count > 0 ? count : 1));
+        void *tiles_d = NULL;
+        if (!tiles) {
+            gg_error_set("out of host memory for %ld tiles", count);
+            goto cuda_error;
+        }
+        gg_build_tiles(p, impl->info.block_m, impl->info.block_n, tiles);
+        int rc = gg_buf(GG_BUF_TILES, sizeof(GgTile) * (size_t)(count > 0 ? count : 1), &tiles_d);
+        if (!rc && cudaMemcpy(tiles_d, tiles, sizeof(GgTile) * (size_t)count, cudaMemcpyHostToDevice)) {
+            gg_error_set("uploading the tile list: %s", cudaGetErrorString(cudaGetLastError()));
+            rc = GG_EXIT_CHECK;
+        }
+        free(tiles);
+        if (rc) goto cuda_error;
+        l->tiles = tiles_d;
+        l->num_tiles = (int)count;
+    }
+    return GG_EXIT_OK;
+cuda_error:
+    snprintf(why, len, "%s", gg_error());
+    return GG_EXIT_CHECK;
+}
+
+cudaError_t gg_launch(const GgImpl *impl, const GgLaunch *l) {
+    return impl->kernel ? impl->kernel->launch(l) : gg_peer_launch(impl->peer, l);
+}
+
+typedef struct {
+    const GgImpl *impl;
+    const GgLaunch *launch;
+} RunCtx;
+
+static cudaError_t run_fn(void *p) {
+    const RunCtx *r = p;
+    return gg_launch(r->impl, r->launch);
+}
+
+int gg_run_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro, GgCheck *chk,
+                GgTiming *tm, char *why, size_t why_len) {
+    memset(chk, 0, sizeof *chk);
+    memset(tm, 0, sizeof *tm);
+    why[0] = '\0';
+    gg_error_clear();
+    GgLaunch l;
+    int rc = gg_prepare(impl, p, d, &l, why, why_len);
+    if (rc != GG_EXIT_OK) return rc;
+    if (ro->check) {
+        if (gg_check_prepare(&l, p, ro->seed)) goto cuda_error;
+        const cudaError_t err = gg_launch(impl, &l);
+        if (err != cudaSuccess) {
+            snprintf(why, why_len, "launch failed: %s", cudaGetErrorString(err));
+            return GG_EXIT_CHECK;
+        }
+        if (gg_check_output(&l, p, ro->cpu_ref, chk)) goto cuda_error;
+        if (!chk->pass) {
+            gg_check_describe(chk, why, why_len);
+            return GG_EXIT_CHECK; /* a failed check is never timed */
+        }
+    }
+    RunCtx ctx = {impl, &l};
+    if (ro->reps > 0 && gg_time(run_fn, &ctx, ro->warmup, ro->reps, 1, tm)) goto cuda_error;
+    return GG_EXIT_OK;
+cuda_error:
+    snprintf(why, why_len, "%s", gg_error());
+    return GG_EXIT_CHECK;
+}

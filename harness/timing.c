@@ -1,0 +1,55 @@
+/* The timing protocol every kernel and peer is measured with (README, "How we measure"). */
+#include <stdlib.h>
+
+#include "gg_harness.h"
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm) {
+    if (gg_pool_open()) return GG_EXIT_CHECK;
+    void *scrub = NULL;
+    size_t scrub_bytes = 0;
+    if (flush) { /* twice the L2: nothing of the previous rep survives in it */
+        int dev = 0, l2 = 0;
+        GG_CUDA(cudaGetDevice(&dev));
+        GG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+        scrub_bytes = 2 * (size_t)l2;
+        if (gg_buf(GG_BUF_FLUSH, scrub_bytes, &scrub)) return GG_EXIT_CHECK;
+    }
+    cudaEvent_t ev[2];
+    GG_CUDA(cudaEventCreate(&ev[0]));
+    GG_CUDA(cudaEventCreate(&ev[1]));
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    int rc = t ? GG_EXIT_OK : GG_EXIT_CHECK;
+    if (!t) gg_error_set("out of host memory for %d timings", reps);
+    cudaError_t err = cudaSuccess;
+    for (int i = 0; rc == GG_EXIT_OK && i < warmup && err == cudaSuccess; ++i) err = fn(ctx);
+    for (int i = 0; rc == GG_EXIT_OK && i < reps && err == cudaSuccess; ++i) {
+        if (flush) err = cudaMemsetAsync(scrub, i & 0xff, scrub_bytes, gg_stream());
+        if (err == cudaSuccess) err = cudaEventRecord(ev[0], gg_stream());
+        if (err == cudaSuccess) err = fn(ctx);
+        if (err == cudaSuccess) err = cudaEventRecord(ev[1], gg_stream());
+        if (err == cudaSuccess) err = cudaEventSynchronize(ev[1]);
+        float ms = 0.f;
+        if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, ev[0], ev[1]);
+        t[i] = ms * 1e3;
+    }
+    if (rc == GG_EXIT_OK && err != cudaSuccess) {
+        gg_error_set("launch failed while timing: %s", cudaGetErrorString(err));
+        rc = GG_EXIT_CHECK;
+    }
+    if (rc == GG_EXIT_OK) {
+        qsort(t, (size_t)reps, sizeof(double), cmp_double);
+        tm->reps = reps;
+        tm->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        tm->p10_us = t[(int)(0.1 * (reps - 1) + 0.5)];
+        tm->p90_us = t[(int)(0.9 * (reps - 1) + 0.5)];
+    }
+    free(t);
+    cudaEventDestroy(ev[0]);
+    cudaEventDestroy(ev[1]);
+    return rc;
+}
