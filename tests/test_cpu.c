@@ -13,6 +13,7 @@
 Suite *swizzle_suite(void);
 Suite *desc_sm90_suite(void);
 Suite *desc_sm100_suite(void);
+Suite *props_suite(void);
 
 /* ---------------- skew split ---------------- */
 START_TEST(split_sums_and_is_monotone) {
@@ -172,16 +173,63 @@ START_TEST(cli_accepts_good_input) {
                        "--n", "8", "--reps", "20", "--seed", "7", "--no-check"};
     ck_assert_int_eq(parse(&o, err, 17, a), 0);
     ck_assert_int_eq(o.command, GG_CMD_RUN);
-    ck_assert_int_eq(o.tokens, 2048);
-    ck_assert_double_eq(o.skew, 1.2);
-    ck_assert_int_eq(o.k, 64);
-    ck_assert_int_eq(o.n, 8);
+    ck_assert_int_eq(o.tokens.v[0], 2048);
+    ck_assert_double_eq(o.skews.v[0], 1.2);
+    ck_assert_int_eq(o.k.v[0], 64);
+    ck_assert_int_eq(o.n.v[0], 8);
     ck_assert_int_eq(o.check, 0);
     ck_assert_uint_eq(o.seed, 7);
     const char *b[] = {"ggemm", "problem", "--m-list", "0,1,130"};
     ck_assert_int_eq(parse(&o, err, 4, b), 0);
-    ck_assert_int_eq(o.experts, 3);
-    ck_assert_int_eq(o.tokens, 131);
+    ck_assert_int_eq(o.experts.v[0], 3);
+    ck_assert_int_eq(o.tokens.v[0], 131);
+    const char *c[] = {"ggemm", "sweep", "--tokens", "16384,2048", "--skews", "0:2:0.2", "--k", "1024,8192"};
+    ck_assert_int_eq(parse(&o, err, 8, c), 0);
+    ck_assert_int_eq(o.tokens.count, 2);
+    ck_assert_int_eq(o.k.v[1], 8192);
+    ck_assert_int_eq(o.skews.count, 11);
+    ck_assert_double_eq(o.skews.v[3], 0.6); /* rounded: no 0.6000000000000001 in the CSV */
+    ck_assert_double_eq(o.skews.v[10], 2.0);
+}
+END_TEST
+
+START_TEST(skew_lists) {
+    GgDoubleList l;
+    ck_assert_int_eq(gg_parse_skews("0,0.5,1.2", &l), 0);
+    ck_assert_int_eq(l.count, 3);
+    ck_assert_int_eq(gg_parse_skews("1:1:0.5", &l), 0);
+    ck_assert_int_eq(l.count, 1);
+    ck_assert_int_eq(gg_parse_skews("0:1:0.25", &l), 0);
+    ck_assert_int_eq(l.count, 5);
+    const char *bad[] = {"", "1:0:0.1", "0:1:0", "0:1", "0:1:0.1:2", "0,,1", "0:9:1", "a", "0:2:0.001"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) ck_assert_msg(gg_parse_skews(bad[i], &l), "%s", bad[i]);
+}
+END_TEST
+
+/* The sweep's cases come from harness/cases.csv unless a shape option says otherwise. */
+START_TEST(case_selection) {
+    GgOptions o;
+    char err[256];
+    GgCaseList l;
+    const char *a[] = {"ggemm", "cases", "--tokens", "100,200", "--skews", "0,1", "--kernels", "k0_fma"};
+    ck_assert_int_eq(parse(&o, err, 8, a), 0);
+    ck_assert_int_eq(gg_cases_select(&o, &l), 0);
+    ck_assert_int_eq(l.count, 4);
+    ck_assert_int_eq(l.cases[3].tokens, 200);
+    ck_assert_double_eq(l.cases[3].skew, 1.0);
+    ck_assert(gg_case_has(&l.cases[0], "k0_fma", o.kernels));
+    ck_assert(!gg_case_has(&l.cases[0], "k3_wgmma", o.kernels));
+    gg_cases_free(&l);
+    const char *b[] = {"ggemm", "cases", "--set", "skew"};
+    ck_assert_int_eq(parse(&o, err, 4, b), 0);
+    ck_assert_int_eq(gg_cases_select(&o, &l), 0);
+    ck_assert_int_ge(l.count, 16); /* 2 token counts x at least 8 skews */
+    for (int i = 0; i < l.count; ++i) ck_assert_str_eq(l.cases[i].set, "skew");
+    gg_cases_free(&l);
+    const char *c[] = {"ggemm", "cases", "--set", "no_such_set"};
+    ck_assert_int_eq(parse(&o, err, 4, c), 0);
+    ck_assert_int_ne(gg_cases_select(&o, &l), 0);
+    gg_error_clear();
 }
 END_TEST
 
@@ -189,18 +237,28 @@ START_TEST(cli_rejects_bad_input) {
     GgOptions o;
     char err[256];
     const char *cases[][4] = {
-        {"ggemm", "bogus", NULL, NULL},          {"ggemm", "problem", "--k", "100"},
-        {"ggemm", "problem", "--n", "12"},       {"ggemm", "problem", "--tokens", "12x"},
-        {"ggemm", "problem", "--tokens", "-1"},  {"ggemm", "problem", "--skew", "nan"},
-        {"ggemm", "problem", "--experts", "0"},  {"ggemm", "problem", "--format", "xml"},
+        {"ggemm", "bogus", NULL, NULL},           {"ggemm", "problem", "--k", "100"},
+        {"ggemm", "problem", "--n", "12"},        {"ggemm", "problem", "--tokens", "12x"},
+        {"ggemm", "problem", "--tokens", "-1"},   {"ggemm", "problem", "--skew", "nan"},
+        {"ggemm", "problem", "--experts", "0"},   {"ggemm", "problem", "--format", "xml"},
         {"ggemm", "problem", "--m-list", "1,,2"}, {"ggemm", "problem", "--frobnicate", "1"},
         {"ggemm", "problem", "--k", NULL},        {"ggemm", "run", NULL, NULL},
+        {"ggemm", "problem", "--tokens", "1,2"},  {"ggemm", "problem", "--kernel", "k0_fma"},
+        {"ggemm", "list", "--tokens", "5"},       {"ggemm", "problem", "frob", NULL},
+        {"ggemm", "problem", "--tokens=2048", NULL}, {"ggemm", "problem", "", NULL},
+        {"ggemm", "sweep", "--skews", "0:1"},     {"ggemm", "sweep", "--set", "skew"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         int argc = 0;
         while (argc < 4 && cases[i][argc]) ++argc;
         err[0] = '\0';
-        ck_assert_int_eq(parse(&o, err, argc, cases[i]), GG_EXIT_USAGE);
+        int rc = parse(&o, err, argc, cases[i]);
+        if (i == sizeof cases / sizeof cases[0] - 1) { /* --set alone is fine; with a shape it is not */
+            ck_assert_int_eq(rc, 0);
+            const char *both[] = {"ggemm", "sweep", "--set", "skew", "--tokens", "5"};
+            rc = parse(&o, err, 6, both);
+        }
+        ck_assert_msg(rc == GG_EXIT_USAGE, "case %zu accepted", i);
         ck_assert(strlen(err) > 0 && !strchr(err, '\n')); /* one clear line */
     }
 }
@@ -227,9 +285,13 @@ START_TEST(csv_row_round_trip) {
     gg_problem_init(&p, 2048, 64, 1024, 2688, 1.2);
     GgDeviceInfo d = {.gemm_tflops = 800.0, .bw_gbps = 4000.0};
     snprintf(d.name, sizeof d.name, "Test GPU");
-    GgRow r = {.kernel = "k0_fma", .config = "64x64, \"fma\"", .block_m = 64, .block_n = 64, .time_us_median = 100.0,
-               .time_us_p10 = 90.0, .time_us_p90 = 110.0, .check_pass = 1, .seed = 3};
-    gg_row_derive(&r, &p, &d, 50.0);
+    GgImpl impl;
+    ck_assert_int_eq(gg_impl_find("k0_fma", &impl), 0);
+    impl.config = "64x64, \"fma\"";
+    const GgCheck chk = {.pass = 1};
+    const GgTiming tm = {.median_us = 100.0, .p10_us = 90.0, .p90_us = 110.0};
+    GgRow r;
+    gg_row_fill(&r, &impl, &p, &d, &chk, &tm, 3);
     /* useful 2*2048*1024*2688 FLOP in 100 us */
     ck_assert_double_eq_tol(r.useful_tflops, 2.0 * 2048 * 1024 * 2688 / 100e-6 * 1e-12, 1e-9);
     ck_assert_double_eq_tol(r.gbps, gg_min_bytes(&p) / 100e-6 * 1e-9, 1e-6);
@@ -318,6 +380,8 @@ static Suite *harness_suite(void) {
     tcase_add_test(t, cli_accepts_good_input);
     tcase_add_test(t, cli_rejects_bad_input);
     tcase_add_test(t, number_parsing_is_strict);
+    tcase_add_test(t, skew_lists);
+    tcase_add_test(t, case_selection);
     suite_add_tcase(s, t);
     t = tcase_create("csv");
     tcase_add_test(t, csv_row_round_trip);
@@ -331,6 +395,7 @@ int main(void) {
     srunner_add_suite(r, swizzle_suite());
     srunner_add_suite(r, desc_sm90_suite());
     srunner_add_suite(r, desc_sm100_suite());
+    srunner_add_suite(r, props_suite());
     srunner_run_all(r, CK_NORMAL);
     const int failed = srunner_ntests_failed(r);
     srunner_free(r);

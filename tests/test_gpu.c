@@ -1,7 +1,9 @@
-/* GPU tests (CTest label `gpu`): every registered kernel that can run on this GPU, and
- * the peers, against the references over the edge shapes; a CUDA-graph replay with a
- * changed split for the kernels that schedule on the device. Exits 77 (skip) without a
- * GPU. Runs with CK_FORK=no (set by CTest): CUDA state must not cross a fork. */
+/* GPU tests. Without an argument (CTest `gpu_edge_shapes`, label gpu): every registered kernel
+ * that can run on this GPU, and the peers, against the references over the edge shapes, and a
+ * CUDA-graph replay with a changed split for the kernels that schedule on the device. With
+ * `long` (CTest `gpu_long`, labels gpu and long): every kernel at the worklog's size, where the
+ * one real bug of this repository showed (a race that no small shape exposed), with several
+ * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,38 +30,45 @@ static const EdgeShape shapes[] = {
     {"every expert empty", 64, 64, 3, {0, 0, 0}},
 };
 
-static void run_all_shapes(const char *name) {
+static const char *impl_name(int i) {
+    return i < gg_kernel_count ? gg_kernels[i].name : gg_peers[i - gg_kernel_count].name;
+}
+
+/* 1 if the check ran and passed; 0 (with a note) if this implementation cannot run here. */
+static int check_case(const char *name, const GgProblem *p, unsigned long long seed, int cpu_ref, const char *what) {
+    GgImpl impl;
+    ck_assert_int_eq(gg_impl_find(name, &impl), 0);
+    GgCheck chk;
+    GgTiming tm;
+    char why[512];
+    const GgRunOpts ro = {.seed = seed, .check = 1, .cpu_ref = cpu_ref};
+    const int rc = gg_run_case(&impl, p, &dev, &ro, &chk, &tm, why, sizeof why);
+    if (rc == GG_EXIT_NO_GPU || (rc == GG_EXIT_USAGE && impl.peer && impl.peer->script)) {
+        printf("  %s: not here (%s)\n", name, why); /* another GPU's kernel, or the Python peer */
+        return 0;
+    }
+    ck_assert_msg(rc == GG_EXIT_OK, "%s on '%s' (seed %llu): %s", name, what, seed, why);
+    if (cpu_ref) ck_assert_msg(chk.cpu_ref, "%s on '%s': fp64 CPU reference not used", name, what);
+    return 1;
+}
+
+START_TEST(edge_shapes) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
         GgProblem p;
         ck_assert_int_eq(gg_problem_from_counts(&p, shapes[s].m, shapes[s].experts, shapes[s].k, shapes[s].n), 0);
-        GgCheck chk;
-        GgTiming tm;
-        char why[512];
-        const int rc = gg_run_case(name, &p, &dev, 1234 + s, 1, 1, 0, 0, &chk, &tm, why, sizeof why);
-        if (rc == GG_EXIT_NO_GPU) { /* e.g. an sm_100a kernel on a Hopper GPU */
-            printf("  %s: not on this GPU (%s)\n", name, why);
-            gg_problem_free(&p);
-            return;
-        }
-        ck_assert_msg(rc == GG_EXIT_OK, "%s on '%s': %s", name, shapes[s].what, why);
-        ck_assert_msg(chk.cpu_ref, "%s on '%s': fp64 CPU reference not used", name, shapes[s].what);
+        const int ran = check_case(impl_name(_i), &p, 1234 + s, 1, shapes[s].what);
         gg_problem_free(&p);
+        if (!ran) return;
     }
 }
-
-START_TEST(kernel_edge_shapes) { run_all_shapes(gg_kernels[_i].name); }
-END_TEST
-
-START_TEST(peer_edge_shapes) { run_all_shapes(gg_peers[_i].name); }
 END_TEST
 
 /* Device-scheduled kernels: capture once, change m_e, replay, and the result follows. */
 START_TEST(graph_replay_new_split) {
-    const GgKernel *k = &gg_kernels[_i];
+    GgImpl impl;
     char why[512];
-    GgKernelInfo info;
-    k->info(&info);
-    if (info.host_tiles || !gg_kernel_arch_ok(k, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
+    ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
+    if (impl.info.host_tiles || !gg_impl_runs_here(&impl, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
     const int before[] = {300, 0, 1, 211, 0, 512, 7, 1};
     const int after[] = {0, 517, 64, 1, 128, 0, 300, 22};
     GgProblem p, q;
@@ -67,14 +76,35 @@ START_TEST(graph_replay_new_split) {
     gg_problem_from_counts(&q, after, 8, 256, 384);
     ck_assert_int_eq(p.tokens, q.tokens);
     GgCheck chk;
-    const int rc = gg_graph_replay_check(k->name, &p, &q, 99, &chk, why, sizeof why);
-    ck_assert_msg(rc == GG_EXIT_OK, "%s: %s", k->name, why);
+    const int rc = gg_graph_replay_check(&impl, &p, &q, 99, &chk, why, sizeof why);
+    ck_assert_msg(rc == GG_EXIT_OK, "%s: %s", impl.name, why);
     gg_problem_free(&p);
     gg_problem_free(&q);
 }
 END_TEST
 
-int main(void) {
+/* The worklog's size: 16384 rows, K 1024 and 8192, s 0 and 1.2, three seeds each. */
+START_TEST(long_worklog_sizes) {
+    static const struct {
+        int k;
+        double skew;
+    } sizes[] = {{1024, 0.0}, {1024, 1.2}, {8192, 0.0}, {8192, 1.2}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        GgProblem p;
+        ck_assert_int_eq(gg_problem_init(&p, 16384, 64, sizes[s].k, 2688, sizes[s].skew), 0);
+        char what[64];
+        snprintf(what, sizeof what, "16384 rows, k %d, skew %g", sizes[s].k, sizes[s].skew);
+        int ran = 1;
+        for (unsigned long long seed = 1; ran && seed <= 3; ++seed)
+            ran = check_case(gg_kernels[_i].name, &p, 7000 + 10 * s + seed, 0, what);
+        gg_problem_free(&p);
+        if (!ran) return;
+    }
+}
+END_TEST
+
+int main(int argc, char **argv) {
+    const int long_run = argc > 1 && !strcmp(argv[1], "long");
     char why[256];
     if (gg_device_open(&dev, why, sizeof why) != GG_EXIT_OK) {
         printf("skip: %s\n", why);
@@ -82,11 +112,14 @@ int main(void) {
     }
     printf("GPU: %s (sm_%d%d)\n", dev.name, dev.cc_major, dev.cc_minor);
     Suite *s = suite_create("gpu");
-    TCase *t = tcase_create("edge_shapes");
-    tcase_set_timeout(t, 600);
-    tcase_add_loop_test(t, kernel_edge_shapes, 0, gg_kernel_count);
-    tcase_add_loop_test(t, peer_edge_shapes, 0, gg_peer_count);
-    tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
+    TCase *t = tcase_create(long_run ? "long" : "edge_shapes");
+    tcase_set_timeout(t, 1800);
+    if (long_run) {
+        tcase_add_loop_test(t, long_worklog_sizes, 0, gg_kernel_count);
+    } else {
+        tcase_add_loop_test(t, edge_shapes, 0, gg_kernel_count + gg_peer_count);
+        tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
+    }
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);
