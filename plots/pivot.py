@@ -2,8 +2,8 @@
 """Pivot a sweep CSV into the table gnuplot's clustered histogram reads.
 
 usage: pivot.py SWEEP.csv OUT.dat [column]
-One row per kernel (in the CSV's order), one column per case (tokens/skew/k), holding
-`column` (default useful_tflops); '-' where a kernel has no passing row for a case.
+One row per kernel (in the CSV's order), one column per case (tokens/skew/k) of the "stages"
+set, holding `column` (default useful_tflops); '-' where a kernel has no passing row for a case.
 The metadata lines are copied as comments so the figure can name the device.
 Standard library only.
 """
@@ -23,6 +23,8 @@ def main():
             (meta if line.startswith("#") else lines).append(line)
     kernels, cases, value = [], [], {}
     for r in csv.DictReader(lines):
+        if r.get("set", "stages") != "stages":
+            continue
         case = f"{int(r['tokens']) // 1024}k s={r['skew']}" + ("" if r["k"] == "1024" else f" K={r['k']}")
         if r["kernel"] not in kernels:
             kernels.append(r["kernel"])
@@ -32,6 +34,7 @@ def main():
             value[(r["kernel"], case)] = r[column]
     with open(dst, "w") as f:
         f.writelines(meta)
+        f.write(f"# ncases={len(cases)}\n")
         f.write("kernel " + " ".join(f'"{c}"' for c in cases) + "\n")
         for k in kernels:
             f.write(k + " " + " ".join(value.get((k, c), "-") for c in cases) + "\n")

@@ -15,5 +15,5 @@ set ylabel "useful TFLOP/s  (2·tokens·K·N / t)"
 set grid ytics
 set key outside right top vertical
 set xtics rotate by -35 left nomirror
-ncases = 5
+ncases = int(system(sprintf("sed -n 's/^# ncases=//p' '%s'", dat)))
 plot for [c=2:ncases+1] dat using c:xtic(1) title columnheader(c)
