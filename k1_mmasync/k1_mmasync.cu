@@ -18,8 +18,9 @@
 // FRAG_DB      variant: two register fragment sets; k-step ks+1 is loaded before the MMAs
 //              of ks so ldmatrix latency overlaps tensor work.
 // Registers    each configuration names the blocks/SM it is built for (MIN_BLOCKS, a
-//              __launch_bounds__ register cap): BM 128 -> 2, BM 64 -> 4 (64 registers),
-//              BM 32 -> 5, BM 64 FRAG_DB -> 3 (80 registers: room for the second set).
+//              __launch_bounds__ register cap): BM 128 -> 2, BM 64 -> 4, BM 32 -> 5,
+//              BM 64 FRAG_DB -> 3 (room for the second set). The registers each gets are
+//              in README.md's generated resources table.
 // Epilogue     register-direct: each lane stores its accumulator pairs as bf16x2 (4 B)
 //              at the positions the mma C layout gives it; no shared-memory staging.
 // Preconditions  k % 32 == 0 (no K tail), n % 8 == 0 (16-byte cp.async chunks of B rows).
