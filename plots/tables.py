@@ -96,7 +96,7 @@ def stage_table(meta, rows, stage, path):
     return "\n".join(out)
 
 
-# The issue's targets for k3_wgmma against torch._grouped_mm: (tokens, skew) -> (speed-up, roofline %).
+# The targets set for k3_wgmma against torch._grouped_mm: (tokens, skew) -> (speed-up, roofline %).
 TARGETS = {("16384", "0"): (1.15, None), ("16384", "1.2"): (1.4, None), ("2048", "0"): (1.3, 85.0),
            ("2048", "1.2"): (1.3, 85.0)}
 
@@ -110,7 +110,7 @@ def targets(meta, rows, path):
     head = [f"{int(t) // 1024}k s={s}: ≥{x}x" + (f", ≥{p:.0f}% roofline" if p else "") for (t, s), (x, p) in
             TARGETS.items()]
     out = [provenance(meta, path), "",
-           "Speed-up over `torch_grouped_mm` in the same run (its median time / ours) and, where the issue "
+           "Speed-up over `torch_grouped_mm` in the same run (its median time / ours) and, where a target "
            "asks for it, % of the roofline; ✓ = target met.", "",
            "| configuration | " + " | ".join(head) + " |", "|---|" + "---:|" * len(TARGETS)]
     kernels = []
