@@ -4,14 +4,19 @@
 // list, one block per tile descriptor, partial tiles at expert boundaries guarded on store.
 //
 // Block tile   BLOCK_M x BLOCK_N = 64 x 64, K-slices of BLOCK_K = 16.
-// Threads      256 as a 16 x 16 grid; each owns a 4 x 4 register micro-tile of C and does
-//              rank-1 updates a[i] * b[j] from shared memory (16 FFMA per 8 shared loads).
+// Threads      256 as a 16 x 16 grid; each owns a 4 x 4 register micro-tile of C and, per k,
+//              reads 4 floats of A and 4 of B from shared memory for 16 FFMA (a rank-1
+//              update). ptxas turns those reads into 16-byte LDS.128 over the unrolled k
+//              steps (README.md: the main loop's instruction mix, from the SASS).
 // Shared mem   fp32 tiles As[64][16+1] + Bs[16][64] = 8.3 KiB static, single-buffered.
-//              Reads of As are warp broadcasts (two rows per warp); the +1 pad only
+//              Reads of As are broadcasts: a warp's lanes share two micro-tile row groups.
+//              A thread's four rows of As are one contiguous 16-byte-aligned run (pad
+//              included), which is what lets ptxas read them with LDS.128. The +1 pad
 //              spreads the staging stores, which write 8 rows of 16 words at once.
 // Inputs       bf16 from global, widened to fp32 on the way into shared memory.
-// Preconditions  k % 16 == 0 (no K tail), n % 8 == 0 (the harness-wide 16-byte row rule).
-//              Rows past an expert's end are loaded as zeros and never stored.
+// Preconditions  k % 16 == 0 (no K tail). Any n: columns >= n are zeros on load and skipped
+//              on store, and every access to A, B and C is a 2-byte scalar, so n needs no
+//              alignment. Rows past an expert's end are likewise zeros and never stored.
 // Run it       build/bin/ggemm run --kernel k0_fma
 #include <cuda_bf16.h>
 #include <stdio.h>

@@ -18,8 +18,9 @@
 // FRAG_DB      variant: two register fragment sets; k-step ks+1 is loaded before the MMAs
 //              of ks so ldmatrix latency overlaps tensor work.
 // Registers    each configuration names the blocks/SM it is built for (MIN_BLOCKS, a
-//              __launch_bounds__ register cap): BM 128 -> 2, BM 64 -> 4 (64 registers),
-//              BM 32 -> 5, BM 64 FRAG_DB -> 3 (80 registers: room for the second set).
+//              __launch_bounds__ register cap): BM 128 -> 2, BM 64 -> 4, BM 32 -> 5,
+//              BM 64 FRAG_DB -> 3 (room for the second set). The registers each gets are
+//              in README.md's generated resources table.
 // Epilogue     register-direct: each lane stores its accumulator pairs as bf16x2 (4 B)
 //              at the positions the mma C layout gives it; no shared-memory staging.
 // Preconditions  k % 32 == 0 (no K tail), n % 8 == 0 (16-byte cp.async chunks of B rows).
@@ -222,11 +223,9 @@ extern "C" int k1_mmasync_can_implement(const GgShape *s, char *why, size_t len)
                          MIN_BLOCKS>(p);                                                    \
     }
 
-// Residency targets (ptxas, nvcc 13.0, no spills): BM 128 needs ~122-128 registers -> 2 blocks.
-// BM 64 would take 72 registers (3 blocks); the cap of 64 gives 4. BM 32 fits in 48 -> 5 blocks.
-// FRAG_DB under the same 64 cap compiles to the very same main loop as BM 64 (ptxas already
-// hoists some k-step ks+1 loads and has no room for a second set), so it is built for 3 blocks:
-// 80 registers, room for the second fragment set (+16 registers).
+// MIN_BLOCKS is each configuration's residency target; the registers ptxas gives under it are
+// in README.md's generated resources table. FRAG_DB under BM 64's four-block cap compiles to the
+// very same main loop as BM 64 (no room for a second fragment set), so it targets three blocks.
 K1_CONFIG(k1_mmasync_bm128, 128, 64, 32, false, 2)
 K1_CONFIG(k1_mmasync_bm64, 64, 32, 32, false, 4)
 // BM 32 keeps the 2 x 4 warp grid (warp tile 16 x 32) rather than 1 x 8 of 32 x 16: both read
