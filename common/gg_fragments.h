@@ -6,7 +6,7 @@
  *
  * One home for these facts: the k1 and k2 ldmatrix addresses, both epilogues
  * (gg_mma_sync_store.cuh, gg_wgmma_store.cuh), the diagram dumper plots/layouts.c and the CPU
- * test tests/suite_fragments.c all call these functions. Each keeps the operators the kernels
+ * test tests/suite_layouts.c all call these functions. Each keeps the operators the kernels
  * used before it moved here (for a signed lane the compiler cannot prove >= 0, / 4 and >> 2
  * compile differently), so the move left the kernels' SASS unchanged. */
 #ifndef GG_FRAGMENTS_H
