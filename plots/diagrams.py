@@ -81,7 +81,7 @@ def reg_legend(fig, label, **kw):
 def fig_ldmatrix(bin_dir, out):
     addr, _ = layout(bin_dir, "ldmatrix", "addr")
     frag, _ = layout(bin_dir, "ldmatrix", "frag")
-    fig, axes = plt.subplots(1, 3, figsize=(16, 7.2), gridspec_kw={"width_ratios": [1, 2, 2]})
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 6.4), gridspec_kw={"width_ratios": [1, 2, 2]})
     ax = axes[0]
     for r in addr:  # one 8-element-wide cell per row address: (block row, chunk)
         cell(ax, r["chunk"], r["row"], f"lane {r['lane']}\nm{r['matrix']} row {r['matrix_row']}",
@@ -101,16 +101,16 @@ def fig_ldmatrix(bin_dir, out):
                       "(b) ldmatrix.x4 (A): the lane that receives each element\n"
                       "register r of lane L: row L / 4, columns 2 (L % 4), +1 of matrix r")
     reg_legend(fig, "matrix {r} -> register {r}", loc="lower center", ncol=4, fontsize=9)
-    fig.suptitle("ldmatrix .x4 and .x4.trans as k1 and k2 use them (common/gg_fragments.h): four 8 x 8 matrices "
-                 "of one 16 x 16 bf16 block, row address from lane L = row L % 16, chunk L / 16", fontsize=11)
-    fig.tight_layout(rect=(0, 0.07, 1, 0.95))
+    fig.suptitle("ldmatrix .x4 and .x4.trans as k1 and k2 use them (common/gg_fragments.h):\nfour 8 x 8 matrices "
+                 "of one 16 x 16 bf16 block; lane L addresses row L % 16, chunk L / 16", fontsize=11)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.93))
     fig.savefig(out, dpi=DPI)
 
 
 # ---------------------------------------------------------------- fig05: mma.sync accumulator
 def fig_mma(bin_dir, out):
     rows, _ = layout(bin_dir, "mma")
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 9.5), gridspec_kw={"width_ratios": [1, 1.1]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 9), gridspec_kw={"width_ratios": [1, 1.1]})
     for r in rows:
         cell(ax, r["col"], r["row"], f"L{r['lane']}\nr{r['reg']}", REG_COLORS[r["reg"]], fontsize=7.5)
     grid_axes(ax, 8, 16, "n: column of the m16n8 tile", "m: row of the m16n8 tile",
@@ -269,9 +269,9 @@ def fig_ring(bin_dir, out, stages=3, kblocks=8):
 
 
 # ---------------------------------------------------------------- fig12: wgmma accumulator
-def fig_wgmma(bin_dir, out, n=64, zoom_cols=16):
+def fig_wgmma(bin_dir, out, n=64, zoom_rows=20, zoom_cols=16):
     rows, _ = layout(bin_dir, "wgmma", n)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(15, 8.5), gridspec_kw={"width_ratios": [1.1, 1]})
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 7.6), gridspec_kw={"width_ratios": [1, 1]})
     block = {}
     for r in rows:
         ax.add_patch(mpatches.Rectangle((r["col"], r["row"]), 1, 1, facecolor=WARP_COLORS[r["warp"]], linewidth=0))
@@ -291,15 +291,15 @@ def fig_wgmma(bin_dir, out, n=64, zoom_cols=16):
                  "lanes", fontsize=10)
     handles = [mpatches.Patch(facecolor=WARP_COLORS[w], label=f"warp {w} (threads {32 * w}-{32 * w + 31})")
                for w in range(4)]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=2, fontsize=9)
-    for r in (r for r in rows if r["row"] < 16 + 8 and r["col"] < zoom_cols):
-        cell(bx, r["col"], r["row"], f"T{r['thread']}\nd{r['reg']}", WARP_COLORS[r["warp"]], fontsize=6.5)
-    grid_axes(bx, zoom_cols, 24, "n: column", "m: row",
-              f"(b) rows 0-23, columns 0-{zoom_cols - 1}: thread T and register d holding each element\n"
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=9)
+    for r in (r for r in rows if r["row"] < zoom_rows and r["col"] < zoom_cols):
+        cell(bx, r["col"], r["row"], f"T{r['thread']}\nd{r['reg']}", WARP_COLORS[r["warp"]], fontsize=6)
+    grid_axes(bx, zoom_cols, zoom_rows, "n: column", "m: row",
+              f"(b) rows 0-{zoom_rows - 1}, columns 0-{zoom_cols - 1}: thread T and register d holding each element\n"
               "d(i): row 16 warp + lane / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (lane % 4) + i % 2")
     fig.suptitle(f"wgmma m64nNk16 f32 accumulator D across the 128 threads of a warpgroup (N / 2 = {n // 2} registers "
-                 "per thread here), as k3's epilogue reads it (gg_wgmma_d_row / gg_wgmma_d_col)", fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+                 "per thread here),\nas k3's epilogue reads it (gg_wgmma_d_row / gg_wgmma_d_col)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.93))
     fig.savefig(out, dpi=DPI)
 
 
