@@ -28,6 +28,9 @@ fi
 tables=results/${slug:-h200}/sweep.csv
 [ -e "$tables" ] && python3 plots/tables.py "$tables"
 
+# The layout and pipeline diagrams (matplotlib), from the code's own layout functions.
+plots/diagrams.sh build
+
 if ! command -v gnuplot >/dev/null; then
     echo "gnuplot not found: figures not regenerated (apt-get install gnuplot-nox)"
     exit 0
@@ -46,13 +49,6 @@ for t in 16384 2048; do
     done
 done
 gnuplot -e "dat='$eta'; out='results/eta.png'" plots/eta.gp
-# The tile-list diagram (matplotlib, Debian's python3-matplotlib).
-for py in python3 /usr/bin/python3; do
-    if $py -c 'import matplotlib' 2>/dev/null; then
-        $py plots/tile_list.py $bin results/tile_list.png && echo "== figure: results/tile_list.png"
-        break
-    fi
-done
 for csv in results/*/sweep.csv; do
     [ -e "$csv" ] || continue
     dir=$(dirname "$csv")
