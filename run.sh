@@ -78,13 +78,5 @@ else
     done
 fi
 
-# Diagrams (matplotlib): Debian's python3-matplotlib may live in /usr/bin/python3 only.
-py=
-for p in python3 /usr/bin/python3; do
-    if $p -c 'import matplotlib' 2>/dev/null; then py=$p; break; fi
-done
-if [ -z "$py" ]; then
-    skip "matplotlib not found: diagrams not redrawn (apt-get install python3-matplotlib)"
-else
-    $py plots/tile_list.py $bin results/tile_list.png && echo "== figure: results/tile_list.png"
-fi
+# Diagrams (matplotlib), from the code's own layout functions; one line when matplotlib is missing.
+plots/diagrams.sh build

@@ -8,13 +8,14 @@
 // (the next expert's output) would be overwritten. Used by k3_wgmma.
 #pragma once
 #include <stdint.h>
+#include "gg_fragments.h"
 #include "gg_swizzle.h"
 #include "ptx/ptx_ampere.cuh"  // pack_bf16x2
 #include "ptx/ptx_wgmma.cuh"   // stmatrix_x4
 
 namespace gg {
 
-constexpr int WGMMA_STORE_ROWS = 16;  // a warp's rows of the m64 accumulator
+constexpr int WGMMA_STORE_ROWS = GG_WGMMA_WARP_ROWS;  // a warp's rows of the m64 accumulator
 constexpr int WGMMA_STORE_PANEL_N = 64;  // columns per staging round: one 128-byte row
 constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_BYTES;
 
@@ -23,9 +24,8 @@ constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_B
 // columns < n (n % 8 == 0, so an 8-column chunk is wholly inside or wholly past n).
 // staging: this warp's own WGMMA_STORE_STAGING_BYTES (1024-byte aligned: conflict-free).
 // The whole warp calls it.
-// Fragment: register i holds row 8 ((i >> 1) & 1) + lane / 4 and column 8 (i >> 2) +
-// 2 (lane % 4) + (i & 1), so the 8x8 block (column group j, row half h) is registers
-// 4j + 2h + {0, 1}: one stmatrix matrix.
+// Fragment (gg_wgmma_d_row / gg_wgmma_d_col, gg_fragments.h): the 8x8 block of column group j
+// and row half h is registers 4j + 2h and + 1 of every lane, laid out as one stmatrix matrix.
 template <int PANELS, int ACC>
 __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], uint8_t *staging,
                                                       uint16_t *__restrict__ C, int n, int c_row,
@@ -37,14 +37,16 @@ __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], u
         const int col = col0 + panel * WGMMA_STORE_PANEL_N;
         if (col >= n) break;  // warp-uniform: the rest of the tile is past n
         __syncwarp();         // the previous panel's reads of the buffer are done
-        // stmatrix.x4 #p stores column groups j = 8 panel + 2p and j + 1, both row halves;
-        // lane 8q + i addresses row i of matrix q = (group j + q / 2, half q % 2).
-        const int q = lane >> 3;
-        const int st_row = (lane & 7) + 8 * (q & 1);
+        // stmatrix.x4 #p stores matrices q = 0..3: registers 4j + 2q and + 1 (j = 8 panel + 2p).
+        // Lane 8q + i addresses row i of matrix q: where the D layout puts register 2q of lane
+        // 4i (row i of that block), 2p chunks further right in the panel.
+        const int q = gg_x4_matrix(lane);
+        const int st_row = gg_wgmma_d_row(4 * gg_x4_matrix_row(lane), 2 * q);
+        const int st_chunk = gg_wgmma_d_col(0, 2 * q) / 8;
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
             const int j = 8 * panel + 2 * p;
-            stmatrix_x4(staging + gg_swizzle128(st_row, 2 * p + (q >> 1)),
+            stmatrix_x4(staging + gg_swizzle128(st_row, 2 * p + st_chunk),
                         pack_bf16x2(acc[4 * j + 0], acc[4 * j + 1]),
                         pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
                         pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),

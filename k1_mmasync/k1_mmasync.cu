@@ -32,6 +32,7 @@
 #include <stdio.h>
 
 #include "gg_check.h"
+#include "gg_fragments.h"
 #include "gg_kernel.h"
 #include "gg_mma_sync_store.cuh"
 #include "k1_mmasync.h"
@@ -109,20 +110,18 @@ k1_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B, uint16
     // regs {0,1} = columns 16j..16j+7, regs {2,3} = columns 16j+8..16j+15 (each: k 0-7, k 8-15).
     uint32_t b_frag[FRAG_SETS][FRAG_N / 2][4];
 
-    // ldmatrix address contract (x4): lane L points at row (L & 7) of matrix (L >> 3).
-    // A (no transpose): matrices = {rows 0-7, rows 8-15} x {k 0-7, k 8-15}, so lane L gives
-    //   row (L & 15), k half (L >> 4) -> regs a0..a3 exactly as mma wants them.
-    // B (.trans, smem is k x n): matrices = {k 0-7, k 8-15} x {cols 0-7, cols 8-15}, so lane L
-    //   gives k row (L & 15), column half (L >> 4) -> b0, b1 of columns 0-7, then of 8-15.
+    // ldmatrix.x4 addresses (gg_fragments.h): lane L gives row L % 16 and 8-column chunk L / 16
+    // of a 16 x 16 block. A: rows of the m16 fragment x k of the k16 step -> a0..a3.
+    // B (.trans, smem is k x n): k rows x 16 columns -> b0, b1 of columns 0-7, then of 8-15.
     auto load_frags = [&](int set, int stage, int ks) {
 #pragma unroll
         for (int fm = 0; fm < FRAG_M; ++fm)
-            gg::ldmatrix_x4(a_frag[set][fm], &s.a[stage][warp_row + fm * 16 + (lane & 15)]
-                                                       [ks * 16 + (lane >> 4) * 8]);
+            gg::ldmatrix_x4(a_frag[set][fm], &s.a[stage][gg_ldsm_x4_row(warp_row + fm * 16, lane)]
+                                                       [8 * gg_ldsm_x4_chunk(2 * ks, lane)]);
 #pragma unroll
         for (int j = 0; j < FRAG_N / 2; ++j)
-            gg::ldmatrix_x4_trans(b_frag[set][j], &s.b[stage][ks * 16 + (lane & 15)]
-                                                             [warp_col + j * 16 + (lane >> 4) * 8]);
+            gg::ldmatrix_x4_trans(b_frag[set][j], &s.b[stage][gg_ldsm_x4_row(ks * 16, lane)]
+                                                             [warp_col + 8 * gg_ldsm_x4_chunk(2 * j, lane)]);
     };
     auto mma_step = [&](int set) {
 #pragma unroll

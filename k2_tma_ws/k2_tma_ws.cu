@@ -35,6 +35,7 @@
 #include <stdio.h>
 
 #include "gg_check.h"
+#include "gg_fragments.h"
 #include "gg_kernel.h"
 #include "gg_mma_sync_store.cuh"
 #include "gg_swizzle.h"
@@ -132,14 +133,11 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     const int panel = warp_col / PANEL_N;             // the B box holding this warp's columns
     const int panel_chunk = (warp_col % PANEL_N) / 8; // first 16-byte chunk of them in a B row
 
-    // ldmatrix.x4 address contract: lane L points at row (L & 7) of matrix (L >> 3).
-    // A (no transpose): matrices {rows 0-7, 8-15} x {k 0-7, 8-15}, so lane L gives row
-    //   (L & 15) of the m16 fragment and k chunk (L >> 4) of the k16 step -> a0..a3.
-    // B (.trans, a box is k rows x 64 columns): matrices {k 0-7, 8-15} x {cols 0-7, 8-15},
-    //   so lane L gives k row (L & 15) and column chunk (L >> 4) -> b0,b1 of two n8 fragments.
-    // Both read 8 consecutive rows at one logical chunk per phase: the swizzle spreads them
-    // over the 8 bank groups.
-    const int frag_row = lane & 15, frag_chunk = lane >> 4;
+    // ldmatrix.x4 addresses (gg_fragments.h): lane L gives row L % 16 and chunk L / 16 of a
+    // 16 x 16 block. A: rows of the m16 fragment x k chunks of the k16 step -> a0..a3.
+    // B (.trans, a box is k rows x 64 columns): k rows x two column chunks -> b0,b1 of two n8
+    // fragments. Both read 8 consecutive rows at one logical chunk per phase: the swizzle
+    // spreads them over the 8 bank groups.
 
     float acc[FRAG_M][FRAG_N][4] = {};
     for (int kt = 0; kt < k_slices; ++kt) {
@@ -153,13 +151,13 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             uint32_t b_frag[FRAG_N / 2][4];  // [j]: regs {0,1} cols 16j..+7, {2,3} cols 16j+8..+15
 #pragma unroll
             for (int fm = 0; fm < FRAG_M; ++fm)
-                gg::ldmatrix_x4(a_frag[fm], a_box + gg_swizzle128(warp_row + fm * 16 + frag_row,
-                                                                  ks * 2 + frag_chunk));
+                gg::ldmatrix_x4(a_frag[fm], a_box + gg_swizzle128(gg_ldsm_x4_row(warp_row + fm * 16, lane),
+                                                                  gg_ldsm_x4_chunk(ks * 2, lane)));
 #pragma unroll
             for (int j = 0; j < FRAG_N / 2; ++j)
                 gg::ldmatrix_x4_trans(b_frag[j],
-                                      b_box + gg_swizzle128(ks * 16 + frag_row,
-                                                            panel_chunk + j * 2 + frag_chunk));
+                                      b_box + gg_swizzle128(gg_ldsm_x4_row(ks * 16, lane),
+                                                            gg_ldsm_x4_chunk(panel_chunk + j * 2, lane)));
 #pragma unroll
             for (int fm = 0; fm < FRAG_M; ++fm)
 #pragma unroll

@@ -3,14 +3,10 @@
 #include <check.h>
 #include <stdint.h>
 
+#include "gg_banks.h"
 #include "gg_swizzle.h"
 
-enum { ATOM_ROWS = 8, ROW_CHUNKS = 8, BANK_GROUPS = 8 };
-
-/* Which group of four 4-byte banks a 16-byte-aligned access at this offset uses. */
-static uint32_t bank_group(uint32_t offset) {
-    return (offset / GG_SWIZZLE128_CHUNK_BYTES) % BANK_GROUPS;
-}
+enum { ATOM_ROWS = 8, ROW_CHUNKS = 8, BANK_GROUPS = GG_BANK_GROUPS };
 
 /* Every (row, chunk) of one 8 x 8 atom lands on its own 16-byte slot of the atom's 1024
  * bytes, and every slot is used: the swizzle only permutes, it neither loses nor pads. */
@@ -37,7 +33,7 @@ START_TEST(test_column_reads_spread_over_bank_groups) {
         for (uint32_t chunk = 0; chunk < ROW_CHUNKS; ++chunk) {
             int hits[BANK_GROUPS] = {0};
             for (uint32_t r = first_row; r < first_row + ATOM_ROWS; ++r)
-                hits[bank_group(gg_swizzle128(r, chunk))] += 1;
+                hits[gg_bank_group(gg_swizzle128(r, chunk))] += 1;
             for (int g = 0; g < BANK_GROUPS; ++g) ck_assert_int_eq(hits[g], 1);
         }
 }
