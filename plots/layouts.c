@@ -99,9 +99,10 @@ static void ring(int stages, int kblocks) {
  * end). The durations are illustrative, not measured: one slice's MMAs take 1 unit, a copy
  * lands `latency` units after it is issued. */
 static int k1pipe(int slices, double latency) {
-    const GgKernel *k = gg_find_kernel("k1_mmasync_bm128");
-    GgKernelInfo info;
-    if (!k || k->info(&info) != cudaSuccess) return usage("k1_mmasync_bm128 is not registered");
+    GgImpl impl;
+    if (gg_impl_find("k1_mmasync_bm128", &impl) || !impl.kernel) return usage("k1_mmasync_bm128 is not registered");
+    const GgKernel *k = impl.kernel;
+    const GgKernelInfo info = impl.info;
     const int stages = info.stages;
     const double compute = 1.0, barrier = 0.08, issue = 0.15;
     double landed[MAX_SLICES], t = 0.0;
@@ -174,9 +175,10 @@ static int tiles(int tokens, int experts, double skew) {
 /* What the kernel's own info() reports; no GPU needed (registers and static shared memory
  * are the compiler's: diagrams.py reads them from the binary with cuobjdump). */
 static int kernel(const char *name) {
-    const GgKernel *k = gg_find_kernel(name);
-    GgKernelInfo info;
-    if (!k || k->info(&info) != cudaSuccess) return usage("kernel NAME: not a registered kernel");
+    GgImpl impl;
+    if (gg_impl_find(name, &impl) || !impl.kernel) return usage("kernel NAME: not a registered kernel");
+    const GgKernel *k = impl.kernel;
+    const GgKernelInfo info = impl.info;
     puts("kernel,stage,threads,dynamic_smem,cluster,block_m,block_n,block_k,stages");
     printf("%s,%s,%d,%zu,%d,%d,%d,%d,%d\n", k->name, k->stage, info.threads, info.dynamic_smem, info.cluster,
            info.block_m, info.block_n, info.block_k, info.stages);

@@ -57,6 +57,11 @@ def find_cuobjdump(given):
         return given if os.access(given, os.X_OK) else None
     if shutil.which("cuobjdump"):
         return shutil.which("cuobjdump")
+    # the README's install line: the pip wheels in the project's .venv
+    for path in sorted(glob.glob(os.path.join(ROOT, ".venv", "lib", "python3*", "site-packages", "nvidia", "cu*",
+                                              "bin", "cuobjdump"))):
+        if os.access(path, os.X_OK):
+            return path
     try:
         import nvidia  # the pip wheel nvidia-cuda-cuobjdump
         for base in nvidia.__path__:
@@ -83,7 +88,9 @@ def by_arch(text):
 
 
 def cuobjdump(tool, what, lib):
-    text = subprocess.run([tool, what, lib], check=True, stdout=subprocess.PIPE,
+    # cuobjdump runs nvdisasm from PATH: the directory holding cuobjdump goes first
+    env = dict(os.environ, PATH=os.path.dirname(tool) + os.pathsep + os.environ.get("PATH", ""))
+    text = subprocess.run([tool, what, lib], check=True, stdout=subprocess.PIPE, env=env,
                           universal_newlines=True).stdout
     return by_arch(text)
 
@@ -335,8 +342,12 @@ def main():
     a = ap.parse_args()
 
     tool = find_cuobjdump(a.cuobjdump)
-    if not tool:
-        print("skip: no cuobjdump (pip install nvidia-cuda-cuobjdump, or a CUDA toolkit on PATH)")
+    if not tool or not (os.access(os.path.join(os.path.dirname(tool), "nvdisasm"), os.X_OK) or shutil.which("nvdisasm")):
+        what = "no nvdisasm next to cuobjdump or on PATH" if tool else "no cuobjdump"
+        if a.check and os.environ.get("CI") == "true":
+            print(f"FAIL: {what} (CI must run the SASS tests: see the README's install line)")
+            return 1
+        print(f"skip: {what} (the README's install line puts nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm in .venv)")
         return 77
     gpu = read_gpu_listing(a.kernels_csv)
     nvcc = nvcc_version(a.build)
