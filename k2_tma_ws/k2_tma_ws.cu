@@ -36,6 +36,7 @@
 
 #include "gg_check.h"
 #include "gg_kernel.h"
+#include "gg_launch.h"
 #include "gg_mma_sync_store.cuh"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
@@ -199,12 +200,7 @@ cudaError_t k2_launch(const GgLaunch *p) {
     if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     const size_t smem = Ring<BLOCK_M, STAGES>::SMEM_BYTES;
-    static bool opted_in = false;  // per configuration: the attribute is the function's, not the launch's
-    if (!opted_in) {
-        CUDA_TRY(cudaFuncSetAttribute(k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        opted_in = true;
-    }
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>, smem));
     k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS><<<p->num_tiles, THREADS, smem, p->stream>>>(
         tmap_a, tmap_b, p->c, p->tiles, p->k, p->n);
     CUDA_LAUNCH_CHECK();

@@ -28,6 +28,7 @@
 #include "gg_check.h"
 #include "gg_desc_sm100.h"
 #include "gg_kernel.h"
+#include "gg_launch.h"
 #include "gg_schedule.cuh"
 #include "gg_tma.h"
 #include "k3_tcgen05.h"
@@ -346,28 +347,15 @@ extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
-    // Once per process: opt in to the shared memory and count the pairs that fit at once.
-    static int resident = 0;
-    if (resident == 0) {
-        CUDA_TRY(cudaFuncSetAttribute(k3_tcgen05_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      SMEM_BYTES));
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(CLUSTER);  // cluster shape from __cluster_dims__
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = SMEM_BYTES;
-        CUDA_TRY(cudaOccupancyMaxActiveClusters(&resident, k3_tcgen05_kernel, &cfg));
-        if (resident < 1) {
-            fprintf(stderr, "k3_tcgen05: not one CTA pair fits on this GPU\n");
-            return cudaErrorInvalidConfiguration;
-        }
-    }
-    // Persistent grid: one pair per resident slot, but no more pairs than tiles can exist
-    // (the count is only known on the device): sum_e ceil(m_e / 256) <= tokens / 256 + experts.
-    const long row_tiles = p->tokens / PAIR_M + p->experts;
-    const long col_tiles = (p->n + BLOCK_N - 1) / BLOCK_N;
-    const long bound = (row_tiles < p->tokens ? row_tiles : p->tokens) * col_tiles;
-    const int clusters = (int)(bound < resident ? bound : resident);
-    k3_tcgen05_kernel<<<CLUSTER * clusters, THREADS, SMEM_BYTES, p->stream>>>(
+    // Persistent grid: one pair per pair of SMs that is resident at once, no more than tiles.
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)k3_tcgen05_kernel, SMEM_BYTES));
+    cudaLaunchConfig_t cfg = {};  // the cluster shape comes from __cluster_dims__
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = SMEM_BYTES;
+    int ctas;
+    CUDA_TRY(gg_launch_persistent_ctas(p, (const void *)k3_tcgen05_kernel, &cfg, CLUSTER, PAIR_M,
+                                       BLOCK_N, &ctas));
+    k3_tcgen05_kernel<<<ctas, THREADS, SMEM_BYTES, p->stream>>>(
         tmap_a, tmap_b, p->c, p->row_offsets, p->experts, p->tokens, p->k, p->n);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;

@@ -52,6 +52,7 @@
 #include "gg_check.h"
 #include "gg_desc_sm90.h"
 #include "gg_kernel.h"
+#include "gg_launch.h"
 #include "gg_schedule.cuh"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
@@ -350,13 +351,9 @@ cudaError_t k3_launch(const GgLaunch *p) {
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     constexpr int CLUSTER = cluster_size(PAIR);
-    auto kernel = k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
+    const void *kernel = (const void *)k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
-    static bool opted_in = false;  // per configuration: the attribute is the function's, not the launch's
-    if (!opted_in) {
-        CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        opted_in = true;
-    }
+    CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchAttribute cluster_dim = {};
     cluster_dim.id = cudaLaunchAttributeClusterDimension;
     cluster_dim.val.clusterDim = {CLUSTER, 1, 1};
@@ -367,38 +364,10 @@ cudaError_t k3_launch(const GgLaunch *p) {
     cfg.attrs = &cluster_dim;
     cfg.numAttrs = CLUSTER > 1 ? 1 : 0;
     int grid = p->num_tiles;
-    if (PERSISTENT) {
-        int sms = p->num_sms;
-        if (sms <= 0) {
-            int dev;
-            CUDA_TRY(cudaGetDevice(&dev));
-            CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        }
-        // One CTA per SM; a pair needs two SMs of one GPC, so ask how many pairs fit at
-        // once (once per process): a persistent grid must never wait for a free slot.
-        int slots = sms / CLUSTER;
-        if constexpr (CLUSTER > 1) {
-            static int resident = 0;
-            if (resident == 0) {
-                cfg.gridDim = dim3(CLUSTER);
-                CUDA_TRY(cudaOccupancyMaxActiveClusters(&resident, kernel, &cfg));
-                if (resident < 1) {
-                    fprintf(stderr, "k3_wgmma: not one %d-CTA cluster fits on this GPU\n", CLUSTER);
-                    return cudaErrorInvalidConfiguration;
-                }
-            }
-            if (resident < slots) slots = resident;
-        }
-        // The tile count is only known on the device; bound it from host-known sizes:
-        // sum_e ceil(m_e / 128) <= min(tokens, tokens / 128 + experts) row tiles (and no
-        // more pairs than row tiles).
-        long row_tiles = (long)p->tokens / BLOCK_M + p->experts;
-        if (row_tiles > p->tokens) row_tiles = p->tokens;  // every tile has at least one row
-        const long bound = row_tiles * ((p->n + BLOCK_N - 1) / BLOCK_N);
-        grid = CLUSTER * (int)(bound < slots ? bound : slots);
-    }
+    if (PERSISTENT)  // one CTA per SM (one pair per two SMs of a GPC), no more than tiles
+        CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, CLUSTER, BLOCK_M, BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_b, p->c, p->row_offsets, p->tiles,
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>, tmap_a, tmap_b, p->c, p->row_offsets, p->tiles,
                                 p->num_tiles, p->tokens, p->experts, p->k, p->n));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
