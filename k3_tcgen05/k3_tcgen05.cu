@@ -29,6 +29,7 @@
 #include "gg_desc_sm100.h"
 #include "gg_kernel.h"
 #include "gg_launch.h"
+#include "gg_pipeline.h"
 #include "gg_schedule.cuh"
 #include "gg_tma.h"
 #include "k3_tcgen05.h"
@@ -181,18 +182,18 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
 
     if (warp == 0) {
         // ---- TMA producer, both CTAs: this CTA's half of every stage, bytes counted on the
-        // leader's full barrier. it counts k-blocks over all tiles: stage and phase follow.
+        // leader's full barrier. The ring position runs on across tiles.
         if (gg::elect_one_sync()) {
-            uint32_t it = 0;
+            GgPipe ring = {0, 0};
             for (int t = cluster; t < total; t += clusters) {
                 const gg::SchedTile tile = pairs.at(sched, t);
                 // A box wholly past the last row (column) feeds only results that are never
                 // stored; move it back onto the edge so that every box overlaps the tensor.
                 const int a_row = min(tile.row0 + BLOCK_M * (int)rank, tokens - 1);
                 const int b_col = tile.col0 + HALF_N * (int)rank;
-                for (int kb = 0; kb < k_blocks; ++kb, ++it) {
-                    const int stage = it % STAGES;
-                    gg::mbarrier_wait_parity(&ctl.empty[stage], ((it / STAGES) & 1) ^ 1);
+                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&ring, STAGES)) {
+                    const int stage = ring.stage;
+                    gg::mbarrier_wait_parity(&ctl.empty[stage], gg_pipe_empty_parity(ring));
                     if (rank == 0)  // the leader expects both halves: 2 x 32 KiB
                         gg::mbarrier_arrive_expect_tx(&ctl.full[stage], CLUSTER * STAGE_BYTES);
                     const uint32_t full = gg::cluster_smem_addr(&ctl.full[stage], 0);
@@ -206,8 +207,8 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
             }
             // Drain: wait until the MMAs released every stage, so that no commit arrives on
             // this CTA's barriers after it has exited.
-            for (int s = 0; s < STAGES; ++s, ++it)
-                gg::mbarrier_wait_parity(&ctl.empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
+            for (int s = 0; s < STAGES; ++s, gg_pipe_advance(&ring, STAGES))
+                gg::mbarrier_wait_parity(&ctl.empty[ring.stage], gg_pipe_empty_parity(ring));
         }
     } else if (warp == 1 && rank == 0) {
         // ---- MMA issuer, leader only: one thread issues the pair's MMAs and commits. The
@@ -215,16 +216,16 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
         if (gg::elect_one_sync()) {
             // M = 256 (the pair), N = 256, A K-major, B N-major: 0x10410490
             const uint32_t idesc = gg_sm100_idesc_bf16(PAIR_M, BLOCK_N, 0, 1);
-            uint32_t it = 0, tl = 0;  // k-blocks and tiles issued so far
-            for (int t = cluster; t < total; t += clusters, ++tl) {
-                const int buf = tl % ACC_BUFS;
+            GgPipe ring = {0, 0}, acc = {0, 0};  // smem stages; TMEM accumulators (a ring of 2)
+            for (int t = cluster; t < total; t += clusters, gg_pipe_advance(&acc, ACC_BUFS)) {
+                const int buf = acc.stage;
                 // Both CTAs' epilogues have read this buffer's previous tile.
-                gg::mbarrier_wait_parity(&ctl.tmem_empty[buf], ((tl / ACC_BUFS) & 1) ^ 1);
+                gg::mbarrier_wait_parity(&ctl.tmem_empty[buf], gg_pipe_empty_parity(acc));
                 gg::tcgen05_fence_after_thread_sync();
                 const uint32_t d_tmem = tmem_base + buf * BLOCK_N;  // lane 0, column buf * 256
-                for (int kb = 0; kb < k_blocks; ++kb, ++it) {
-                    const int stage = it % STAGES;
-                    gg::mbarrier_wait_parity(&ctl.full[stage], (it / STAGES) & 1);
+                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&ring, STAGES)) {
+                    const int stage = ring.stage;
+                    gg::mbarrier_wait_parity(&ctl.full[stage], gg_pipe_full_parity(ring));
                     gg::tcgen05_fence_after_thread_sync();
                     const uint32_t a_addr = gg::smem_u32(a_tile(stage));
                     const uint32_t b_addr = gg::smem_u32(b_tile(stage));
@@ -241,19 +242,19 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
                 gg::tcgen05_commit_pair_multicast(&ctl.tmem_full[buf], 0x3);  // tile done, both CTAs
             }
             // Drain: every epilogue arrival from the peer has landed before we exit.
-            for (int b = 0; b < ACC_BUFS; ++b, ++tl)
-                gg::mbarrier_wait_parity(&ctl.tmem_empty[tl % ACC_BUFS], ((tl / ACC_BUFS) & 1) ^ 1);
+            for (int b = 0; b < ACC_BUFS; ++b, gg_pipe_advance(&acc, ACC_BUFS))
+                gg::mbarrier_wait_parity(&ctl.tmem_empty[acc.stage], gg_pipe_empty_parity(acc));
         }
     } else if (warp >= 2) {
         // ---- Epilogue, both CTAs: TMEM -> registers -> bf16 -> global, rows masked.
         const int quarter = warp % 4;                 // the TMEM lane quarter this warp may read
         const int row = 32 * quarter + lane;          // this thread's row within the CTA's 128
         const uint32_t lane_base = tmem_base + ((uint32_t)(32 * quarter) << 16);
-        uint32_t tl = 0;
-        for (int t = cluster; t < total; t += clusters, ++tl) {
+        GgPipe acc = {0, 0};  // the TMEM accumulator ring, in step with the MMA thread's
+        for (int t = cluster; t < total; t += clusters, gg_pipe_advance(&acc, ACC_BUFS)) {
             const gg::SchedTile tile = pairs.at(sched, t);
-            const int buf = tl % ACC_BUFS;
-            gg::mbarrier_wait_parity(&ctl.tmem_full[buf], (tl / ACC_BUFS) & 1);
+            const int buf = acc.stage;
+            gg::mbarrier_wait_parity(&ctl.tmem_full[buf], gg_pipe_full_parity(acc));
             gg::tcgen05_fence_after_thread_sync();
             const int cta_rows = tile.rows - BLOCK_M * (int)rank;  // valid rows here, may be <= 0
             if (32 * quarter < cta_rows) {  // warp-uniform: tcgen05.ld is warp-wide

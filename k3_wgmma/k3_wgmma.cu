@@ -26,9 +26,9 @@
 //              Static: 2 STAGES mbarriers + the schedule (~2.1 KiB).
 // Pipeline     full[s] (count 1: the producer's arrive.expect_tx, completed by TMA bytes),
 //              empty[s] (count 8 x CLUSTER: lane 0 of every consumer warp of every CTA that
-//              reads what this CTA's producer writes). (stage, phase) runs on across tiles in
-//              all roles: consumers wait full with `phase`, the producer waits empty with
-//              `phase ^ 1` (the first pass finds every stage free). A consumer keeps one wgmma
+//              reads what this CTA's producer writes). The ring position (GgPipe: stage,
+//              phase) runs on across tiles in all roles: consumers wait full with `phase`, the
+//              producer waits empty with `phase ^ 1` (the first pass finds every stage free). A consumer keeps one wgmma
 //              group in flight and releases a stage when its group retires. A consumer with
 //              no rows still waits full and arrives empty for every stage.
 // Pairs        Both CTAs of a cluster walk the same entries (gg_schedule.cuh). _mc: row tiles
@@ -53,6 +53,7 @@
 #include "gg_desc_sm90.h"
 #include "gg_kernel.h"
 #include "gg_launch.h"
+#include "gg_pipeline.h"
 #include "gg_schedule.cuh"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
@@ -125,18 +126,17 @@ __device__ __forceinline__ gg::SchedTile tile_at(const gg::TileSchedule<MAX_EXPE
     }
 }
 
-// A consumer warpgroup's walk over the ring. stage and phase run on across tiles.
+// A consumer warpgroup's walk over the ring. The ring position runs on across tiles.
 template <int STAGES, int STAGE_BYTES, bool PAIRED>
 struct ConsumerRing {
     uint64_t *full, *empty;
     uint32_t base;  // shared address of stage 0
     uint32_t peer;  // the other CTA of the cluster
     bool leader;    // lane 0: arrives for its warp
-    int stage = 0;
-    uint32_t phase = 0;
+    GgPipe pipe = {0, 0};
 
-    __device__ __forceinline__ void next() {
-        if (++stage == STAGES) stage = 0, phase ^= 1;
+    __device__ __forceinline__ void wait_full() const {
+        gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
     }
     // Stage s may be overwritten. In a CTA pair both producers write into it (multicast), so
     // both CTAs' empty barriers hear about it.
@@ -148,9 +148,9 @@ struct ConsumerRing {
     // No rows for this consumer: follow the ring without reading it.
     __device__ __forceinline__ void skip_tile(int k_blocks) {
         for (int kb = 0; kb < k_blocks; ++kb) {
-            gg::mbarrier_wait_parity(&full[stage], phase);
-            release(stage);
-            next();
+            wait_full();
+            release(pipe.stage);
+            gg_pipe_advance(&pipe, STAGES);
         }
     }
     // One tile: N columns into acc[0 .. N/2 - 1], A from a_off and B from b_off (a panel
@@ -160,9 +160,9 @@ struct ConsumerRing {
                                              int k_blocks) {
         int prev_stage = 0;
         for (int kb = 0; kb < k_blocks; ++kb) {
-            gg::mbarrier_wait_parity(&full[stage], phase);
-            const uint32_t a_addr = base + stage * STAGE_BYTES + a_off;
-            const uint32_t b_addr = base + stage * STAGE_BYTES + A_BYTES + b_off;
+            wait_full();
+            const uint32_t a_addr = base + pipe.stage * STAGE_BYTES + a_off;
+            const uint32_t b_addr = base + pipe.stage * STAGE_BYTES + A_BYTES + b_off;
             const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(a_addr);
             const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(b_addr, PANEL_BYTES);
             gg::wgmma_fence();
@@ -175,8 +175,8 @@ struct ConsumerRing {
             gg::wgmma_commit_group();
             gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
             if (kb > 0) release(prev_stage);
-            prev_stage = stage;
-            next();
+            prev_stage = pipe.stage;
+            gg_pipe_advance(&pipe, STAGES);
         }
         gg::wgmma_wait_group<0>();
         release(prev_stage);
@@ -228,8 +228,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         // ---------------- producer: one thread issues every TMA load ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
-            int stage = 0;
-            uint32_t phase = 0;
+            GgPipe pipe = {0, 0};
             for (int t = cluster; t < num_tiles; t += clusters) {
                 const gg::SchedTile tile = tile_at<PERSISTENT>(sched, tiles, t, rank);
                 // A boxes wholly past `tokens` and B panels wholly past n are not loaded: their
@@ -244,8 +243,9 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
                 // Everything lands here: what we issue, and the peer's multicast boxes.
                 const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
-                for (int kb = 0; kb < k_blocks; ++kb) {
-                    gg::mbarrier_wait_parity(&empty[stage], phase ^ 1);
+                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+                    const int stage = pipe.stage;
+                    gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
                     uint8_t *a_box = smem + stage * R::STAGE_BYTES;
                     uint8_t *b_box = a_box + A_BYTES;
                     gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
@@ -271,7 +271,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                             gg::tma_load_3d_multicast(box, &tmap_b, x, kb * BLOCK_K, tile.expert,
                                                       &full[stage], 0x3);
                     }
-                    if (++stage == STAGES) stage = 0, phase ^= 1;
                 }
             }
         }
