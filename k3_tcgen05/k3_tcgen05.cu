@@ -72,7 +72,6 @@ static_assert(TMEM_COLS <= 512, "two accumulators must fit the 512 TMEM columns"
 static_assert(BLOCK_N % 16 == 0 && BLOCK_N <= 256, "M = 256 (cta_group::2) needs N % 16, N <= 256");
 static_assert(HALF_N == 2 * PANEL_N, "each CTA loads its half of B as two 64-column panels");
 static_assert(A_BYTES % 1024 == 0 && PANEL_BYTES % 1024 == 0, "128B swizzle needs 1024-byte tiles");
-static_assert(MAX_EXPERTS % 32 == 0, "the pair-tile scan gives each lane MAX_EXPERTS / 32 experts");
 
 // Barriers and the TMEM address. Same offsets in both CTAs: commit and TMA address the
 // peer's copy by the local offset.
@@ -84,65 +83,11 @@ struct Control {
     uint32_t tmem_base;               // written by tcgen05.alloc
 };
 
-// Pair tiles. gg::TileSchedule cuts experts into 128-row tiles; a pair computes 256 rows as
-// one tile, so we take its clamped row offsets (row_start, expert_rows) and count 256-row
-// tiles ourselves, in the same expert-major order (row tiles of one column block adjacent).
-struct PairSchedule {
-    int start[MAX_EXPERTS + 1];  // exclusive prefix sum of pair tiles per expert
-
-    __device__ static int row_tiles(int m) { return (m + PAIR_M - 1) / PAIR_M; }
-
-    // Warp 0 only, after s.build(); the caller syncs the block afterwards.
-    __device__ void build(const gg::TileSchedule<MAX_EXPERTS> &s, int n, int lane) {
-        constexpr int PER_LANE = MAX_EXPERTS / 32;
-        const int nb = (n + BLOCK_N - 1) / BLOCK_N;
-        const int first = lane * PER_LANE, last = min(first + PER_LANE, s.experts);
-        int count = 0;
-        for (int e = first; e < last; ++e) count += row_tiles(s.expert_rows(e)) * nb;
-        int inclusive = count;  // becomes the sum over lanes 0..lane
-        for (int d = 1; d < 32; d <<= 1) {
-            const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
-            if (lane >= d) inclusive += v;
-        }
-        int next = inclusive - count;
-        for (int e = first; e < last; ++e) {
-            start[e] = next;
-            next += row_tiles(s.expert_rows(e)) * nb;
-        }
-        if (lane == 31) start[s.experts] = inclusive;
-    }
-
-    __device__ int total(const gg::TileSchedule<MAX_EXPERTS> &s) const { return start[s.experts]; }
-
-    // Pair tile `index` (0 <= index < total): rows = valid rows 1..256, height = 256 always
-    // (no adaptive BM for pairs).
-    __device__ gg::SchedTile at(const gg::TileSchedule<MAX_EXPERTS> &s, int index) const {
-        int lo = 0, hi = s.experts;  // start[lo] <= index < start[hi]
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) >> 1;
-            if (start[mid] <= index) lo = mid;
-            else hi = mid;
-        }
-        // lo is the largest expert with start[lo] <= index, so it owns >= 1 tile: m >= 1.
-        const int m = s.expert_rows(lo);
-        const int local = index - start[lo], mt_count = row_tiles(m);
-        const int mt = local % mt_count, nb = local / mt_count;
-        gg::SchedTile t;
-        t.expert = lo;
-        t.row0 = s.row_start[lo] + PAIR_M * mt;
-        t.rows = min(PAIR_M, m - PAIR_M * mt);
-        t.height = PAIR_M;
-        t.col0 = nb * BLOCK_N;
-        return t;
-    }
-};
-
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
 k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
                   const __grid_constant__ CUtensorMap tmap_b, uint16_t *__restrict__ C,
                   const int *__restrict__ row_offsets, int experts, int tokens, int k, int n) {
-    __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
-    __shared__ PairSchedule pairs;
+    __shared__ gg::TileSchedule<MAX_EXPERTS, PAIR_M> sched;  // pair tiles: 256 rows, not adaptive
     __shared__ Control ctl;
     extern __shared__ uint8_t smem_raw[];
     // Swizzled TMA tiles and descriptors assume 1024-byte-aligned tiles (absolute address).
@@ -156,7 +101,6 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
     const int k_blocks = k / BLOCK_K;
 
     sched.build(row_offsets, experts, tokens, n, BLOCK_N, false);  // all threads; ends in a sync
-    if (warp == 0) pairs.build(sched, n, lane);  // read after the cluster barrier below
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             gg::mbarrier_init(&ctl.full[s], 1);   // the leader's expect_tx arrive; bytes from both
@@ -178,7 +122,7 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
     gg::cluster_sync();
     gg::tcgen05_fence_after_thread_sync();
     const uint32_t tmem_base = ctl.tmem_base;
-    const int total = pairs.total(sched);
+    const int total = sched.total();
 
     if (warp == 0) {
         // ---- TMA producer, both CTAs: this CTA's half of every stage, bytes counted on the
@@ -186,7 +130,7 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
         if (gg::elect_one_sync()) {
             GgPipe ring = {0, 0};
             for (int t = cluster; t < total; t += clusters) {
-                const gg::SchedTile tile = pairs.at(sched, t);
+                const gg::SchedTile tile = sched.at(t);
                 // A box wholly past the last row (column) feeds only results that are never
                 // stored; move it back onto the edge so that every box overlaps the tensor.
                 const int a_row = min(tile.row0 + BLOCK_M * (int)rank, tokens - 1);
@@ -252,7 +196,7 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
         const uint32_t lane_base = tmem_base + ((uint32_t)(32 * quarter) << 16);
         GgPipe acc = {0, 0};  // the TMEM accumulator ring, in step with the MMA thread's
         for (int t = cluster; t < total; t += clusters, gg_pipe_advance(&acc, ACC_BUFS)) {
-            const gg::SchedTile tile = pairs.at(sched, t);
+            const gg::SchedTile tile = sched.at(t);
             const int buf = acc.stage;
             gg::mbarrier_wait_parity(&ctl.tmem_full[buf], gg_pipe_full_parity(acc));
             gg::tcgen05_fence_after_thread_sync();

@@ -90,8 +90,8 @@ static_assert(CONSUMER_REGS * 2 * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 655
 // k3_wgmma). fixed128: there is none, every tile is 128 rows.
 enum class Rows { fixed128, solo64, split64 };
 // CTAs per cluster: a pairing (gg_schedule.cuh) puts the two tiles of an entry on two CTAs.
-__host__ __device__ constexpr int cluster_size(gg::Pairing pair) {
-    return pair == gg::Pairing::none ? 1 : 2;
+__host__ __device__ constexpr int cluster_size(GgPairing pair) {
+    return pair == GG_PAIR_NONE ? 1 : 2;
 }
 
 template <int BLOCK_N>
@@ -185,7 +185,7 @@ struct ConsumerRing {
     }
 };
 
-template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, GgPairing PAIR>
 __global__ void __launch_bounds__(THREADS, 1)
 k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           uint16_t *__restrict__ C, const int *__restrict__ row_offsets,
@@ -255,7 +255,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     for (int h = 0; h < a_loads; ++h) {
                         uint8_t *box = a_box + h * HALF_A_BYTES;
                         const int y = tile.row0 + h * WG_ROWS;
-                        if constexpr (PAIR != gg::Pairing::cols)
+                        if constexpr (PAIR != GG_PAIR_COLS)
                             gg::tma_load_2d(box, &tmap_a, kb * BLOCK_K, y, &full[stage]);
                         else if (h % 2 == rank)
                             gg::tma_load_2d_multicast(box, &tmap_a, kb * BLOCK_K, y, &full[stage],
@@ -264,7 +264,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     for (int p = 0; p < b_loads; ++p) {
                         uint8_t *box = b_box + p * PANEL_BYTES;
                         const int x = tile.col0 + p * PANEL_N;
-                        if constexpr (PAIR != gg::Pairing::rows)
+                        if constexpr (PAIR != GG_PAIR_ROWS)
                             gg::tma_load_3d(box, &tmap_b, x, kb * BLOCK_K, tile.expert,
                                             &full[stage]);
                         else if (p % 2 == rank)
@@ -325,7 +325,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     }
 }
 
-template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, GgPairing PAIR>
 cudaError_t k3_info(GgKernelInfo *info) {
     info->kernel = (const void *)k3_kernel<BLOCK_N, PERSISTENT, ROWS, PAIR>;
     info->threads = THREADS;
@@ -339,7 +339,7 @@ cudaError_t k3_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-template <int BLOCK_N, bool PERSISTENT, Rows ROWS, gg::Pairing PAIR>
+template <int BLOCK_N, bool PERSISTENT, Rows ROWS, GgPairing PAIR>
 cudaError_t k3_launch(const GgLaunch *p) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!PERSISTENT && p->num_tiles <= 0) return cudaSuccess;
@@ -394,18 +394,18 @@ extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
 // One registered configuration: NAME_info / NAME_launch for one template instance.
 #define K3_CONFIG(NAME, BLOCK_N, PERSISTENT, ROWS, PAIR)                                      \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                  \
-        return k3_info<BLOCK_N, PERSISTENT, Rows::ROWS, gg::Pairing::PAIR>(info);             \
+        return k3_info<BLOCK_N, PERSISTENT, Rows::ROWS, PAIR>(info);             \
     }                                                                                         \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                 \
-        return k3_launch<BLOCK_N, PERSISTENT, Rows::ROWS, gg::Pairing::PAIR>(p);              \
+        return k3_launch<BLOCK_N, PERSISTENT, Rows::ROWS, PAIR>(p);              \
     }
 
-K3_CONFIG(k3_wgmma_tile, 192, false, fixed128, none)    // one CTA per host-list tile, BM = 128
-K3_CONFIG(k3_wgmma_persist, 192, true, fixed128, none)  // persistent, fixed BM = 128
-K3_CONFIG(k3_wgmma_solo64, 192, true, solo64, none)     // + adaptive BM, 64-row tile on consumer 0
-K3_CONFIG(k3_wgmma, 192, true, split64, none)           // + 64-row tile split by columns: main
-K3_CONFIG(k3_wgmma_n128, 128, true, split64, none)      // main config, 128-wide column blocks
-K3_CONFIG(k3_wgmma_n256, 256, true, split64, none)      // main config, 256-wide column blocks
-K3_CONFIG(k3_wgmma_mc, 192, true, split64, rows)        // main + row-tile pairs multicasting B
-K3_CONFIG(k3_wgmma_mc_n256, 256, true, split64, rows)   // _n256 + row-tile pairs multicasting B
-K3_CONFIG(k3_wgmma_mca, 192, true, split64, cols)       // main + column-block pairs multicasting A
+K3_CONFIG(k3_wgmma_tile, 192, false, fixed128, GG_PAIR_NONE)    // one CTA per host-list tile, BM = 128
+K3_CONFIG(k3_wgmma_persist, 192, true, fixed128, GG_PAIR_NONE)  // persistent, fixed BM = 128
+K3_CONFIG(k3_wgmma_solo64, 192, true, solo64, GG_PAIR_NONE)     // + adaptive BM, 64-row tile on consumer 0
+K3_CONFIG(k3_wgmma, 192, true, split64, GG_PAIR_NONE)           // + 64-row tile split by columns: main
+K3_CONFIG(k3_wgmma_n128, 128, true, split64, GG_PAIR_NONE)      // main config, 128-wide column blocks
+K3_CONFIG(k3_wgmma_n256, 256, true, split64, GG_PAIR_NONE)      // main config, 256-wide column blocks
+K3_CONFIG(k3_wgmma_mc, 192, true, split64, GG_PAIR_ROWS)        // main + row-tile pairs multicasting B
+K3_CONFIG(k3_wgmma_mc_n256, 256, true, split64, GG_PAIR_ROWS)   // _n256 + row-tile pairs multicasting B
+K3_CONFIG(k3_wgmma_mca, 192, true, split64, GG_PAIR_COLS)       // main + column-block pairs multicasting A
