@@ -373,5 +373,9 @@ extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
     return 1;
 }
 
-extern "C" cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_info<Lesson>(info); }
-extern "C" cudaError_t k3_wgmma_launch(const GgLaunch *p) { return k3_launch<Lesson>(p); }
+// One registered configuration: NAME_info / NAME_launch for the kernel instance of CFG.
+#define K3_CONFIG(NAME, CFG)                                                                   \
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return k3_info<CFG>(info); }     \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return k3_launch<CFG>(p); }
+
+K3_CONFIG(k3_wgmma, Lesson)

@@ -129,16 +129,11 @@ struct Mca : Lesson {
 
 }  // namespace
 
-// One registered configuration: NAME_info / NAME_launch for one instance of the lesson kernel.
-#define K3_ABLATION(NAME, CFG)                                                                    \
-    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return k3_info<CFG>(info); }        \
-    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return k3_launch<CFG>(p); }
-
-K3_ABLATION(k3_wgmma_tile, Tile)
-K3_ABLATION(k3_wgmma_persist, Persist)
-K3_ABLATION(k3_wgmma_solo64, Solo)
-K3_ABLATION(k3_wgmma_n128, N128)
-K3_ABLATION(k3_wgmma_n256, N256)
-K3_ABLATION(k3_wgmma_mc, Mc)
-K3_ABLATION(k3_wgmma_mc_n256, McN256)
-K3_ABLATION(k3_wgmma_mca, Mca)
+K3_CONFIG(k3_wgmma_tile, Tile)
+K3_CONFIG(k3_wgmma_persist, Persist)
+K3_CONFIG(k3_wgmma_solo64, Solo)
+K3_CONFIG(k3_wgmma_n128, N128)
+K3_CONFIG(k3_wgmma_n256, N256)
+K3_CONFIG(k3_wgmma_mc, Mc)
+K3_CONFIG(k3_wgmma_mc_n256, McN256)
+K3_CONFIG(k3_wgmma_mca, Mca)
