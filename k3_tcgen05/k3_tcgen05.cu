@@ -1,4 +1,5 @@
-// k3_tcgen05 — stage 3 for Blackwell: tcgen05.mma into Tensor Memory, CTA pairs (sm_100a).
+// k3_tcgen05 — stage 3 for Blackwell: tcgen05.mma into Tensor Memory, CTA pairs (sm_100a,
+// sm_103a).
 //
 // What changed since k2_tma_ws: no warp holds an accumulator any more. One thread of the
 // leader CTA issues tcgen05.mma for a whole CTA pair (M = 256) reading A and B straight from
@@ -20,7 +21,8 @@
 // Preconditions  k % 64 == 0, n % 8 == 0 (16-byte rows for TMA), 1 <= experts <= 256.
 //             Rows past an expert's end and columns past n are computed from whatever TMA
 //             loaded (zeros or the next expert's rows) and never stored.
-// Status      compiled and SASS-checked for sm_100a; NOT yet run on Blackwell hardware.
+// Status      compiled and SASS-checked for sm_100a and sm_103a; NOT yet run on Blackwell
+//             hardware.
 // Run it      build/bin/ggemm run --kernel k3_tcgen05
 #include <stdint.h>
 #include <stdio.h>
@@ -278,12 +280,13 @@ extern "C" cudaError_t k3_tcgen05_info(GgKernelInfo *info) {
 }
 
 extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
-    // sm_100a code runs on compute capability 10.0 only: refuse anything else, launch nothing.
+    // The library has sm_100a and sm_103a code, each for its compute capability only (10.0,
+    // 10.3): refuse anything else, launch nothing.
     int dev = 0, major = 0, minor = 0;
     CUDA_TRY(cudaGetDevice(&dev));
     CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    if (major != 10 || minor != 0) return cudaErrorNoKernelImageForDevice;
+    if (major != 10 || (minor != 0 && minor != 3)) return cudaErrorNoKernelImageForDevice;
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_tcgen05")) return cudaErrorInvalidValue;
 
