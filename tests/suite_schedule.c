@@ -179,7 +179,8 @@ START_TEST(test_order) {
         long prev = -1;
         for (int t = 0; t < total(&s); ++t) {
             const GgSchedTile g = at(&s, t, 0);
-            const long key = ((long)g.expert * 4096 + g.col0 / 192) * 4096 + (g.row0 - offsets[g.expert]) / 128;
+            const long row_tile = (g.row0 - offsets[g.expert]) / 128;
+            const long key = ((long)g.expert * 4096 + g.col0 / 192) * 4096 + row_tile;
             ck_assert_int_gt(key, prev);
             prev = key;
         }
