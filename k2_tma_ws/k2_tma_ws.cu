@@ -15,13 +15,13 @@
 //              (BM 64). Total = 1 KiB alignment slack + STAGES stages + 2 STAGES mbarriers:
 //              s2 66,592 B, s3 99,376 B, bm64 (4 stages) 99,392 B.
 // Occupancy    s2, s3 and bm64 ask for 2 blocks per SM (__launch_bounds__ min blocks), which
-//              caps registers at 112 per thread (ptxas: 96 for BM 128, 88 for BM 64);
+//              caps registers at 112 per thread (ptxas -v reports what each one uses);
 //              s3_1blk leaves registers uncapped, as the worklog's S=3 did: one block per SM.
 // Pipeline     full[s] (count 1: the producer's arrive.expect_tx; the TMA bytes complete
-//              it) and empty[s] (count 8: lane 0 of every consumer warp). Slice kt uses
-//              stage kt % STAGES in round kt / STAGES; round r waits parity r & 1 on full,
-//              and the producer waits parity (r - 1) & 1 on empty before refilling (round
-//              0 finds every stage free and does not wait).
+//              it) and empty[s] (count 8: lane 0 of every consumer warp). Each role keeps a
+//              ring position (stage, phase) and advances it once per slice (GgPipe,
+//              common/gg_pipeline.h): consumers wait full with `phase`, the producer waits
+//              empty with `phase ^ 1`, which the first pass over the ring finds complete.
 // Tensor maps  A: 2D {k, tokens}, box {64, BLOCK_M}. B: 3D {n, k, experts}, box {64, 64, 1},
 //              one box per 64-column panel (a panel wholly past n is skipped and left out
 //              of the stage's byte count). Built on the host per launch (gg_tmap_a, gg_tmap_b)
@@ -37,7 +37,9 @@
 #include "gg_check.h"
 #include "gg_fragments.h"
 #include "gg_kernel.h"
+#include "gg_launch.h"
 #include "gg_mma_sync_store.cuh"
+#include "gg_pipeline.h"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
 #include "k2_tma_ws.h"
@@ -113,9 +115,10 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         // only column j of B), and the stage's byte count leaves them out.
         const int panels = min(PANELS, (n - tile.col0 + PANEL_N - 1) / PANEL_N);
         const uint32_t stage_tx = R::A_BYTES + panels * PANEL_BYTES;
-        for (int kt = 0; kt < k_slices; ++kt) {
-            const int stage = kt % STAGES, round = kt / STAGES;
-            if (round > 0) gg::mbarrier_wait_parity(&empty[stage], (round - 1) & 1);
+        GgPipe pipe = {0, 0};
+        for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
+            const int stage = pipe.stage;
+            gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
             uint8_t *a_box = smem + stage * R::STAGE_BYTES;
             gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
             // The A box is BLOCK_M rows from row0, whatever tile.rows is: rows of the next
@@ -140,9 +143,10 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     // spreads them over the 8 bank groups.
 
     float acc[FRAG_M][FRAG_N][4] = {};
-    for (int kt = 0; kt < k_slices; ++kt) {
-        const int stage = kt % STAGES;
-        gg::mbarrier_wait_parity(&full[stage], (kt / STAGES) & 1);
+    GgPipe pipe = {0, 0};
+    for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
+        const int stage = pipe.stage;
+        gg::mbarrier_wait_parity(&full[stage], gg_pipe_full_parity(pipe));
         const uint8_t *a_box = smem + stage * R::STAGE_BYTES;
         const uint8_t *b_box = a_box + R::A_BYTES + panel * PANEL_BYTES;
 #pragma unroll
@@ -197,12 +201,7 @@ cudaError_t k2_launch(const GgLaunch *p) {
     if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     const size_t smem = Ring<BLOCK_M, STAGES>::SMEM_BYTES;
-    static bool opted_in = false;  // per configuration: the attribute is the function's, not the launch's
-    if (!opted_in) {
-        CUDA_TRY(cudaFuncSetAttribute(k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        opted_in = true;
-    }
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>, smem));
     k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS><<<p->num_tiles, THREADS, smem, p->stream>>>(
         tmap_a, tmap_b, p->c, p->tiles, p->k, p->n);
     CUDA_LAUNCH_CHECK();

@@ -1,4 +1,5 @@
-// k3_tcgen05 — stage 3 for Blackwell: tcgen05.mma into Tensor Memory, CTA pairs (sm_100a).
+// k3_tcgen05 — stage 3 for Blackwell: tcgen05.mma into Tensor Memory, CTA pairs (sm_100a,
+// sm_103a).
 //
 // What changed since k2_tma_ws: no warp holds an accumulator any more. One thread of the
 // leader CTA issues tcgen05.mma for a whole CTA pair (M = 256) reading A and B straight from
@@ -20,7 +21,8 @@
 // Preconditions  k % 64 == 0, n % 8 == 0 (16-byte rows for TMA), 1 <= experts <= 256.
 //             Rows past an expert's end and columns past n are computed from whatever TMA
 //             loaded (zeros or the next expert's rows) and never stored.
-// Status      compiled and SASS-checked for sm_100a; NOT yet run on Blackwell hardware.
+// Status      compiled and SASS-checked for sm_100a and sm_103a; NOT yet run on Blackwell
+//             hardware.
 // Run it      build/bin/ggemm run --kernel k3_tcgen05
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,8 @@
 #include "gg_check.h"
 #include "gg_desc_sm100.h"
 #include "gg_kernel.h"
+#include "gg_launch.h"
+#include "gg_pipeline.h"
 #include "gg_schedule.cuh"
 #include "gg_tma.h"
 #include "k3_tcgen05.h"
@@ -70,7 +74,6 @@ static_assert(TMEM_COLS <= 512, "two accumulators must fit the 512 TMEM columns"
 static_assert(BLOCK_N % 16 == 0 && BLOCK_N <= 256, "M = 256 (cta_group::2) needs N % 16, N <= 256");
 static_assert(HALF_N == 2 * PANEL_N, "each CTA loads its half of B as two 64-column panels");
 static_assert(A_BYTES % 1024 == 0 && PANEL_BYTES % 1024 == 0, "128B swizzle needs 1024-byte tiles");
-static_assert(MAX_EXPERTS % 32 == 0, "the pair-tile scan gives each lane MAX_EXPERTS / 32 experts");
 
 // Barriers and the TMEM address. Same offsets in both CTAs: commit and TMA address the
 // peer's copy by the local offset.
@@ -82,65 +85,11 @@ struct Control {
     uint32_t tmem_base;               // written by tcgen05.alloc
 };
 
-// Pair tiles. gg::TileSchedule cuts experts into 128-row tiles; a pair computes 256 rows as
-// one tile, so we take its clamped row offsets (row_start, expert_rows) and count 256-row
-// tiles ourselves, in the same expert-major order (row tiles of one column block adjacent).
-struct PairSchedule {
-    int start[MAX_EXPERTS + 1];  // exclusive prefix sum of pair tiles per expert
-
-    __device__ static int row_tiles(int m) { return (m + PAIR_M - 1) / PAIR_M; }
-
-    // Warp 0 only, after s.build(); the caller syncs the block afterwards.
-    __device__ void build(const gg::TileSchedule<MAX_EXPERTS> &s, int n, int lane) {
-        constexpr int PER_LANE = MAX_EXPERTS / 32;
-        const int nb = (n + BLOCK_N - 1) / BLOCK_N;
-        const int first = lane * PER_LANE, last = min(first + PER_LANE, s.experts);
-        int count = 0;
-        for (int e = first; e < last; ++e) count += row_tiles(s.expert_rows(e)) * nb;
-        int inclusive = count;  // becomes the sum over lanes 0..lane
-        for (int d = 1; d < 32; d <<= 1) {
-            const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
-            if (lane >= d) inclusive += v;
-        }
-        int next = inclusive - count;
-        for (int e = first; e < last; ++e) {
-            start[e] = next;
-            next += row_tiles(s.expert_rows(e)) * nb;
-        }
-        if (lane == 31) start[s.experts] = inclusive;
-    }
-
-    __device__ int total(const gg::TileSchedule<MAX_EXPERTS> &s) const { return start[s.experts]; }
-
-    // Pair tile `index` (0 <= index < total): rows = valid rows 1..256, height = 256 always
-    // (no adaptive BM for pairs).
-    __device__ gg::SchedTile at(const gg::TileSchedule<MAX_EXPERTS> &s, int index) const {
-        int lo = 0, hi = s.experts;  // start[lo] <= index < start[hi]
-        while (hi - lo > 1) {
-            const int mid = (lo + hi) >> 1;
-            if (start[mid] <= index) lo = mid;
-            else hi = mid;
-        }
-        // lo is the largest expert with start[lo] <= index, so it owns >= 1 tile: m >= 1.
-        const int m = s.expert_rows(lo);
-        const int local = index - start[lo], mt_count = row_tiles(m);
-        const int mt = local % mt_count, nb = local / mt_count;
-        gg::SchedTile t;
-        t.expert = lo;
-        t.row0 = s.row_start[lo] + PAIR_M * mt;
-        t.rows = min(PAIR_M, m - PAIR_M * mt);
-        t.height = PAIR_M;
-        t.col0 = nb * BLOCK_N;
-        return t;
-    }
-};
-
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
 k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
                   const __grid_constant__ CUtensorMap tmap_b, uint16_t *__restrict__ C,
                   const int *__restrict__ row_offsets, int experts, int tokens, int k, int n) {
-    __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
-    __shared__ PairSchedule pairs;
+    __shared__ gg::TileSchedule<MAX_EXPERTS, PAIR_M> sched;  // pair tiles: 256 rows, not adaptive
     __shared__ Control ctl;
     extern __shared__ uint8_t smem_raw[];
     // Swizzled TMA tiles and descriptors assume 1024-byte-aligned tiles (absolute address).
@@ -154,7 +103,6 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
     const int k_blocks = k / BLOCK_K;
 
     sched.build(row_offsets, experts, tokens, n, BLOCK_N, false);  // all threads; ends in a sync
-    if (warp == 0) pairs.build(sched, n, lane);  // read after the cluster barrier below
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             gg::mbarrier_init(&ctl.full[s], 1);   // the leader's expect_tx arrive; bytes from both
@@ -176,22 +124,22 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
     gg::cluster_sync();
     gg::tcgen05_fence_after_thread_sync();
     const uint32_t tmem_base = ctl.tmem_base;
-    const int total = pairs.total(sched);
+    const int total = sched.total();
 
     if (warp == 0) {
         // ---- TMA producer, both CTAs: this CTA's half of every stage, bytes counted on the
-        // leader's full barrier. it counts k-blocks over all tiles: stage and phase follow.
+        // leader's full barrier. The ring position runs on across tiles.
         if (gg::elect_one_sync()) {
-            uint32_t it = 0;
+            GgPipe ring = {0, 0};
             for (int t = cluster; t < total; t += clusters) {
-                const gg::SchedTile tile = pairs.at(sched, t);
+                const gg::SchedTile tile = sched.at(t);
                 // A box wholly past the last row (column) feeds only results that are never
                 // stored; move it back onto the edge so that every box overlaps the tensor.
                 const int a_row = min(tile.row0 + BLOCK_M * (int)rank, tokens - 1);
                 const int b_col = tile.col0 + HALF_N * (int)rank;
-                for (int kb = 0; kb < k_blocks; ++kb, ++it) {
-                    const int stage = it % STAGES;
-                    gg::mbarrier_wait_parity(&ctl.empty[stage], ((it / STAGES) & 1) ^ 1);
+                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&ring, STAGES)) {
+                    const int stage = ring.stage;
+                    gg::mbarrier_wait_parity(&ctl.empty[stage], gg_pipe_empty_parity(ring));
                     if (rank == 0)  // the leader expects both halves: 2 x 32 KiB
                         gg::mbarrier_arrive_expect_tx(&ctl.full[stage], CLUSTER * STAGE_BYTES);
                     const uint32_t full = gg::cluster_smem_addr(&ctl.full[stage], 0);
@@ -205,8 +153,8 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
             }
             // Drain: wait until the MMAs released every stage, so that no commit arrives on
             // this CTA's barriers after it has exited.
-            for (int s = 0; s < STAGES; ++s, ++it)
-                gg::mbarrier_wait_parity(&ctl.empty[it % STAGES], ((it / STAGES) & 1) ^ 1);
+            for (int s = 0; s < STAGES; ++s, gg_pipe_advance(&ring, STAGES))
+                gg::mbarrier_wait_parity(&ctl.empty[ring.stage], gg_pipe_empty_parity(ring));
         }
     } else if (warp == 1 && rank == 0) {
         // ---- MMA issuer, leader only: one thread issues the pair's MMAs and commits. The
@@ -214,16 +162,16 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
         if (gg::elect_one_sync()) {
             // M = 256 (the pair), N = 256, A K-major, B N-major: 0x10410490
             const uint32_t idesc = gg_sm100_idesc_bf16(PAIR_M, BLOCK_N, 0, 1);
-            uint32_t it = 0, tl = 0;  // k-blocks and tiles issued so far
-            for (int t = cluster; t < total; t += clusters, ++tl) {
-                const int buf = tl % ACC_BUFS;
+            GgPipe ring = {0, 0}, acc = {0, 0};  // smem stages; TMEM accumulators (a ring of 2)
+            for (int t = cluster; t < total; t += clusters, gg_pipe_advance(&acc, ACC_BUFS)) {
+                const int buf = acc.stage;
                 // Both CTAs' epilogues have read this buffer's previous tile.
-                gg::mbarrier_wait_parity(&ctl.tmem_empty[buf], ((tl / ACC_BUFS) & 1) ^ 1);
+                gg::mbarrier_wait_parity(&ctl.tmem_empty[buf], gg_pipe_empty_parity(acc));
                 gg::tcgen05_fence_after_thread_sync();
                 const uint32_t d_tmem = tmem_base + buf * BLOCK_N;  // lane 0, column buf * 256
-                for (int kb = 0; kb < k_blocks; ++kb, ++it) {
-                    const int stage = it % STAGES;
-                    gg::mbarrier_wait_parity(&ctl.full[stage], (it / STAGES) & 1);
+                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&ring, STAGES)) {
+                    const int stage = ring.stage;
+                    gg::mbarrier_wait_parity(&ctl.full[stage], gg_pipe_full_parity(ring));
                     gg::tcgen05_fence_after_thread_sync();
                     const uint32_t a_addr = gg::smem_u32(a_tile(stage));
                     const uint32_t b_addr = gg::smem_u32(b_tile(stage));
@@ -240,19 +188,19 @@ k3_tcgen05_kernel(const __grid_constant__ CUtensorMap tmap_a,
                 gg::tcgen05_commit_pair_multicast(&ctl.tmem_full[buf], 0x3);  // tile done, both CTAs
             }
             // Drain: every epilogue arrival from the peer has landed before we exit.
-            for (int b = 0; b < ACC_BUFS; ++b, ++tl)
-                gg::mbarrier_wait_parity(&ctl.tmem_empty[tl % ACC_BUFS], ((tl / ACC_BUFS) & 1) ^ 1);
+            for (int b = 0; b < ACC_BUFS; ++b, gg_pipe_advance(&acc, ACC_BUFS))
+                gg::mbarrier_wait_parity(&ctl.tmem_empty[acc.stage], gg_pipe_empty_parity(acc));
         }
     } else if (warp >= 2) {
         // ---- Epilogue, both CTAs: TMEM -> registers -> bf16 -> global, rows masked.
         const int quarter = warp % 4;                 // the TMEM lane quarter this warp may read
         const int row = 32 * quarter + lane;          // this thread's row within the CTA's 128
         const uint32_t lane_base = tmem_base + ((uint32_t)(32 * quarter) << 16);
-        uint32_t tl = 0;
-        for (int t = cluster; t < total; t += clusters, ++tl) {
-            const gg::SchedTile tile = pairs.at(sched, t);
-            const int buf = tl % ACC_BUFS;
-            gg::mbarrier_wait_parity(&ctl.tmem_full[buf], (tl / ACC_BUFS) & 1);
+        GgPipe acc = {0, 0};  // the TMEM accumulator ring, in step with the MMA thread's
+        for (int t = cluster; t < total; t += clusters, gg_pipe_advance(&acc, ACC_BUFS)) {
+            const gg::SchedTile tile = sched.at(t);
+            const int buf = acc.stage;
+            gg::mbarrier_wait_parity(&ctl.tmem_full[buf], gg_pipe_full_parity(acc));
             gg::tcgen05_fence_after_thread_sync();
             const int cta_rows = tile.rows - BLOCK_M * (int)rank;  // valid rows here, may be <= 0
             if (32 * quarter < cta_rows) {  // warp-uniform: tcgen05.ld is warp-wide
@@ -332,12 +280,13 @@ extern "C" cudaError_t k3_tcgen05_info(GgKernelInfo *info) {
 }
 
 extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
-    // sm_100a code runs on compute capability 10.0 only: refuse anything else, launch nothing.
+    // The library has sm_100a and sm_103a code, each for its compute capability only (10.0,
+    // 10.3): refuse anything else, launch nothing.
     int dev = 0, major = 0, minor = 0;
     CUDA_TRY(cudaGetDevice(&dev));
     CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    if (major != 10 || minor != 0) return cudaErrorNoKernelImageForDevice;
+    if (major != 10 || (minor != 0 && minor != 3)) return cudaErrorNoKernelImageForDevice;
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_tcgen05")) return cudaErrorInvalidValue;
 
@@ -346,28 +295,15 @@ extern "C" cudaError_t k3_tcgen05_launch(const GgLaunch *p) {
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
-    // Once per process: opt in to the shared memory and count the pairs that fit at once.
-    static int resident = 0;
-    if (resident == 0) {
-        CUDA_TRY(cudaFuncSetAttribute(k3_tcgen05_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      SMEM_BYTES));
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(CLUSTER);  // cluster shape from __cluster_dims__
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = SMEM_BYTES;
-        CUDA_TRY(cudaOccupancyMaxActiveClusters(&resident, k3_tcgen05_kernel, &cfg));
-        if (resident < 1) {
-            fprintf(stderr, "k3_tcgen05: not one CTA pair fits on this GPU\n");
-            return cudaErrorInvalidConfiguration;
-        }
-    }
-    // Persistent grid: one pair per resident slot, but no more pairs than tiles can exist
-    // (the count is only known on the device): sum_e ceil(m_e / 256) <= tokens / 256 + experts.
-    const long row_tiles = p->tokens / PAIR_M + p->experts;
-    const long col_tiles = (p->n + BLOCK_N - 1) / BLOCK_N;
-    const long bound = (row_tiles < p->tokens ? row_tiles : p->tokens) * col_tiles;
-    const int clusters = (int)(bound < resident ? bound : resident);
-    k3_tcgen05_kernel<<<CLUSTER * clusters, THREADS, SMEM_BYTES, p->stream>>>(
+    // Persistent grid: one pair per pair of SMs that is resident at once, no more than tiles.
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)k3_tcgen05_kernel, SMEM_BYTES));
+    cudaLaunchConfig_t cfg = {};  // the cluster shape comes from __cluster_dims__
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = SMEM_BYTES;
+    int ctas;
+    CUDA_TRY(gg_launch_persistent_ctas(p, (const void *)k3_tcgen05_kernel, &cfg, CLUSTER, PAIR_M,
+                                       BLOCK_N, &ctas));
+    k3_tcgen05_kernel<<<ctas, THREADS, SMEM_BYTES, p->stream>>>(
         tmap_a, tmap_b, p->c, p->row_offsets, p->experts, p->tokens, p->k, p->n);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;

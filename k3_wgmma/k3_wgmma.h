@@ -1,4 +1,5 @@
-/* k3_wgmma: the registered configurations of stage 3 on Hopper (see k3_wgmma.cu). sm_90a only.
+/* k3_wgmma: the registered configurations of stage 3 on Hopper (k3_wgmma.cu: the lesson,
+ * k3_wgmma; k3_wgmma_ablations.cu: the others). sm_90a only.
  * All: 384 threads (producer warpgroup + two consumer warpgroups), BLOCK_K = 64, wgmma from
  * shared-memory descriptors, one CTA per SM. "adaptive" = 128-row tiles plus one 64-row tile
  * for an expert's remainder of 1..64 rows; otherwise every tile is 128 rows. "split" = both

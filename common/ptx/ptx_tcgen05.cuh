@@ -84,9 +84,10 @@ __device__ __forceinline__ void tcgen05_mma_f16_pair(uint32_t d_tmem, uint64_t a
 }
 
 // ---- commit: #tcgen-async-sync-operations-commit ----
-// When every tcgen05 operation this thread issued so far has completed, arrive (count 1) on
-// the barrier at bar's offset in each CTA of cta_mask. Must be issued by the MMA thread.
-// Implies tcgen05.fence::before_thread_sync.
+// When every asynchronous tcgen05 operation this thread issued so far has completed, arrive
+// (count 1) on the barrier at bar's offset in each CTA of cta_mask. Must be issued by the MMA
+// thread. The PTX ISA describes only this tracking and arrival, no fence; the waiting threads
+// order their own tcgen05 accesses after the wait with tcgen05.fence::after_thread_sync.
 __device__ __forceinline__ void tcgen05_commit_pair_multicast(uint64_t *bar, uint16_t cta_mask) {
     asm volatile(
         "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"

@@ -32,8 +32,12 @@ __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
 // Arrive on the barrier at the same offset in CTA `cta` of the cluster, with the default
 // semantics (.release at .cta scope), as CUTLASS's ClusterBarrier does. Our remote arrives
 // only say "done with this stage / this TMEM buffer": the reads they cover were retired
-// by wgmma.wait_group or ordered by tcgen05 fences. A .release.cluster arrive compiles to a
-// MEMBAR.ALL.GPU before it, a stall on every stage, and buys nothing here.
+// by wgmma.wait_group or ordered by tcgen05 fences; they publish no data. In the SASS
+// (nvcc 13.0, sm_90a and sm_100a) this is one SYNCS.ARRIVE.TRANS64.RED.A1T0 on a cluster
+// shared address (mapa folds into the address arithmetic) and no MEMBAR. Written with
+// .release.cluster, the same arrive gets MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR
+// in front of it, on every stage. The MEMBAR.ALL.GPU that the paired kernels do contain
+// belong to cluster_sync below.
 // #data-movement-and-conversion-instructions-mapa
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t *bar, uint32_t cta) {
     asm volatile(
@@ -92,7 +96,12 @@ __device__ __forceinline__ void tma_load_3d_multicast(void *smem, const void *tm
         : "memory");
 }
 
-// Generic-proxy shared-memory writes -> later async-proxy reads (TMA store, wgmma, tcgen05).
+// Orders this thread's generic-proxy shared-memory accesses against its later async-proxy
+// accesses (TMA, wgmma, tcgen05), both ways:
+//  - generic writes (st.shared, stmatrix) that a later TMA store, wgmma or tcgen05 must read;
+//  - generic reads (ldmatrix) that must be complete before a later async-proxy write lands
+//    on the same bytes. k2 releases a stage with this fence before its mbarrier arrive: the
+//    producer's next TMA into that stage must not overwrite what ldmatrix is still reading.
 // #parallel-synchronization-and-communication-instructions-membar (fence.proxy.async)
 __device__ __forceinline__ void fence_proxy_async_smem() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -104,6 +113,9 @@ __device__ __forceinline__ uint32_t cluster_ctarank() {
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
+// Every thread of every CTA of the cluster; warps converged (.aligned). The .release arrive
+// is where the paired kernels' MEMBAR.ALL.GPU comes from (SASS: MEMBAR.ALL.CTA,
+// MEMBAR.ALL.GPU, ERRBAR, CGAERRBAR, UCGABAR_ARV); the kernels call it only at start and end.
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
                      : "memory");
