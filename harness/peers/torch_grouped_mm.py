@@ -142,7 +142,7 @@ def main():
             "roofline_pct": f"{100.0 * floor / sec:.1f}",
             "inst_ceiling_pct": f"{100.0 * tflops / gemm_tflops if gemm_tflops else 0.0:.1f}",
             "check": "pass" if passed else "fail", "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}",
-            "seed": seed,
+            "seed": seed, "set": case["set"],
         }
         rows.append(",".join(str(values.get(c, "")) for c in columns))
         print(f"torch_grouped_mm: tokens {tokens:5d} k {k:4d} skew {skew}: {median:8.2f} us, "
