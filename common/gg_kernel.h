@@ -69,8 +69,7 @@ typedef struct GgKernel {
     const char *name;        /* --kernel NAME */
     const char *stage;       /* folder: k0_fma, k1_mmasync, ... */
     const char *config;      /* short description of the variant */
-    int arch;                /* compute capability x10 it was built for (80, 90, 100) */
-    int arch_specific;       /* 1: an 'a' target (sm_90a, sm_100a) that runs on that major only */
+    const char *archs;       /* what it was built for, from CMake's -gencode: "sm_80+ sm_90a" */
     GgCanImplementFn can_implement;
     GgInfoFn info;
     GgLaunchFn launch;

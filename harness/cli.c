@@ -20,7 +20,7 @@ const char *gg_case_file(void) {
 enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
-    OPT_COUNT
+    OPT_CASES, OPT_COUNT
 };
 
 static const struct {
@@ -33,6 +33,7 @@ static const struct {
     [OPT_FORMAT] = {"--format", 1},   [OPT_KERNEL] = {"--kernel", 1},   [OPT_KERNELS] = {"--kernels", 1},
     [OPT_SET] = {"--set", 1},         [OPT_OUT] = {"--out", 1},         [OPT_REPS] = {"--reps", 1},
     [OPT_WARMUP] = {"--warmup", 1},   [OPT_SEED] = {"--seed", 1},       [OPT_NO_CHECK] = {"--no-check", 0},
+    [OPT_CASES] = {"--cases", 1},
 };
 
 #define BIT(o) (1u << (o))
@@ -60,6 +61,9 @@ static const struct {
      "           LIST: 0,0.6,1.2 or start:stop:step; no shape option: the sets of harness/cases.csv"},
     {"cases", GG_CMD_CASES, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_FORMAT) | BIT(OPT_SEED), 1,
      "cases    [sweep's selection options] [--seed S] [--format text|csv]   what a sweep would run"},
+    {"fuzz", GG_CMD_FUZZ, BIT(OPT_KERNELS) | BIT(OPT_CASES) | BIT(OPT_SEED) | BIT(OPT_OUT), 0,
+     "fuzz     [--kernels a,b] [--cases N] [--seed S] [--out FILE]   random problems: each kernel\n"
+     "           must pass the check or refuse the shape (can_implement), never fail or hang"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
@@ -206,6 +210,7 @@ static void defaults(GgOptions *o) {
     o->warmup = 5;
     o->seed = 1;
     o->check = 1;
+    o->cases = 100;
 }
 
 int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len) {
@@ -297,6 +302,9 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
             if (parse_u64(v, &o->seed)) FAIL("--seed: '%s' is not a non-negative integer", v);
             break;
         case OPT_NO_CHECK: o->check = 0; break;
+        case OPT_CASES:
+            if (gg_parse_int(v, 1, 1000000, &o->cases)) FAIL("--cases: '%s' is not an integer in [1, 1000000]", v);
+            break;
         }
     }
     if (o->m_count > 0) {

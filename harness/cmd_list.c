@@ -84,7 +84,7 @@ int gg_cmd_list(const GgOptions *o) {
                    d.cc_minor, d.sms, d.smem_optin);
         else
             printf("no GPU (%s): resources are shown on a GPU only\n", why);
-        printf("%-26s %-7s %-8s %-3s %s\n", "kernel", "arch", "tile", "stg",
+        printf("%-26s %-15s %-8s %-3s %s\n", "kernel", "arch", "tile", "stg",
                gpu ? "resources on this GPU | config" : "config");
     }
     for (int i = 0; i < gg_kernel_count + gg_peer_count; ++i) {
@@ -92,7 +92,7 @@ int gg_cmd_list(const GgOptions *o) {
         GgImpl impl;
         gg_impl_find(name, &impl);
         const GgKernelInfo *info = &impl.info;
-        char arch[16], tile[32];
+        char arch[64], tile[32];
         gg_impl_arch(&impl, arch, sizeof arch);
         Resources r = {.status = "no GPU"};
         if (impl.peer) snprintf(r.status, sizeof r.status, "%s", impl.peer->script ? impl.peer->script : "in-process");
@@ -114,7 +114,7 @@ int gg_cmd_list(const GgOptions *o) {
             continue;
         }
         if (!impl.kernel) {
-            printf("%-26s %-7s %-8s %-3s %s%s%s\n", impl.name, "peer", "-", "-", gpu ? r.status : "",
+            printf("%-26s %-15s %-8s %-3s %s%s%s\n", impl.name, "peer", "-", "-", gpu ? r.status : "",
                    gpu ? " | " : "", impl.config);
             continue;
         }
@@ -128,7 +128,7 @@ int gg_cmd_list(const GgOptions *o) {
         } else if (gpu) {
             snprintf(res, sizeof res, "%s", r.status);
         }
-        printf("%-26s %-7s %-8s %-3d %s%s%s\n", impl.name, arch, tile, info->stages, res, gpu ? " | " : "",
+        printf("%-26s %-15s %-8s %-3d %s%s%s\n", impl.name, arch, tile, info->stages, res, gpu ? " | " : "",
                impl.config);
     }
     gg_release_buffers();

@@ -47,28 +47,15 @@ static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *c
 }
 
 /* Every name in --kernels must exist: a typo must not silently measure nothing. */
-static int check_kernel_names(const char *list) {
-    for (const char *p = list; p && *p;) {
-        const size_t len = strcspn(p, ",");
-        char name[96];
-        snprintf(name, sizeof name, "%.*s", (int)(len < 95 ? len : 95), p);
-        GgImpl impl;
-        if (gg_impl_find(name, &impl)) {
-            fprintf(stderr, "ggemm: unknown kernel '%s' in --kernels (see 'ggemm list')\n", name);
-            return GG_EXIT_USAGE;
-        }
-        p += len;
-        if (*p) ++p;
-    }
-    return GG_EXIT_OK;
-}
-
 static unsigned long long seed_of(const GgOptions *o, const Entry *e) {
     return o->seed + 1000ull * (unsigned long long)e->c + (unsigned long long)e->impl;
 }
 
 static int select_plan(const GgOptions *o, GgCaseList *cases, Entry **entries, int *count) {
-    if (check_kernel_names(o->kernels)) return GG_EXIT_USAGE;
+    if (gg_check_kernel_names(o->kernels)) {
+        fprintf(stderr, "ggemm: %s\n", gg_error());
+        return GG_EXIT_USAGE;
+    }
     if (gg_cases_select(o, cases) || plan(o, cases, entries, count)) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         gg_cases_free(cases);

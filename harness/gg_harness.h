@@ -40,7 +40,7 @@ void gg_error_clear(void);
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
     GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
-    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP
+    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ
 } GgCommand;
 
 #define GG_MAX_EXPERTS 4096
@@ -72,6 +72,7 @@ typedef struct GgOptions {
     int reps, warmup;
     unsigned long long seed;
     int check;                /* 0 with --no-check */
+    int cases;                /* fuzz: how many random problems */
     int m_count;              /* > 0 when --m-list gave the split explicitly */
     int m_list[GG_MAX_EXPERTS];
 } GgOptions;
@@ -86,6 +87,13 @@ int gg_parse_skews(const char *s, GgDoubleList *out);
 /* The one problem run/problem describe. 0, or GG_EXIT_USAGE (allocation failure). */
 int gg_options_problem(const GgOptions *o, GgProblem *p);
 void gg_usage(FILE *f);
+
+/* ---------------- random problems (fuzz.c) ---------------- */
+/* Problem `index` of the random-shape sweep drawn from `seed` (reproducible from the pair):
+ * 1-256 experts, a power-law split of 0-40000 rows at skew 0-3 with some experts then emptied
+ * or cut to one row, K and N multiples of 8 from the minimum up (small steps or multiples of
+ * 64). 0, or GG_EXIT_USAGE (out of host memory). */
+int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *skew_drawn);
 
 /* ---------------- registry (registry.c) ---------------- */
 typedef struct GgPeer {
@@ -109,6 +117,9 @@ typedef struct GgImpl {
 
 /* 0 and *impl filled, or GG_EXIT_USAGE with one line in gg_error() for an unknown name. */
 int gg_impl_find(const char *name, GgImpl *impl);
+/* Every name of a comma-separated --kernels list exists (NULL: all do); else GG_EXIT_USAGE
+ * with one line in gg_error(): a typo must not silently drop a kernel. */
+int gg_check_kernel_names(const char *list);
 /* 1 if this GPU can run the kernel (the binary has code for it); else 0 and why. Needs a
  * current device; peers always can. */
 int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why, size_t len);

@@ -15,30 +15,30 @@
 
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
-#define ROW(NAME, STAGE, CONFIG, ARCH, SPECIFIC) \
-    {#NAME, #STAGE, CONFIG, ARCH, SPECIFIC, STAGE##_can_implement, NAME##_info, NAME##_launch}
+#define ROW(NAME, STAGE, CONFIG) \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch}
 
 const GgKernel gg_kernels[] = {
-    /*  name, stage, config, arch it was built for, 'a' target */
-    ROW(k0_fma, k0_fma, "FP32 FFMA from shared memory, a register micro-tile per thread", 80, 0),
-    ROW(k1_mmasync_bm128, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer", 80, 0),
-    ROW(k1_mmasync_bm64, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer", 80, 0),
-    ROW(k1_mmasync_bm32, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer", 80, 0),
-    ROW(k1_mmasync_bm64_fragdb, k1_mmasync, "bm64 + register fragment double-buffering", 80, 0),
-    ROW(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps", 90, 1),
-    ROW(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps", 90, 1),
-    ROW(k2_tma_ws_s3_1blk, k2_tma_ws, "s3 with registers uncapped (one block per SM)", 90, 1),
-    ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps", 90, 1),
-    ROW(k3_wgmma_tile, k3_wgmma, "wgmma, producer/consumer warpgroups, one CTA per host-list tile", 90, 1),
-    ROW(k3_wgmma_persist, k3_wgmma, "+ persistent grid, device-side schedule", 90, 1),
-    ROW(k3_wgmma_solo64, k3_wgmma, "+ adaptive BM, a 64-row tile on one consumer", 90, 1),
-    ROW(k3_wgmma, k3_wgmma, "+ a 64-row tile split by columns over both consumers", 90, 1),
-    ROW(k3_wgmma_n128, k3_wgmma, "k3_wgmma at a narrower tile", 90, 1),
-    ROW(k3_wgmma_n256, k3_wgmma, "k3_wgmma at a wider tile", 90, 1),
-    ROW(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to a row-tile pair", 90, 1),
-    ROW(k3_wgmma_mc_n256, k3_wgmma, "k3_wgmma_n256 in 2-CTA clusters, B multicast to a row-tile pair", 90, 1),
-    ROW(k3_wgmma_mca, k3_wgmma, "k3_wgmma in 2-CTA clusters, A multicast to a column-block pair", 90, 1),
-    ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer", 100, 1),
+    /*  name, stage, config (what it was built for: GG_ARCHS_<stage>, from CMake) */
+    ROW(k0_fma, k0_fma, "FP32 FFMA from shared memory, a register micro-tile per thread"),
+    ROW(k1_mmasync_bm128, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer"),
+    ROW(k1_mmasync_bm64, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer"),
+    ROW(k1_mmasync_bm32, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer"),
+    ROW(k1_mmasync_bm64_fragdb, k1_mmasync, "bm64 + register fragment double-buffering"),
+    ROW(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
+    ROW(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
+    ROW(k2_tma_ws_s3_1blk, k2_tma_ws, "s3 with registers uncapped (one block per SM)"),
+    ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
+    ROW(k3_wgmma_tile, k3_wgmma, "wgmma, producer/consumer warpgroups, one CTA per host-list tile"),
+    ROW(k3_wgmma_persist, k3_wgmma, "+ persistent grid, device-side schedule"),
+    ROW(k3_wgmma_solo64, k3_wgmma, "+ adaptive BM, a 64-row tile on one consumer"),
+    ROW(k3_wgmma, k3_wgmma, "+ a 64-row tile split by columns over both consumers"),
+    ROW(k3_wgmma_n128, k3_wgmma, "k3_wgmma at a narrower tile"),
+    ROW(k3_wgmma_n256, k3_wgmma, "k3_wgmma at a wider tile"),
+    ROW(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to a row-tile pair"),
+    ROW(k3_wgmma_mc_n256, k3_wgmma, "k3_wgmma_n256 in 2-CTA clusters, B multicast to a row-tile pair"),
+    ROW(k3_wgmma_mca, k3_wgmma, "k3_wgmma in 2-CTA clusters, A multicast to a column-block pair"),
+    ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 
@@ -77,22 +77,37 @@ int gg_impl_find(const char *name, GgImpl *impl) {
     return GG_EXIT_USAGE;
 }
 
+int gg_check_kernel_names(const char *list) {
+    for (const char *p = list; p && *p;) {
+        const size_t len = strcspn(p, ",");
+        char name[96];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 95 ? len : 95), p);
+        GgImpl impl;
+        if (gg_impl_find(name, &impl)) {
+            gg_error_set("unknown kernel '%s' in --kernels (see 'ggemm list')", name);
+            return GG_EXIT_USAGE;
+        }
+        p += len;
+        if (*p) ++p;
+    }
+    return GG_EXIT_OK;
+}
+
 void gg_impl_arch(const GgImpl *impl, char *buf, size_t len) {
     if (!impl->kernel) snprintf(buf, len, "peer");
-    else if (impl->kernel->arch_specific) snprintf(buf, len, "sm_%da", impl->kernel->arch);
-    else snprintf(buf, len, "sm_%d+", impl->kernel->arch);
+    else snprintf(buf, len, "%s", impl->kernel->archs);
 }
 
 int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why, size_t len) {
     if (!impl->kernel) return 1;
     /* The binary decides: the loader finds code for this device (a cubin for it, or PTX it can
-     * compile) or it does not. Arch-specific code (sm_90a, sm_100a) loads on exactly that
-     * compute capability. */
+     * compile) or it does not. Arch-specific code (sm_90a, sm_100a, sm_103a) loads on exactly
+     * that compute capability. */
     struct cudaFuncAttributes attr;
     const cudaError_t err = cudaFuncGetAttributes(&attr, impl->info.kernel);
     if (err == cudaSuccess) return 1;
     cudaGetLastError();
-    char arch[16];
+    char arch[64];
     gg_impl_arch(impl, arch, sizeof arch);
     snprintf(why, len, "%s has no code for this GPU (sm_%d%d): built for %s (%s)", impl->name, cc_major, cc_minor,
              arch, cudaGetErrorString(err));

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "gg_harness.h"
 #include "gg_problem.h"
 #include "model_props.h"
 
@@ -60,11 +61,37 @@ START_TEST(random_power_law_splits) {
 }
 END_TEST
 
+/* ggemm fuzz's generator: valid problems, reproducible, and the edge shapes do come up. */
+START_TEST(fuzz_problems) {
+    int empty = 0, one_row = 0, min_k = 1 << 30, min_n = 1 << 30;
+    for (int i = 0; i < 300; ++i) {
+        GgProblem p, q;
+        double skew, skew2;
+        ck_assert_int_eq(gg_fuzz_problem(42, i, &p, &skew), 0);
+        ck_assert_int_eq(gg_fuzz_problem(42, i, &q, &skew2), 0);
+        ck_assert_int_eq(p.experts, q.experts);
+        for (int e = 0; e < p.experts; ++e) ck_assert_int_eq(p.m[e], q.m[e]);
+        ck_assert(p.experts >= 1 && p.experts <= 256 && skew >= 0 && skew <= 3);
+        ck_assert(p.k % 8 == 0 && p.n % 8 == 0 && p.k >= 8 && p.n >= 8 && p.k <= 4096 && p.n <= 4096);
+        empty += gg_empty_experts(&p) > 0;
+        for (int e = 0; e < p.experts; ++e) one_row += p.m[e] == 1;
+        min_k = p.k < min_k ? p.k : min_k;
+        min_n = p.n < min_n ? p.n : min_n;
+        char why[256];
+        ck_assert_msg(gg_model_props(&p, 1 << 20, why, sizeof why) == 0, "case %d: %s", i, why);
+        gg_problem_free(&p);
+        gg_problem_free(&q);
+    }
+    ck_assert(empty > 100 && one_row > 100 && min_k == 8 && min_n == 8);
+}
+END_TEST
+
 Suite *props_suite(void) {
     Suite *s = suite_create("model properties");
     TCase *t = tcase_create("random");
     tcase_add_test(t, random_row_lists);
     tcase_add_test(t, random_power_law_splits);
+    tcase_add_test(t, fuzz_problems);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
