@@ -55,6 +55,7 @@ k0_fma_kernel(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restri
     float acc[THREAD_M][THREAD_N] = {};
 
     for (int k0 = 0; k0 < k; k0 += BLOCK_K) {
+        // lab:gap-begin tile-loop
         // Rows beyond the tile's valid rows belong to the next expert (or past the end of A):
         // load zeros so no out-of-bounds read happens; they are never stored anyway.
         for (int j = 0; j < 4; ++j) {
@@ -81,6 +82,7 @@ k0_fma_kernel(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restri
                 for (int j = 0; j < THREAD_N; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
         __syncthreads();  // the next slice overwrites As/Bs
+        // lab:gap-end
     }
 
 #pragma unroll

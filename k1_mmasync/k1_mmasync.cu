@@ -114,6 +114,7 @@ k1_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B, uint16
     // of a 16 x 16 block. A: rows of the m16 fragment x k of the k16 step -> a0..a3.
     // B (.trans, smem is k x n): k rows x 16 columns -> b0, b1 of columns 0-7, then of 8-15.
     auto load_frags = [&](int set, int stage, int ks) {
+        // lab:gap-begin ldmatrix-addresses
 #pragma unroll
         for (int fm = 0; fm < FRAG_M; ++fm)
             gg::ldmatrix_x4(a_frag[set][fm], &s.a[stage][gg_ldsm_x4_row(warp_row + fm * 16, lane)]
@@ -122,6 +123,7 @@ k1_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B, uint16
         for (int j = 0; j < FRAG_N / 2; ++j)
             gg::ldmatrix_x4_trans(b_frag[set][j], &s.b[stage][gg_ldsm_x4_row(ks * 16, lane)]
                                                              [warp_col + 8 * gg_ldsm_x4_chunk(2 * j, lane)]);
+        // lab:gap-end
     };
     auto mma_step = [&](int set) {
 #pragma unroll
@@ -166,7 +168,9 @@ k1_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B, uint16
         gg::cp_async_commit();
     }
 
+    // lab:gap-begin epilogue
     gg::store_mma_sync_tile(acc, C, n, tile, warp_row, warp_col, lane);  // gg_mma_sync_store.cuh
+    // lab:gap-end
 }
 
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int WARP_M, int WARP_N, bool FRAG_DB,
@@ -222,6 +226,7 @@ extern "C" int k1_mmasync_can_implement(const GgShape *s, char *why, size_t len)
                          MIN_BLOCKS>(p);                                                    \
     }
 
+// lab:configs
 // MIN_BLOCKS is each configuration's residency target; the registers ptxas gives under it are
 // in README.md's generated resources table. FRAG_DB under BM 64's four-block cap compiles to the
 // very same main loop as BM 64 (no room for a second fragment set), so it targets three blocks.

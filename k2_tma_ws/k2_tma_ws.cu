@@ -118,9 +118,13 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         GgPipe pipe = {0, 0};
         for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
             const int stage = pipe.stage;
+            // lab:gap-begin producer-wait
             gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
+            // lab:gap-end
             uint8_t *a_box = smem + stage * R::STAGE_BYTES;
+            // lab:gap-begin expect-tx
             gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
+            // lab:gap-end
             // The A box is BLOCK_M rows from row0, whatever tile.rows is: rows of the next
             // expert, or zeros past `tokens`. Loaded and multiplied, never stored (epilogue).
             gg::tma_load_2d(a_box, &tmap_a, kt * BLOCK_K, tile.row0, &full[stage]);
@@ -146,7 +150,9 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     GgPipe pipe = {0, 0};
     for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
         const int stage = pipe.stage;
+        // lab:gap-begin consumer-wait
         gg::mbarrier_wait_parity(&full[stage], gg_pipe_full_parity(pipe));
+        // lab:gap-end
         const uint8_t *a_box = smem + stage * R::STAGE_BYTES;
         const uint8_t *b_box = a_box + R::A_BYTES + panel * PANEL_BYTES;
 #pragma unroll
@@ -168,9 +174,11 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 for (int fn = 0; fn < FRAG_N; ++fn)
                     gg::mma_bf16_16816(acc[fm][fn], a_frag[fm], &b_frag[fn / 2][(fn % 2) * 2]);
         }
+        // lab:gap-begin release
         gg::fence_proxy_async_smem();  // generic-proxy ldmatrix reads complete before a TMA refill
         __syncwarp();  // every lane has fenced its reads of this stage ...
         if (lane == 0) gg::mbarrier_arrive(&empty[stage]);  // ... before the stage is released
+        // lab:gap-end
     }
 
     gg::store_mma_sync_tile(acc, C, n, tile, warp_row, warp_col, lane);  // gg_mma_sync_store.cuh
@@ -229,6 +237,7 @@ extern "C" int k2_tma_ws_can_implement(const GgShape *s, char *why, size_t len) 
         return k2_launch<BLOCK_M, STAGES, MIN_BLOCKS>(p);                                     \
     }
 
+// lab:configs
 K2_CONFIG(k2_tma_ws_s2, 128, 2, 2)
 K2_CONFIG(k2_tma_ws_s3, 128, 3, 2)
 K2_CONFIG(k2_tma_ws_s3_1blk, 128, 3, 1)  // no register cap: the worklog's one-block S=3

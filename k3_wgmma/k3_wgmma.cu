@@ -98,11 +98,15 @@ struct ConsumerRing {
     GgPipe pipe = {0, 0};
 
     __device__ __forceinline__ void wait_full() const {
+        // lab:gap-begin consumer-wait
         gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+        // lab:gap-end
     }
     // Stage s may be overwritten.
     __device__ __forceinline__ void release(int s) const {
+        // lab:gap-begin release
         if (leader) PAIR::release(&empty[s], rank);
+        // lab:gap-end
     }
     // No work for this consumer: follow the ring without reading it.
     __device__ __forceinline__ void skip_tile(int k_blocks) {
@@ -122,8 +126,10 @@ struct ConsumerRing {
             wait_full();
             const uint32_t a_addr = base + pipe.stage * STAGE_BYTES + a_off;
             const uint32_t b_addr = base + pipe.stage * STAGE_BYTES + A_BYTES + b_off;
+            // lab:gap-begin descriptors
             const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(a_addr);
             const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(b_addr, PANEL_BYTES);
+            // lab:gap-end
             gg::wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BLOCK_K / 16; ++kk)
@@ -261,10 +267,14 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
                 for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
                     const int stage = pipe.stage;
+                    // lab:gap-begin producer-wait
                     gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
+                    // lab:gap-end
                     uint8_t *a_box = smem + stage * R::STAGE_BYTES;
                     uint8_t *b_box = a_box + A_BYTES;
+                    // lab:gap-begin expect-tx
                     gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
+                    // lab:gap-end
                     // Rows from row0 up to the box height, whatever tile.rows is: rows of the
                     // next expert, or zeros past `tokens`. Computed, never stored (epilogue).
                     for (int h = 0; h < a_loads; ++h)
@@ -378,4 +388,5 @@ extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return k3_info<CFG>(info); }     \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return k3_launch<CFG>(p); }
 
+// lab:configs
 K3_CONFIG(k3_wgmma, Lesson)
