@@ -87,10 +87,9 @@ int gg_cmd_list(const GgOptions *o) {
         printf("%-26s %-15s %-8s %-3s %s\n", "kernel", "arch", "tile", "stg",
                gpu ? "resources on this GPU | config" : "config");
     }
-    for (int i = 0; i < gg_kernel_count + gg_peer_count; ++i) {
-        const char *name = i < gg_kernel_count ? gg_kernels[i].name : gg_peers[i - gg_kernel_count].name;
+    for (int i = 0; i < gg_kernel_count + gg_lab_count + gg_peer_count; ++i) {
         GgImpl impl;
-        gg_impl_find(name, &impl);
+        gg_impl_find(gg_impl_name(i), &impl);
         const GgKernelInfo *info = &impl.info;
         char arch[64], tile[32];
         gg_impl_arch(&impl, arch, sizeof arch);

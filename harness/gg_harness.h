@@ -105,6 +105,12 @@ extern const GgKernel gg_kernels[];
 extern const int gg_kernel_count;
 extern const GgPeer gg_peers[];
 extern const int gg_peer_count;
+/* The labs (labs/CMakeLists.txt generates this table from each lab's GG_LAB line): kernels like
+ * the stages', with stage = the stage each is graded against; not in sweeps or the GPU tests. */
+extern const GgKernel gg_labs[];
+extern const int gg_lab_count;
+/* Name i of every implementation in listing order: stages' kernels, labs, peers. */
+const char *gg_impl_name(int i);
 
 /* A name resolved once to what it is: a registered kernel configuration or a peer. */
 typedef struct GgImpl {

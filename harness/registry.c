@@ -51,11 +51,17 @@ const GgPeer gg_peers[] = {
 };
 const int gg_peer_count = (int)(sizeof gg_peers / sizeof gg_peers[0]);
 
+const char *gg_impl_name(int i) {
+    if (i < gg_kernel_count) return gg_kernels[i].name;
+    i -= gg_kernel_count;
+    return i < gg_lab_count ? gg_labs[i].name : gg_peers[i - gg_lab_count].name;
+}
+
 int gg_impl_find(const char *name, GgImpl *impl) {
     memset(impl, 0, sizeof *impl);
-    for (int i = 0; i < gg_kernel_count; ++i)
-        if (!strcmp(gg_kernels[i].name, name)) {
-            const GgKernel *k = &gg_kernels[i];
+    for (int i = 0; i < gg_kernel_count + gg_lab_count; ++i)
+        if (!strcmp(gg_impl_name(i), name)) {
+            const GgKernel *k = i < gg_kernel_count ? &gg_kernels[i] : &gg_labs[i - gg_kernel_count];
             impl->name = k->name;
             impl->config = k->config;
             impl->stage = k->stage;
