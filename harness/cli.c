@@ -64,6 +64,9 @@ static const struct {
     {"fuzz", GG_CMD_FUZZ, BIT(OPT_KERNELS) | BIT(OPT_CASES) | BIT(OPT_SEED) | BIT(OPT_OUT), 0,
      "fuzz     [--kernels a,b] [--cases N] [--seed S] [--out FILE]   random problems: each kernel\n"
      "           must pass the check or refuse the shape (can_implement), never fail or hang"},
+    {"grade", GG_CMD_GRADE, BIT(OPT_KERNEL) | TIMING | BIT(OPT_FORMAT), 0,
+     "grade    --kernel NAME [--reps N] [--warmup N] [--seed S] [--format text|csv]   a report card:\n"
+     "           the edge shapes and the worklog's cases, checked, timed, against its stage"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
@@ -323,6 +326,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     for (int i = 0; i < o->n.count; ++i)
         if (o->n.v[i] % 8) FAIL("--n %d: N must be a multiple of 8 (16-byte bf16 rows)", o->n.v[i]);
     if (o->command == GG_CMD_RUN && !o->kernel) FAIL("run needs --kernel NAME (see 'ggemm list')");
+    if (o->command == GG_CMD_GRADE && !o->kernel) FAIL("grade needs --kernel NAME (see 'ggemm list')");
     return 0;
 }
 

@@ -40,7 +40,7 @@ void gg_error_clear(void);
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
     GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
-    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ
+    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE
 } GgCommand;
 
 #define GG_MAX_EXPERTS 4096
@@ -159,6 +159,16 @@ int gg_case_has(const GgCase *c, const char *name, const char *filter);
 const char *gg_case_file(void);
 /* 1 if `name` appears in the comma-separated `list` (NULL list: everything). */
 int gg_in_list(const char *list, const char *name);
+
+/* ---------------- edge shapes (edge_shapes.c) ---------------- */
+typedef struct GgEdgeShape {
+    const char *what;
+    int k, n;
+    int experts;
+    int m[16];                /* rows per expert */
+} GgEdgeShape;
+extern const GgEdgeShape gg_edge_shapes[];
+extern const int gg_edge_shape_count;
 
 /* ---------------- device (device.c) ---------------- */
 typedef struct GgDeviceInfo {

@@ -13,23 +13,6 @@
 
 static GgDeviceInfo dev;
 
-typedef struct {
-    const char *what;
-    int k, n;
-    int experts;
-    int m[16];
-} EdgeShape;
-
-/* k is a multiple of 64 (every stage's BLOCK_K divides it); n a multiple of 8. */
-static const EdgeShape shapes[] = {
-    {"empty experts, 1-row experts, m not a multiple of BM", 256, 384, 8, {0, 1, 130, 0, 64, 1, 257, 3}},
-    {"all rows in one expert", 128, 256, 4, {0, 0, 777, 0}},
-    {"minimum-aligned k and n", 64, 8, 3, {5, 0, 70}},
-    {"n not a multiple of any BLOCK_N", 192, 200, 5, {129, 2, 0, 63, 300}},
-    {"fewer rows than experts", 64, 136, 8, {1, 1, 1, 1, 1, 0, 0, 0}},
-    {"every expert empty", 64, 64, 3, {0, 0, 0}},
-};
-
 static const char *impl_name(int i) {
     return i < gg_kernel_count ? gg_kernels[i].name : gg_peers[i - gg_kernel_count].name;
 }
@@ -53,10 +36,11 @@ static int check_case(const char *name, const GgProblem *p, unsigned long long s
 }
 
 START_TEST(edge_shapes) {
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    for (int s = 0; s < gg_edge_shape_count; ++s) {
+        const GgEdgeShape *e = &gg_edge_shapes[s];
         GgProblem p;
-        ck_assert_int_eq(gg_problem_from_counts(&p, shapes[s].m, shapes[s].experts, shapes[s].k, shapes[s].n), 0);
-        const int ran = check_case(impl_name(_i), &p, 1234 + s, 1, shapes[s].what);
+        ck_assert_int_eq(gg_problem_from_counts(&p, e->m, e->experts, e->k, e->n), 0);
+        const int ran = check_case(impl_name(_i), &p, 1234 + s, 1, e->what);
         gg_problem_free(&p);
         if (!ran) return;
     }
