@@ -1,0 +1,25 @@
+/* The CPU exercises: the functions a student writes in labs/cpu/{swizzle,ldmatrix,desc,eta}.c.
+ * Each is graded by labs/cpu/test_lab_cpu.c against the function of this repository named in
+ * its comment, which the kernels themselves use; reference.c wires those in instead (CI builds
+ * both: the exercises must fail as shipped and pass with the references). */
+#ifndef LAB_CPU_H
+#define LAB_CPU_H
+#include <stdint.h>
+
+/* swizzle.c */
+uint32_t lab_swizzle128(uint32_t row, uint32_t chunk);
+/* ldmatrix.c */
+int lab_ldsm_x4_row(int row0, int lane);
+int lab_ldsm_x4_chunk(int chunk0, int lane);
+int lab_mma_c_row(int lane, int reg);
+int lab_mma_c_col(int lane, int reg);
+/* desc.c */
+uint64_t lab_wgmma_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t base_offset,
+                        uint32_t swizzle);
+uint64_t lab_sm100_smem_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t swizzle);
+/* eta.c */
+long lab_m_tiles(const int *m, int experts, int block_m);
+long lab_tile_count(const int *m, int experts, int n, int block_m, int block_n);
+double lab_eta(const int *m, int experts, int block_m);
+int lab_adaptive_m_tiles(int m, int *tiles_128, int *tiles_64);
+#endif

@@ -1,0 +1,139 @@
+/* The CPU exercises' grader: each student function against the repository's own on every input
+ * listed here; the first difference is the failure message.
+ * usage: lab_cpu [swizzle|ldmatrix|desc|eta]   (no argument: all four) */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "gg_adaptive.h"
+#include "gg_desc_sm100.h"
+#include "gg_desc_sm90.h"
+#include "gg_fragments.h"
+#include "gg_problem.h"
+#include "gg_swizzle.h"
+#include "lab_cpu.h"
+
+START_TEST(swizzle) {
+    for (uint32_t row = 0; row < 64; ++row)
+        for (uint32_t chunk = 0; chunk < 8; ++chunk)
+            ck_assert_msg(lab_swizzle128(row, chunk) == gg_swizzle128(row, chunk),
+                          "lab_swizzle128(row %u, chunk %u) = %u, expected %u", row, chunk,
+                          lab_swizzle128(row, chunk), gg_swizzle128(row, chunk));
+}
+END_TEST
+
+START_TEST(ldmatrix_addresses) {
+    for (int base = 0; base <= 48; base += 16)
+        for (int lane = 0; lane < 32; ++lane) {
+            ck_assert_msg(lab_ldsm_x4_row(base, lane) == gg_ldsm_x4_row(base, lane),
+                          "lab_ldsm_x4_row(row0 %d, lane %d) = %d, expected %d", base, lane,
+                          lab_ldsm_x4_row(base, lane), gg_ldsm_x4_row(base, lane));
+            ck_assert_msg(lab_ldsm_x4_chunk(base / 8, lane) == gg_ldsm_x4_chunk(base / 8, lane),
+                          "lab_ldsm_x4_chunk(chunk0 %d, lane %d) = %d, expected %d", base / 8, lane,
+                          lab_ldsm_x4_chunk(base / 8, lane), gg_ldsm_x4_chunk(base / 8, lane));
+        }
+}
+END_TEST
+
+START_TEST(mma_accumulator) {
+    for (int lane = 0; lane < 32; ++lane)
+        for (int reg = 0; reg < 4; ++reg) {
+            ck_assert_msg(lab_mma_c_row(lane, reg) == gg_mma_c_row(lane, reg),
+                          "lab_mma_c_row(lane %d, reg %d) = %d, expected %d", lane, reg, lab_mma_c_row(lane, reg), gg_mma_c_row(lane, reg));
+            ck_assert_msg(lab_mma_c_col(lane, reg) == gg_mma_c_col(lane, reg),
+                          "lab_mma_c_col(lane %d, reg %d) = %d, expected %d", lane, reg, lab_mma_c_col(lane, reg), gg_mma_c_col(lane, reg));
+        }
+}
+END_TEST
+
+/* Addresses and offsets as the kernels use them, and odd ones that catch a wrong shift or mask. */
+static const uint32_t addrs[] = {0x0, 0x400, 0x1800, 0x2C10, 0x3FC00, 0x7FFF0};
+static const uint32_t offsets[] = {16, 1024, 2048, 8192, 24576, 0x3FFF0};
+
+START_TEST(wgmma_descriptor) {
+    for (size_t a = 0; a < sizeof addrs / sizeof *addrs; ++a)
+        for (size_t l = 0; l < sizeof offsets / sizeof *offsets; ++l)
+            for (size_t s = 0; s < sizeof offsets / sizeof *offsets; ++s)
+                for (uint32_t base = 0; base < 8; base += 7)
+                    for (uint32_t sw = 0; sw < 4; ++sw) {
+                        const uint64_t got = lab_wgmma_desc(addrs[a], offsets[l], offsets[s], base, sw);
+                        const uint64_t want = gg_wgmma_desc(addrs[a], offsets[l], offsets[s], base, sw);
+                        ck_assert_msg(got == want,
+                                      "lab_wgmma_desc(addr 0x%x, lbo %u, sbo %u, base %u, swizzle %u) = 0x%016llx, "
+                                      "expected 0x%016llx",
+                                      addrs[a], offsets[l], offsets[s], base, sw, (unsigned long long)got,
+                                      (unsigned long long)want);
+                    }
+}
+END_TEST
+
+START_TEST(sm100_descriptor) {
+    static const uint32_t swizzles[] = {GG_SM100_SWIZZLE_NONE, GG_SM100_SWIZZLE_128B_BASE32B, GG_SM100_SWIZZLE_128B,
+                                        GG_SM100_SWIZZLE_64B, GG_SM100_SWIZZLE_32B};
+    for (size_t a = 0; a < sizeof addrs / sizeof *addrs; ++a)
+        for (size_t l = 0; l < sizeof offsets / sizeof *offsets; ++l)
+            for (size_t s = 0; s < sizeof offsets / sizeof *offsets; ++s)
+                for (size_t w = 0; w < sizeof swizzles / sizeof *swizzles; ++w) {
+                    const uint64_t got = lab_sm100_smem_desc(addrs[a], offsets[l], offsets[s], swizzles[w]);
+                    const uint64_t want = gg_sm100_smem_desc(addrs[a], offsets[l], offsets[s], swizzles[w]);
+                    ck_assert_msg(got == want,
+                                  "lab_sm100_smem_desc(addr 0x%x, lbo %u, sbo %u, swizzle %u) = 0x%016llx, "
+                                  "expected 0x%016llx",
+                                  addrs[a], offsets[l], offsets[s], swizzles[w], (unsigned long long)got,
+                                  (unsigned long long)want);
+                }
+}
+END_TEST
+
+/* The worklog's splits (16384 rows over 64 experts, s = 0 and 1.2) and small ragged ones. */
+START_TEST(tile_model) {
+    static int ragged[][8] = {{0, 1, 130, 0, 64, 1, 257, 3}, {0, 0, 777, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 0, 0, 0},
+                              {0, 0, 0, 0, 0, 0, 0, 0}, {65, 64, 63, 128, 129, 192, 193, 256}};
+    static const int block_m[] = {16, 32, 64, 128}, block_n[] = {64, 128, 192, 256};
+    int worklog[64];
+    for (int split = 0; split < 7; ++split) {
+        const int *m = split < 5 ? ragged[split] : worklog, experts = split < 5 ? 8 : 64, n = split < 5 ? 200 : 2688;
+        if (split >= 5) gg_split_rows(16384, 64, split == 5 ? 0.0 : 1.2, worklog);
+        GgProblem p;
+        ck_assert_int_eq(gg_problem_from_counts(&p, m, experts, 64, n), 0);
+        for (int i = 0; i < 4; ++i) {
+            const int bm = block_m[i], bn = block_n[i];
+            ck_assert_msg(lab_m_tiles(m, experts, bm) == gg_m_tiles(&p, bm),
+                          "split %d, block_m %d: lab_m_tiles = %ld, expected %ld", split, bm, lab_m_tiles(m, experts, bm), gg_m_tiles(&p, bm));
+            ck_assert_msg(lab_tile_count(m, experts, n, bm, bn) == gg_tile_count(&p, bm, bn),
+                          "split %d, n %d, block %d x %d: lab_tile_count = %ld, expected %ld", split, n, bm, bn,
+                          lab_tile_count(m, experts, n, bm, bn), gg_tile_count(&p, bm, bn));
+            ck_assert_msg(fabs(lab_eta(m, experts, bm) - gg_eta(&p, bm)) < 1e-12,
+                          "split %d, block_m %d: lab_eta = %.6f, expected %.6f", split, bm, lab_eta(m, experts, bm), gg_eta(&p, bm));
+        }
+        gg_problem_free(&p);
+    }
+    for (int m = 0; m <= 600; ++m) {
+        int got128, got64, want128, want64;
+        const int got = lab_adaptive_m_tiles(m, &got128, &got64), want = gg_adaptive_m_tiles(m, &want128, &want64);
+        ck_assert_msg(got == want && got128 == want128 && got64 == want64,
+                      "lab_adaptive_m_tiles(%d) = %d (%d of 128 rows, %d of 64), expected %d (%d, %d)", m, got, got128,
+                      got64, want, want128, want64);
+    }
+}
+END_TEST
+
+static Suite *exercise(const char *name, const TTest *a, const TTest *b) {
+    Suite *s = suite_create(name);
+    TCase *t = tcase_create(name);
+    tcase_add_test(t, a);
+    if (b) tcase_add_test(t, b);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(int argc, char **argv) {
+    SRunner *r = srunner_create(exercise("swizzle", swizzle, NULL));
+    srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator));
+    srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
+    srunner_add_suite(r, exercise("eta", tile_model, NULL));
+    srunner_run(r, argc > 1 ? argv[1] : NULL, NULL, CK_NORMAL);
+    const int failed = srunner_ntests_failed(r), run = srunner_ntests_run(r);
+    srunner_free(r);
+    return failed || run == 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
