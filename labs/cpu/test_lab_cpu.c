@@ -39,9 +39,11 @@ START_TEST(mma_accumulator) {
     for (int lane = 0; lane < 32; ++lane)
         for (int reg = 0; reg < 4; ++reg) {
             ck_assert_msg(lab_mma_c_row(lane, reg) == gg_mma_c_row(lane, reg),
-                          "lab_mma_c_row(lane %d, reg %d) = %d, expected %d", lane, reg, lab_mma_c_row(lane, reg), gg_mma_c_row(lane, reg));
+                          "lab_mma_c_row(lane %d, reg %d) = %d, expected %d", lane, reg,
+                          lab_mma_c_row(lane, reg), gg_mma_c_row(lane, reg));
             ck_assert_msg(lab_mma_c_col(lane, reg) == gg_mma_c_col(lane, reg),
-                          "lab_mma_c_col(lane %d, reg %d) = %d, expected %d", lane, reg, lab_mma_c_col(lane, reg), gg_mma_c_col(lane, reg));
+                          "lab_mma_c_col(lane %d, reg %d) = %d, expected %d", lane, reg,
+                          lab_mma_c_col(lane, reg), gg_mma_c_col(lane, reg));
         }
 }
 END_TEST
@@ -99,12 +101,14 @@ START_TEST(tile_model) {
         for (int i = 0; i < 4; ++i) {
             const int bm = block_m[i], bn = block_n[i];
             ck_assert_msg(lab_m_tiles(m, experts, bm) == gg_m_tiles(&p, bm),
-                          "split %d, block_m %d: lab_m_tiles = %ld, expected %ld", split, bm, lab_m_tiles(m, experts, bm), gg_m_tiles(&p, bm));
+                          "split %d, block_m %d: lab_m_tiles = %ld, expected %ld", split, bm,
+                          lab_m_tiles(m, experts, bm), gg_m_tiles(&p, bm));
             ck_assert_msg(lab_tile_count(m, experts, n, bm, bn) == gg_tile_count(&p, bm, bn),
                           "split %d, n %d, block %d x %d: lab_tile_count = %ld, expected %ld", split, n, bm, bn,
                           lab_tile_count(m, experts, n, bm, bn), gg_tile_count(&p, bm, bn));
             ck_assert_msg(fabs(lab_eta(m, experts, bm) - gg_eta(&p, bm)) < 1e-12,
-                          "split %d, block_m %d: lab_eta = %.6f, expected %.6f", split, bm, lab_eta(m, experts, bm), gg_eta(&p, bm));
+                          "split %d, block_m %d: lab_eta = %.6f, expected %.6f", split, bm,
+                          lab_eta(m, experts, bm), gg_eta(&p, bm));
         }
         gg_problem_free(&p);
     }
