@@ -46,6 +46,8 @@ fi
 # README tables from this GPU's sweep (or the committed H200 one), and the SASS/resource tables.
 tables=results/${slug:-h200}/sweep.csv
 [ -e "$tables" ] && python3 plots/tables.py "$tables"
+# The stage READMEs' exercises and labs/README.md's table: answers measured on the H200.
+[ -d results/h200 ] && python3 plots/exercises.py
 rc=0
 python3 plots/sass_tables.py --kernels-csv "results/${slug:-h200}/kernels.csv" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc

@@ -73,7 +73,7 @@ static void edge_line(Card *c, const GgEdgeShape *e, int rc, const char *why) {
         gg_csv_text(stdout, e->what);
         printf(",%s,", outcome(rc));
         gg_csv_text(stdout, why);
-        puts(",,,,,,,,,");
+        puts(",,,,,,,,");
     } else {
         printf("  %-7s %s%s%s\n", outcome(rc), e->what, rc ? ": " : "", rc ? why : "");
     }
@@ -106,7 +106,7 @@ static int grade_case(Card *c, const GgCase *k, const GgDeviceInfo *d, unsigned 
     if (c->o->csv) {
         printf("%s,%s,case,%s,%s,", c->impl->name, c->impl->stage, name, outcome(rc));
         gg_csv_text(stdout, rc ? why : "");
-        if (rc) puts(",,,,,,,,,");
+        if (rc) puts(",,,,,,,,");
         else
             printf(",%.1f,%.1f,%s,%.1f,%.3f,%s,%.1f,%.3f\n", row.useful_tflops, row.roofline_pct, best, best_tf,
                    best_tf > 0 ? row.useful_tflops / best_tf : 0, prev_best, prev_tf,
