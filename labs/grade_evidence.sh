@@ -36,7 +36,8 @@ for lab in lab_k0_tiles lab_k1_fragments lab_k2_ring lab_k3_wgmma; do
         rc=$?
         verdict=as-expected
         [ "$rc" -eq "$want" ] || { verdict=UNEXPECTED; status=1; }
-        line="$name: ggemm grade exit $rc (must be $want): $verdict; $(grep -c '^  pass' "$work/$name.txt") shapes pass"
+        card=$(grep -o 'correct on [0-9]* of [0-9]* shapes' "$work/$name.txt" || echo "no card: $(tail -n 1 "$work/$name.txt")")
+        line="$name: ggemm grade exit $rc (must be $want): $verdict; $card"
         echo "$line" | tee -a "$work/summary.txt"
     done
 done
