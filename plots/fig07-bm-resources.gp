@@ -19,7 +19,6 @@ ylab = "registers / thread|blocks / SM|warps / SM (achieved)|instructions execut
 src = "registers (ncu launch__registers_per_thread)|residency (ggemm list, kernels.csv)|warps (ncu sm__warps_active)|instructions (ncu smsp__inst_executed)|issue rate (ncu smsp__issue_active)|tensor pipe (ncu tensor_op_hmma cycles)"
 fmts = "%.0f|%.0f|%.1f|%.1f|%.1f|%.1f"
 field(s, i) = (i == 1 ? s[1:strstrt(s, "|") - 1] : field(s[strstrt(s, "|") + 1:], i - 1))
-last(s, i) = (strstrt(s, "|") == 0 ? s : field(s, i))
 do for [c=1:6] {
   set ylabel (c < 6 ? field(ylab, c) : ylab[strstrt(ylab, "tensor"):])
   set xlabel "tile height BM, rows"

@@ -264,7 +264,7 @@ def fig08_reasons(d):
 # ---------------------------------------------------------------------------------------------
 # captions
 # ---------------------------------------------------------------------------------------------
-def caption(d, n, script, text, sources):
+def caption(n, script, text, sources):
     return f"*Figure {n} (`plots/{script}` from {sources}): {text}*"
 
 
@@ -281,7 +281,7 @@ def captions(d):
         parts.append(f"{stage} {fmt(float(b['useful_tflops']))} (`{b['kernel']}`)")
     x = d.intensity("16384", "0", "1024")
     blocks[("README.md", "fig01")] = caption(
-        d, 1, "fig01-stage-progression.gp", "the best configuration of each stage in every case of the "
+        1, "fig01-stage-progression.gp", "the best configuration of each stage in every case of the "
         "\"stages\" set, with `torch_grouped_mm` and the roofline as the case's reference lines. At 16k rows, "
         "s = 0, useful TFLOP/s: " + ", ".join(parts) + f"; torch {fmt(t0('torch_grouped_mm', '16384', '0'))}, "
         f"roofline {fmt(d.roofline(x))}. At 2k rows, s = 0, the best is "
@@ -292,7 +292,7 @@ def captions(d):
     # Figure 3
     e = lambda t, s, bm: f"{d.eta(t, s, bm):.3f}"  # noqa: E731
     blocks[("k1_mmasync/README.md", "fig03")] = caption(
-        d, 3, "fig03-tile-quantization.gp", "useful TFLOP/s against the tile height at s = 0 and 1.2 (k1: bm32, bm64, "
+        3, "fig03-tile-quantization.gp", "useful TFLOP/s against the tile height at s = 0 and 1.2 (k1: bm32, bm64, "
         "bm128; k2: bm64, s3; k3: persist, and k3_wgmma for adaptive); the tick labels give η (s = 0 | s = 1.2) from `ggemm problem`. At 2048 uniform rows "
         f"(32 per expert) k1 BM 32 pads nothing (η = {e('2048', 0, 32)}) and reaches "
         f"{fmt(t0('k1_mmasync_bm32', '2048', '0'))} TFLOP/s, against {fmt(t0('k1_mmasync_bm64', '2048', '0'))} "
@@ -312,7 +312,7 @@ def captions(d):
         return (f"{num(n[a][metric]) / scale:.{nd}f}{unit} → " +
                 " → ".join(f"{num(n[k][metric]) / scale:.{nd}f}{unit}" for k in BM_VARIANTS[1:]))
     blocks[("k1_mmasync/README.md", "fig07")] = caption(
-        d, 7, "fig07-bm-resources.gp", "k1 at 16k rows, s = 0, BM 128 → 64 → 32 (ncu, one launch each; "
+        7, "fig07-bm-resources.gp", "k1 at 16k rows, s = 0, BM 128 → 64 → 32 (ncu, one launch each; "
         "blocks per SM from `ggemm list`): registers per thread "
         f"{arrow('launch__registers_per_thread', 0)}, blocks per SM "
         + " → ".join(d.kernels[k]["blocks_per_sm"] for k in BM_VARIANTS)
@@ -333,11 +333,11 @@ def captions(d):
              "(ncu's `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`; reasons under 0.3 "
              "everywhere are summed as \"other\"; \"selected\" is the issue itself). ")
     blocks[("k1_mmasync/README.md", "fig08")] = caption(
-        d, 8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
+        8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
         ", ".join(f"{short(k)} {total[k]:.1f}" for k in STALL_VARIANTS[1:5]) + ". Largest reasons: " +
         "; ".join(f"{short(k)}: {top(k)}" for k in STALL_VARIANTS[1:5]) + ".", ncu_src)
     blocks[("k2_tma_ws/README.md", "fig08-k2")] = caption(
-        d, 8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
+        8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
         ", ".join(f"{short(k)} {total[k]:.1f}" for k in ("k1_mmasync_bm128", "k2_tma_ws_s2", "k2_tma_ws_s3")) +
         ". Largest reasons: " + "; ".join(f"{short(k)}: {top(k)}" for k in ("k2_tma_ws_s2", "k2_tma_ws_s3")) +
         f". barrier and mio_throttle: k1 bm128 {st['k1_mmasync_bm128']['barrier']:.2f} and "
@@ -360,7 +360,7 @@ def captions(d):
             f"{model(t, s, 64):.2f} for BM 64 (and adaptive), {model(t, s, 32):.2f} for BM 32; measured: "
             + ", ".join(f"`{k}` {loss(k, t, s):.2f}" for k in SKEW_KERNELS))
     blocks[("README.md", "fig11")] = caption(
-        d, 11, "fig11-eta-vs-skew-loss.gp", "the loss of useful TFLOP/s to skew, 1 − TF(s)/TF(0), measured over "
+        11, "fig11-eta-vs-skew-loss.gp", "the loss of useful TFLOP/s to skew, 1 − TF(s)/TF(0), measured over "
         f"the skew grid ({len(d.skews('16384'))} skews at 16384 rows, {len(d.skews('2048'))} at 2048), against "
         "the η model's 1 − η(s)/η(0) from `ggemm problem` (lines, one per tile height; a negative loss is "
         "a gain): " + "; ".join(parts) + ".",
@@ -373,7 +373,7 @@ def captions(d):
     th_2k = d.cell("torch_grouped_mm", "2048", "0")
     ridge = float(d.meta["ceiling_gemm_tflops"]) * 1e3 / float(d.meta["ceiling_copy_gbps"])
     blocks[("README.md", "fig14")] = caption(
-        d, 14, "fig14-roofline.gp", f"{len(pts)} configuration × case points of the \"stages\" set under the "
+        14, "fig14-roofline.gp", f"{len(pts)} configuration × case points of the \"stages\" set under the "
         f"ceilings measured in the same run (copy {d.meta['ceiling_copy_gbps']} GB/s, dense GEMM "
         f"{d.meta['ceiling_gemm_tflops']} TFLOP/s, ridge at {ridge:.0f} FLOP/B; the FFMA and mma.sync instruction "
         f"peaks dashed). Compulsory-byte intensity is {d.intensity('2048', '0', '1024'):.0f} FLOP/B at 2048 rows, "
