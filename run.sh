@@ -10,7 +10,9 @@ skip() { echo "== skip: $*"; }
 
 # NOTICE-level messages (tests not configured: no Check) still show; the rest of configure does not.
 cmake --preset release --log-level=NOTICE >/dev/null
-cmake --build --preset release
+# The build log (with ptxas's resource report for every kernel) goes to a file; on failure its tail shows.
+cmake --build --preset release >build/build.log 2>&1 || { tail -n 40 build/build.log; exit 1; }
+echo "== built (log: build/build.log)"
 bin=build/bin/ggemm
 export GG_COMMIT=${GG_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 
