@@ -331,7 +331,7 @@ def captions(d):
     total = {k: sum(v for r, v in st[k].items()) for k in STALL_VARIANTS}
     intro = ("warp stall reasons at 16k rows, s = 0, in cycles a warp spends stalled per issued instruction "
              "(ncu's `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`; reasons under 0.3 "
-             "everywhere are summed as \"other\"; \"selected\" is the issue itself). ")
+             "everywhere are summed as \"other\"; \"selected\" counts the issuing cycle itself). ")
     blocks[("k1_mmasync/README.md", "fig08")] = caption(
         8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
         ", ".join(f"{short(k)} {total[k]:.1f}" for k in STALL_VARIANTS[1:5]) + ". Largest reasons: " +
