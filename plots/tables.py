@@ -146,7 +146,7 @@ STAGE_ROWS = [
     ("k2_tma_ws", "TMA + mbarrier ring + producer warp, 128B swizzle; STAGES 2 vs 3", "runs, checked"),
     ("k3_wgmma", "Hopper wgmma, warp-specialized, persistent, adaptive BM, device-side schedule",
      "runs, checked"),
-    ("k3_tcgen05", "Blackwell tcgen05 + TMEM, 2-CTA pairs (sm_100a)",
+    ("k3_tcgen05", "Blackwell tcgen05 + TMEM, 2-CTA pairs (sm_100a, sm_103a)",
      "**compiled, SASS-checked, not run here**"),
 ]
 
