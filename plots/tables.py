@@ -165,6 +165,32 @@ def stage_overview(meta, rows, path):
     return "\n".join(out) + f"\n\n{provenance(meta, path)}"
 
 
+def models(meta, rows, path):
+    """k3_wgmma on real MoE layer shapes: every case set other than the worklog's ("stages",
+    "skew") that measured k3 configurations and torch. The default against torch and against the
+    best of the registered configurations, each with its roofline %."""
+    sets = [s for s in dict.fromkeys(r["set"] for r in rows) if s not in ("stages", "skew")]
+    out = [provenance(meta, path), "",
+           "| shape (experts × (K→N), routed rows, skew) | torch µs | `k3_wgmma` µs (× torch, roofline) "
+           "| best configuration (× torch, roofline) |", "|---|---:|---:|---|"]
+    for name in sets:
+        mine = [r for r in rows if r["set"] == name and r["check"] == "pass"]
+        torch = next((r for r in mine if r["kernel"] == "torch_grouped_mm"), None)
+        k3 = [r for r in mine if stage_of(r["kernel"]) == "k3_wgmma"]
+        default = next((r for r in k3 if r["kernel"] == "k3_wgmma"), None)
+        if not torch or not default:
+            continue
+        t = float(torch["time_us_median"])
+        best = min(k3, key=lambda r: float(r["time_us_median"]))
+
+        def cell(r):
+            return f"{t / float(r['time_us_median']):.2f}×, {float(r['roofline_pct']):.0f}%"
+        r0 = default
+        out.append(f"| {name}: {r0['experts']} × ({r0['k']}→{r0['n']}), {r0['tokens']}, {r0['skew']} | {t:.1f} | "
+                   f"{float(default['time_us_median']):.1f} ({cell(default)}) | `{best['kernel']}` ({cell(best)}) |")
+    return "\n".join(out) if len(out) > 3 else None
+
+
 def replace_block(readme, text, tag="results"):
     if not os.path.exists(readme):
         return
@@ -216,8 +242,11 @@ def main():
         print(f"tables.py: {e}", file=sys.stderr)
         sys.exit(2)
     stages = list(dict.fromkeys(STAGE_OF.values()))
-    # The README tables show the "stages" cases; the other sets are drawn as figures.
     if rows and "set" in rows[0]:
+        table = models(meta, rows, path)
+        if table:
+            replace_block(os.path.join(ROOT, "k3_wgmma", "README.md"), table, "models")
+        # The other README tables show the "stages" cases; the skew grid is drawn as figures.
         rows = [r for r in rows if r["set"] == "stages"]
     replace_block(os.path.join(ROOT, "README.md"), overview(meta, rows, path))
     for stage in stages:
