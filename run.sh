@@ -10,7 +10,9 @@ skip() { echo "== skip: $*"; }
 
 # NOTICE-level messages (tests not configured: no Check) still show; the rest of configure does not.
 cmake --preset release --log-level=NOTICE >/dev/null
-cmake --build --preset release
+# The build log (with ptxas's resource report for every kernel) goes to a file; on failure its tail shows.
+cmake --build --preset release >build/build.log 2>&1 || { tail -n 40 build/build.log; exit 1; }
+echo "== built (log: build/build.log)"
 bin=build/bin/ggemm
 export GG_COMMIT=${GG_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 
@@ -52,33 +54,11 @@ rc=0
 python3 plots/sass_tables.py --kernels-csv "results/${slug:-h200}/kernels.csv" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
 
-# Data figures (gnuplot).
-if ! command -v gnuplot >/dev/null; then
-    skip "gnuplot not found: data figures not redrawn (apt-get install gnuplot-nox)"
-else
-    eta=results/eta.dat
-    echo "# tokens skew eta_bm32 eta_bm64 eta_bm128 eta_adaptive" >"$eta"
-    for t in 16384 2048; do
-        for s in 0 0.2 0.4 0.6 0.8 1.0 1.2 1.4 1.6 1.8 2.0; do
-            row="$t $s"
-            for bm in 32 64 128; do
-                row="$row $($bin problem --tokens $t --skew $s --block-m $bm --format csv | awk -F, 'NR==2 {print $12}')"
-            done
-            row="$row $($bin problem --tokens $t --skew $s --format csv | awk -F, 'NR==2 {print $13}')"
-            echo "$row" >>"$eta"
-        done
-    done
-    gnuplot -e "dat='$eta'; out='results/eta.png'" plots/eta.gp
-    echo "== figure: results/eta.png"
-    for csv in results/*/sweep.csv; do
-        [ -e "$csv" ] || continue
-        dir=$(dirname "$csv")
-        device=$(sed -n 's/^# device=//p' "$csv" | head -1)
-        python3 plots/pivot.py "$csv" "$dir/throughput.dat"
-        gnuplot -e "dat='$dir/throughput.dat'; out='$dir/throughput.png'; device='$device'" plots/throughput.gp
-        echo "== figure: $dir/throughput.png"
-    done
-fi
+# Figure captions (their numbers) and k0's profile table, from the committed sweep and ncu data.
+python3 plots/figdata.py captions --ggemm "$bin"
+
+# Data figures (gnuplot) from the committed results; one line when gnuplot is missing.
+plots/figures.sh build
 
 # Diagrams (matplotlib), from the code's own layout functions; one line when matplotlib is missing.
 plots/diagrams.sh build

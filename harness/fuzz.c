@@ -21,7 +21,7 @@ static int dim(uint64_t *s) {
 int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *skew_drawn) {
     uint64_t s = seed * 0x100000001B3ull + (uint64_t)index;
     const int experts = 1 + (int)(next(&s) % 256);
-    const int tokens = (int)(next(&s) % 40001);
+    const int tokens = (int)(next(&s) % 16385);
     const double skew = (double)(next(&s) % 301) / 100.0;
     int *m = malloc(sizeof(int) * (size_t)experts);
     if (!m) return GG_EXIT_USAGE;

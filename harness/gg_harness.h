@@ -90,7 +90,7 @@ void gg_usage(FILE *f);
 
 /* ---------------- random problems (fuzz.c) ---------------- */
 /* Problem `index` of the random-shape sweep drawn from `seed` (reproducible from the pair):
- * 1-256 experts, a power-law split of 0-40000 rows at skew 0-3 with some experts then emptied
+ * 1-256 experts, a power-law split of 0-16384 rows at skew 0-3 with some experts then emptied
  * or cut to one row, K and N multiples of 8 from the minimum up (small steps or multiples of
  * 64). 0, or GG_EXIT_USAGE (out of host memory). */
 int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *skew_drawn);

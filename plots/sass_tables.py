@@ -4,8 +4,9 @@
 usage: sass_tables.py [--check] [--build DIR] [--cuobjdump PATH] [--kernels-csv CSV]
 
 For each stage it runs `cuobjdump --dump-resource-usage` and `--dump-sass` on BUILD/lib<stage>.a
-and rewrites the text between `<!-- resources:begin/end -->` and `<!-- sass:begin/end -->` in
-<stage>/README.md; a README without either pair is skipped with one line. Blocks per SM, the
+(its sm_90a code, which the H200 runs; a library without any, k3_tcgen05, each of its cubins side
+by side) and rewrites the text between `<!-- resources:begin/end -->` and `<!-- sass:begin/end -->`
+in <stage>/README.md; a README without either pair is skipped with one line. Blocks per SM, the
 limiting resource, threads and dynamic shared memory come from results/h200/kernels.csv
 (`ggemm list --format csv` on the H200) when it exists. The main-loop rule is stated in the
 generated caption (MIX_RULE). --check writes nothing and exits 1 if any README would change.
@@ -42,10 +43,10 @@ RANK = {root: n for n, root in enumerate(r for g in GROUPS for r in g)}
 MIX_RULE = (
     "Main loop: the innermost loop closed by a conditional backward branch (`@P BRA` to a lower "
     "address) whose address range holds the kernel's math instruction (`UTC*MMA`, else `HGMMA`, "
-    "else `HMMA`, else `FFMA`); where several do, the one with the most multiply-adds per pass. "
-    "Each instruction in that range is counted once, i.e. one pass; instructions ptxas placed "
-    "out of line (mbarrier retry loops at the end of the kernel) and never-executed `@!PT` "
-    "placeholders are not counted. In the warp-specialised kernels (k2, k3) this is the consumers' "
+    "else `HMMA`, else `FFMA`); where several do, the one with the most multiply-adds per pass (on a "
+    "tie, the first). Each instruction in that range is counted once, i.e. one pass; instructions "
+    "ptxas placed out of line (mbarrier retry loops at the end of the kernel) and never-executed "
+    "`@!PT` placeholders are not counted. In the warp-specialised kernels (k2, k3) this is the consumers' "
     "loop; the producer issues the TMA loads from another. “other” is integer, address, move, "
     "conversion and predicate work.")
 SMEM_NOTE = ("Static shared memory is cuobjdump's `SHARED`; in sm_90 and later code it includes the "
@@ -152,33 +153,39 @@ def main_loop(instrs):
 
 
 def split_symbol(sym):
-    """(kernel name, integer template arguments) of a mangled kernel symbol; our kernels' template
-    arguments are int, bool and enum literals (Itanium ABI: L<type><value>E)."""
+    """(kernel name, template arguments) of a mangled kernel symbol. Our kernels' template
+    arguments are int, bool and enum literals (Itanium ABI: L<type><value>E), given as their
+    value, or classes (a configuration type), given as the class's own name."""
     i, name, values = 3 if sym.startswith("_ZN") else 2, sym, []
-    while i < len(sym) and sym[i].isdigit():  # <length><identifier>..., the last is the kernel
+
+    def ident(i):  # <length><identifier> at i: (identifier, end)
         n = re.match(r"\d+", sym[i:]).group()
-        name, i = sym[i + len(n):i + len(n) + int(n)], i + len(n) + int(n)
+        return sym[i + len(n):i + len(n) + int(n)], i + len(n) + int(n)
+
+    def type_name(i):  # a class or enum type at i, N<prefix>...E or <length><identifier>: (its own name, end)
+        if sym[i] != "N":
+            return ident(i)
+        i += 1
+        while sym[i] != "E":  # the last component of the nested name is the type's own name
+            if sym[i] == "S":  # a substitution for a prefix seen before (S_, S0_, ...)
+                i = sym.index("_", i) + 1
+            else:
+                last, i = ident(i)
+        return last, i + 1
+
+    while i < len(sym) and sym[i].isdigit():  # <length><identifier>..., the last is the kernel
+        name, i = ident(i)
     if sym.startswith("I", i):
         i += 1
-        while sym.startswith("L", i):
-            i += 1
-            if sym[i] == "N":  # an enum type, as a nested name N...E
-                i += 1
-                while sym[i] != "E":
-                    if sym[i] == "S":
-                        i = sym.index("_", i) + 1
-                    else:
-                        n = re.match(r"\d+", sym[i:]).group()
-                        i += len(n) + int(n)
-                i += 1
-            elif sym[i].isdigit():
-                n = re.match(r"\d+", sym[i:]).group()
-                i += len(n) + int(n)
+        while sym[i] != "E":
+            if sym[i] == "L":  # a literal: L<type><value>E
+                i = type_name(i + 1)[1] if sym[i + 1] in "N0123456789" else i + 2  # builtin: i, b, j, ...
+                m = re.match(r"(n?)(\d+)E", sym[i:])
+                values.append(-int(m.group(2)) if m.group(1) else int(m.group(2)))
+                i += m.end()
             else:
-                i += 1  # builtin type code: i, b, j, ...
-            m = re.match(r"(n?)(\d+)E", sym[i:])
-            values.append(-int(m.group(2)) if m.group(1) else int(m.group(2)))
-            i += m.end()
+                value, i = type_name(i)
+                values.append(value)
     return name, values
 
 
@@ -193,9 +200,9 @@ def source(*patterns):
 
 
 def configurations(stage):
-    """[(configuration name, template values or None)] in registration order, from the stage's
-    `#define X_CONFIG(NAME, ...)` and its `X_CONFIG(name, ...)` lines; a stage without such a macro
-    declares one configuration (GG_DECLARE_CONFIG) for its one kernel."""
+    """[(configuration name, template values or None)] from the stage's `#define X_CONFIG(NAME, ...)`
+    and its `X_CONFIG(name, ...)` lines, in the registry's order (harness/registry.c); a stage
+    without such a macro declares one configuration (GG_DECLARE_CONFIG) for its one kernel."""
     src = source(f"{stage}/*.cu", f"{stage}/*.h")
     enums = {}
     for name, body in re.findall(r"enum\s+class\s+(\w+)[^{;]*\{([^}]*)\}", src + source("common/*.h", "common/*.cuh")):
@@ -213,18 +220,22 @@ def configurations(stage):
             bind = dict(zip(params, (a.strip() for a in args[1].split(","))))
             values = []
             for t in targs:
-                t = re.sub(r"\w+", lambda w: bind.get(w.group(), w.group()), t.strip())
-                # A name that is not a parameter is a constant shared by every configuration.
-                values.append({"true": 1, "false": 0}.get(t, int(t) if re.fullmatch(r"-?\d+", t)
-                                                           else enums.get("::".join(t.split("::")[-2:]))))
+                param, t = t.strip() in bind, re.sub(r"\w+", lambda w: bind.get(w.group(), w.group()), t.strip())
+                v = {"true": 1, "false": 0}.get(t, int(t) if re.fullmatch(r"-?\d+", t)
+                                                else enums.get("::".join(t.split("::")[-2:])))
+                if v is None and param:
+                    v = t.split("::")[-1]  # a class (K3_CONFIG's CFG): the symbol holds its own name
+                # A name that is not a parameter (None) is a constant shared by every configuration.
+                values.append(v)
             out.append((args[0], values))
     if not out:
         out = [(n, None) for n in re.findall(r"GG_DECLARE_CONFIG\((\w+)\)", src)]
-    return out
+    registry = re.findall(r"^\s*ROW\((\w+),", source("harness/registry.c"), flags=re.M)
+    return sorted(out, key=lambda c: registry.index(c[0]) if c[0] in registry else len(registry))
 
 
 def name_kernels(stage, symbols):
-    """[(display name, symbol)] in registration order; unmatched kernels last, as name<values>."""
+    """[(display name, symbol)] in configurations()' order; unmatched kernels last, as name<values>."""
     configs = configurations(stage)
     named = []
     for sym in symbols:
@@ -283,33 +294,35 @@ def resources_block(kernels, res, gpu, prov):
         align[-1] = "---"  # the limiter is a word
     lines += ["", "| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     notes = []
-    for name, sym in kernels:
-        r = res.get(sym, {})
-        cells = [f"`{name}`", n(r.get("REG", "?")), n(r.get("STACK", 0)), n(r.get("LOCAL", 0)), n(r.get("SHARED", 0))]
+    for name, head, key in kernels:
+        r = res.get(key, {})
+        cells = [head, n(r.get("REG", "?")), n(r.get("STACK", 0)), n(r.get("LOCAL", 0)), n(r.get("SHARED", 0))]
         if gpu is not None:
             g = gpu[1].get(name, {})
             if g.get("registers") and int(g["registers"]) != r.get("REG"):
                 cells[1] += " †"
                 notes.append(f"† The GPU listing has {g['registers']} registers for `{name}`: it was made from "
                              f"another build, so its residency columns may not hold for this one.")
+            if g.get("status") not in (None, "", "ok"):
+                notes.append(f"No blocks per SM for `{name}` from that GPU: “{g['status']}”.")
             cells += [n(g.get("threads")), n(g.get("dynamic_smem")), n(g.get("blocks_per_sm")), g.get("limiter") or "—"]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines + ["", SMEM_NOTE] + notes)
+    return "\n".join(lines + ["", SMEM_NOTE] + [x for note in dict.fromkeys(notes) for x in ("", note)])
 
 
 def mix_block(kernels, funcs, prov):
     counts, loops = [], []
-    for _, sym in kernels:
-        span, n_inner = main_loop(funcs[sym])
+    for _, _, key in kernels:
+        span, n_inner = main_loop(funcs[key])
         c = {}
-        for addr, _, op, _ in funcs[sym]:
+        for addr, _, op, _ in funcs[key]:
             if span and span[0] <= addr <= span[1]:
                 c[op] = c.get(op, 0) + 1
         counts.append(c)
         loops.append((span, n_inner))
     ops = sorted({op for c in counts for op in c if root(op) in RANK}, key=lambda op: (RANK[root(op)], op))
     lines = [prov, "", MIX_RULE, "",
-             "| instruction | " + " | ".join(f"`{name}`" for name, _ in kernels) + " |",
+             "| instruction | " + " | ".join(head for _, head, _ in kernels) + " |",
              "|---|" + "---:|" * len(kernels)]
     for op in ops:
         lines.append(f"| `{op}` | " + " | ".join(str(c.get(op, "·")) for c in counts) + " |")
@@ -357,17 +370,24 @@ def main():
         if not os.path.exists(lib):
             print(f"missing {lib}: build first (cmake --build build)")
             return 2
-        sass = cuobjdump(tool, "--dump-sass", lib)
-        # The H200 runs the sm_90a code; a library without any (k3_tcgen05) shows its newest.
-        arch = "sm_90a" if "sm_90a" in sass else max(sass, key=lambda s: int(re.sub(r"\D", "", s)))
-        funcs = functions(sass[arch])
-        kernels = name_kernels(stage, list(funcs))
-        prov = (f"*Generated by `{ME}` from `cuobjdump {{}} build/lib{stage}.a` ({arch} code, nvcc {nvcc}); "
-                f"`python3 {ME}` regenerates it.*")
+        sass, usage = cuobjdump(tool, "--dump-sass", lib), cuobjdump(tool, "--dump-resource-usage", lib)
+        # The H200 runs the sm_90a code; a library without any (k3_tcgen05: sm_100a and sm_103a)
+        # shows every cubin, each configuration once per cubin, headed `name` arch.
+        archs = ["sm_90a"] if "sm_90a" in sass else sorted(sass)
+        funcs, res, kernels = {}, {}, []
+        for arch in archs:
+            instrs, regs = functions(sass[arch]), resources(usage[arch])
+            for name, sym in name_kernels(stage, list(instrs)):
+                funcs[arch, sym], res[arch, sym] = instrs[sym], regs.get(sym, {})
+                kernels.append((name, f"`{name}`" + (f" {arch}" if len(archs) > 1 else ""), (arch, sym)))
+
+        def prov(flag, unit):
+            code = " and ".join(archs) + " code" + (f", one {unit} per cubin" if len(archs) > 1 else "")
+            return (f"*Generated by `{ME}` from `cuobjdump {flag} build/lib{stage}.a` ({code}, nvcc {nvcc}); "
+                    f"`python3 {ME}` regenerates it.*")
         blocks = {
-            "resources": resources_block(kernels, resources(cuobjdump(tool, "--dump-resource-usage", lib)[arch]),
-                                         gpu, prov.format("--dump-resource-usage")),
-            "sass": mix_block(kernels, funcs, prov.format("--dump-sass")),
+            "resources": resources_block(kernels, res, gpu, prov("--dump-resource-usage", "row")),
+            "sass": mix_block(kernels, funcs, prov("--dump-sass", "column")),
         }
         readme = os.path.join(stage, "README.md")
         with open(os.path.join(ROOT, readme)) as f:

@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""Data and captions of the gnuplot figures (1, 3, 7, 8, 11, 14), from committed results only.
+
+usage: figdata.py data OUT_DIR   [--sweep CSV] [--ncu DIR] [--kernels CSV] [--ggemm BIN]
+       figdata.py captions       [same options]
+`data` writes the tables the plots/figNN-*.gp scripts read (OUT_DIR/figNN*.dat) and
+OUT_DIR/params.gp (ceilings, device, tick labels). `captions` rewrites the generated blocks of
+the READMEs: `<!-- caption-figNN[-where]:begin/end -->` (each figure's caption, with the numbers
+it quotes) and k0_fma/README.md's `<!-- ncu-k0:begin/end -->` table. Every number comes from
+results/<gpu>/sweep.csv, results/<gpu>/ncu/*.csv, results/<gpu>/kernels.csv or from
+`ggemm problem` (the one implementation of the split, the tile rules and η). Standard library only.
+"""
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tables  # noqa: E402  (load, replace_block, case_name)
+
+ROOT = tables.ROOT
+SKEW_KERNELS = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k2_tma_ws_s3", "k2_tma_ws_bm64",
+                "k3_wgmma_persist", "k3_wgmma"]
+STALL_VARIANTS = ["k0_fma", "k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k1_mmasync_bm64_fragdb",
+                  "k2_tma_ws_s2", "k2_tma_ws_s3", "k3_wgmma"]
+BM_VARIANTS = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32"]
+STAGES = ["k0_fma", "k1_mmasync", "k2_tma_ws", "k3_wgmma"]
+STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+
+
+def num(v):
+    return float(str(v).replace(",", ""))
+
+
+def fmt(x, nd=1):
+    return f"{x:.{nd}f}"
+
+
+class Data:
+    def __init__(self, args):
+        self.sweep = os.path.abspath(args.sweep)
+        self.meta, self.rows = tables.load(self.sweep)
+        self.ggemm = args.ggemm
+        self.ncu_dir = args.ncu or os.path.join(os.path.dirname(self.sweep), "ncu")
+        kpath = args.kernels or os.path.join(os.path.dirname(self.sweep), "kernels.csv")
+        with open(kpath) as f:
+            self.kernels = {r["kernel"]: r for r in csv.DictReader(f)}
+        self.stage_of = {k: r["stage"] for k, r in self.kernels.items()}
+        self.ok = [r for r in self.rows if r["check"] == "pass"]
+        self._problem = {}
+        self._ncu = {}
+
+    def rel(self, path):
+        return os.path.relpath(path, ROOT)
+
+    # -- the problem model, from ggemm --------------------------------------------------------
+    def problem(self, tokens, skew, k=1024, block_m=None):
+        key = (str(tokens), str(skew), str(k), block_m)
+        if key not in self._problem:
+            cmd = [self.ggemm, "problem", "--tokens", str(tokens), "--skew", str(skew), "--k", str(k),
+                   "--format", "csv"]
+            if block_m:
+                cmd += ["--block-m", str(block_m)]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            self._problem[key] = next(csv.DictReader(io.StringIO(out)))
+        return self._problem[key]
+
+    def eta(self, tokens, skew, bm):
+        """η for a BLOCK_M (32, 64, 128) or 'adaptive' (k3's 128/64 policy)."""
+        if bm == "adaptive":
+            return float(self.problem(tokens, skew)["eta_adaptive"])
+        return float(self.problem(tokens, skew, block_m=bm)["eta"])
+
+    def intensity(self, tokens, skew, k):
+        p = self.problem(tokens, skew, k)
+        return float(p["useful_gflop"]) * 1e9 / float(p["min_bytes"])
+
+    # -- the sweep ----------------------------------------------------------------------------
+    def stage_cases(self):
+        cases = []
+        for r in self.rows:
+            if r["set"] == "stages" and (r["tokens"], r["skew"], r["k"]) not in cases:
+                cases.append((r["tokens"], r["skew"], r["k"]))
+        return cases
+
+    def cell(self, kernel, tokens, skew, k="1024"):
+        for r in self.ok:
+            if r["kernel"] == kernel and r["tokens"] == tokens and float(r["skew"]) == float(skew) and r["k"] == k:
+                return r
+        return None
+
+    def tf(self, kernel, tokens, skew, k="1024"):
+        r = self.cell(kernel, tokens, skew, k)
+        return float(r["useful_tflops"]) if r else None
+
+    def best(self, stage, tokens, skew, k):
+        mine = [r for r in self.ok if self.stage_of.get(r["kernel"]) == stage and r["tokens"] == tokens
+                and r["skew"] == skew and r["k"] == k and r["set"] == "stages"]
+        return max(mine, key=lambda r: float(r["useful_tflops"]), default=None)
+
+    def skews(self, tokens):
+        return sorted({float(r["skew"]) for r in self.ok if r["tokens"] == tokens and r["k"] == "1024"
+                       and r["kernel"] in SKEW_KERNELS})
+
+    def roofline(self, intensity):
+        return min(float(self.meta["ceiling_gemm_tflops"]), intensity * float(self.meta["ceiling_copy_gbps"]) / 1e3)
+
+    # -- ncu ----------------------------------------------------------------------------------
+    def ncu(self, kernel):
+        if kernel not in self._ncu:
+            with open(os.path.join(self.ncu_dir, kernel + ".csv")) as f:
+                lines = f.read().splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+            head, _units, values = list(csv.reader(lines[start:]))[:3]
+            self._ncu[kernel] = dict(zip(head, values))
+        return self._ncu[kernel]
+
+    def stalls(self, kernel):
+        d = self.ncu(kernel)
+        pre, post = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
+        return {k[len(pre):-len(post)]: num(v) for k, v in d.items() if k.startswith(pre) and k.endswith(post)}
+
+
+def case_label(tokens, skew, k):
+    return f"{int(tokens) // 1024}k s={skew}" + ("" if k == "1024" else f" K={k}")
+
+
+def short(kernel):
+    for p in ("k1_mmasync_", "k2_tma_ws_", "k3_wgmma_"):
+        if kernel.startswith(p):
+            return kernel[len(p):]
+    return kernel
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+# ---------------------------------------------------------------------------------------------
+def write(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def gp_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def data(d, out):
+    os.makedirs(out, exist_ok=True)
+    m = d.meta
+    params = [f"device = {gp_str(m.get('device', '?'))}",
+              f"copy_gbps = {m['ceiling_copy_gbps']}", f"gemm_tflops = {m['ceiling_gemm_tflops']}",
+              f"ffma_tflops = {m['ceiling_ffma_tflops']}", f"mma_sync_tflops = {m['ceiling_mma_sync_tflops']}",
+              f"source = {gp_str(d.rel(d.sweep) + ', commit ' + m.get('commit', '?') + ', ' + m.get('date', '?'))}"]
+
+    # Figure 1: best configuration of each stage per case, torch, the roofline.
+    rows = ["# idx case " + " ".join(f"{s} {s}_config" for s in STAGES) + " torch roofline"]
+    for i, (t, s, k) in enumerate(d.stage_cases()):
+        cells = []
+        for stage in STAGES:
+            b = d.best(stage, t, s, k)
+            cells += [b["useful_tflops"], gp_str(short(b["kernel"]))] if b else ["-", '""']
+        torch = d.tf("torch_grouped_mm", t, s, k)
+        rows.append(f"{i} {gp_str(case_label(t, s, k))} " + " ".join(cells) +
+                    f" {torch if torch else '-'} {d.roofline(d.intensity(t, s, k)):.2f}")
+    write(os.path.join(out, "fig01.dat"), rows)
+
+    # Figure 3: useful TFLOP/s against BM at s = 0 and 1.2; η in the tick labels.
+    bms = [("32", 32), ("64", 64), ("128", 128), ("adaptive 128/64", "adaptive")]
+    fams = {"k1": {32: "k1_mmasync_bm32", 64: "k1_mmasync_bm64", 128: "k1_mmasync_bm128"},
+            "k2": {64: "k2_tma_ws_bm64", 128: "k2_tma_ws_s3"},
+            "k3": {128: "k3_wgmma_persist", "adaptive": "k3_wgmma"}}
+    for t in ("16384", "2048"):
+        rows = ["# idx eta_s0 eta_s1.2 k1_s0 k1_s1.2 k2_s0 k2_s1.2 k3_s0 k3_s1.2"]
+        ticks = []
+        for i, (name, bm) in enumerate(bms):
+            e0, e1 = d.eta(t, 0, bm), d.eta(t, 1.2, bm)
+            cells = []
+            for fam in ("k1", "k2", "k3"):
+                kern = fams[fam].get(bm)
+                for s in ("0", "1.2"):
+                    v = d.tf(kern, t, s) if kern else None
+                    cells.append(f"{v}" if v else "-")
+            rows.append(f"{i} {e0:.4f} {e1:.4f} " + " ".join(cells))
+            ticks.append(f'"{name}\\nη {e0:.3f} (s=0)\\nη {e1:.3f} (s=1.2)" {i}')
+        write(os.path.join(out, f"fig03_{t}.dat"), rows)
+        params.append(f"xt03_{t} = {gp_str('(' + ', '.join(ticks) + ')')}")
+
+    # Figure 7: what changes as BM shrinks (k1, ncu at 16k s=0, kernels.csv).
+    rows = ["# idx label registers blocks_per_sm warps_active inst_executed_M issue_active_pct tensor_pipe_pct"]
+    for i, k in enumerate(BM_VARIANTS):
+        n = d.ncu(k)
+        rows.append(f"{i} {gp_str('BM ' + k.rsplit('bm', 1)[1])} {num(n['launch__registers_per_thread']):.0f} "
+                    f"{d.kernels[k]['blocks_per_sm']} {num(n['sm__warps_active.avg.per_cycle_active'])} "
+                    f"{num(n['smsp__inst_executed.sum']) / 1e6:.1f} "
+                    f"{num(n['smsp__issue_active.avg.pct_of_peak_sustained_active'])} "
+                    f"{num(n['sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'])}")
+    write(os.path.join(out, "fig07.dat"), rows)
+
+    # Figure 8: warp stall breakdown (cycles per issued instruction), stacked.
+    reasons, other = fig08_reasons(d)
+    rows = ["variant " + " ".join(reasons) + " other"]
+    for k in STALL_VARIANTS:
+        st = d.stalls(k)
+        rows.append(gp_str(k) + " " + " ".join(f"{st.get(r, 0):.2f}" for r in reasons) +
+                    f" {sum(v for r, v in st.items() if r in other):.2f}")
+    write(os.path.join(out, "fig08.dat"), rows)
+    params.append(f"n08 = {len(reasons) + 1}")
+
+    # Figure 11: measured skew loss against the η model.
+    same = True
+    for t in ("16384", "2048"):
+        rows = ["# skew model_bm32 model_bm64 model_bm128 model_adaptive " + " ".join(SKEW_KERNELS)]
+        base = {k: d.tf(k, t, 0) for k in SKEW_KERNELS}
+        e0 = {bm: d.eta(t, 0, bm) for bm in (32, 64, 128, "adaptive")}
+        for s in d.skews(t):
+            model = {bm: 1 - d.eta(t, s, bm) / e0[bm] for bm in e0}
+            same &= abs(model[64] - model["adaptive"]) < 1e-9
+            cells = []
+            for k in SKEW_KERNELS:
+                v = d.tf(k, t, s)
+                cells.append(f"{1 - v / base[k]:.4f}" if v and base[k] else "-")
+            rows.append(f"{s:g} " + " ".join(f"{model[bm]:.4f}" for bm in (32, 64, 128, "adaptive")) + " " +
+                        " ".join(cells))
+        write(os.path.join(out, f"fig11_{t}.dat"), rows)
+    params.append(f"adaptive_is_bm64 = {1 if same else 0}")
+
+    # Figure 14: every configuration x case of the stages set, by stage.
+    groups = STAGES + ["peer"]
+    rows = []
+    for g in groups:
+        rows.append(f"# {g}: intensity_flop_per_byte useful_tflops skew_is_0 kernel case")
+        for r in d.ok:
+            if r["set"] != "stages" or d.stage_of.get(r["kernel"], "peer") != g:
+                continue
+            x = d.intensity(r["tokens"], r["skew"], r["k"])
+            rows.append(f"{x:.3f} {r['useful_tflops']} {1 if float(r['skew']) == 0 else 0} "
+                        f"{r['kernel']} {gp_str(case_label(r['tokens'], r['skew'], r['k']))}")
+        rows += ["", ""]
+    write(os.path.join(out, "fig14.dat"), rows)
+    labels = {}
+    for t, s, k in d.stage_cases():
+        x = d.intensity(t, s, k)
+        labels.setdefault(f"{x:.3f}", []).append(case_label(t, s, k).replace(f" s={s}", ""))
+    rows = [f"{x} {gp_str(' / '.join(dict.fromkeys(v)) + ' rows' if 'K=' not in v[0] else v[0])}"
+            for x, v in labels.items()]
+    write(os.path.join(out, "fig14_cases.dat"), rows)
+
+    write(os.path.join(out, "params.gp"), params)
+
+
+def fig08_reasons(d):
+    """Reasons shown on their own: any that reaches 0.3 cycles per instruction in some variant."""
+    totals = {}
+    for k in STALL_VARIANTS:
+        for r, v in d.stalls(k).items():
+            totals.setdefault(r, []).append(v)
+    shown = [r for r, v in totals.items() if max(v) >= 0.3]
+    shown.sort(key=lambda r: -sum(totals[r]))
+    return shown, [r for r in totals if r not in shown]
+
+
+# ---------------------------------------------------------------------------------------------
+# captions
+# ---------------------------------------------------------------------------------------------
+def caption(n, script, text, sources):
+    return f"*Figure {n} (`plots/{script}` from {sources}): {text}*"
+
+
+def captions(d):
+    src = f"`{d.rel(d.sweep)}`"
+    ncu_src = f"`{d.rel(d.ncu_dir)}/`"
+    t0 = lambda k, t, s: d.tf(k, t, s)  # noqa: E731
+    blocks = {}
+
+    # Figure 1
+    parts = []
+    for stage in STAGES:
+        b = d.best(stage, "16384", "0", "1024")
+        parts.append(f"{stage} {fmt(float(b['useful_tflops']))} (`{b['kernel']}`)")
+    x = d.intensity("16384", "0", "1024")
+    blocks[("README.md", "fig01")] = caption(
+        1, "fig01-stage-progression.gp", "the best configuration of each stage in every case of the "
+        "\"stages\" set, with `torch_grouped_mm` and the roofline as the case's reference lines. At 16k rows, "
+        "s = 0, useful TFLOP/s: " + ", ".join(parts) + f"; torch {fmt(t0('torch_grouped_mm', '16384', '0'))}, "
+        f"roofline {fmt(d.roofline(x))}. At 2k rows, s = 0, the best is "
+        f"{fmt(float(d.best('k3_wgmma', '2048', '0', '1024')['useful_tflops']))} "
+        f"(`{d.best('k3_wgmma', '2048', '0', '1024')['kernel']}`) against a roofline of "
+        f"{fmt(d.roofline(d.intensity('2048', '0', '1024')))} (the bandwidth floor).", src)
+
+    # Figure 3
+    e = lambda t, s, bm: f"{d.eta(t, s, bm):.3f}"  # noqa: E731
+    blocks[("k1_mmasync/README.md", "fig03")] = caption(
+        3, "fig03-tile-quantization.gp", "useful TFLOP/s against the tile height at s = 0 and 1.2 (k1: bm32, bm64, "
+        "bm128; k2: bm64, s3; k3: persist, and k3_wgmma for adaptive); the tick labels give η (s = 0 | s = 1.2) from `ggemm problem`. At 2048 uniform rows "
+        f"(32 per expert) k1 BM 32 pads nothing (η = {e('2048', 0, 32)}) and reaches "
+        f"{fmt(t0('k1_mmasync_bm32', '2048', '0'))} TFLOP/s, against {fmt(t0('k1_mmasync_bm64', '2048', '0'))} "
+        f"for BM 64 (η = {e('2048', 0, 64)}) and {fmt(t0('k1_mmasync_bm128', '2048', '0'))} for BM 128 "
+        f"(η = {e('2048', 0, 128)}); at 16384 uniform rows, η = {e('16384', 0, 32)} for every BM and the order "
+        f"reverses: BM 128 {fmt(t0('k1_mmasync_bm128', '16384', '0'))}, BM 64 "
+        f"{fmt(t0('k1_mmasync_bm64', '16384', '0'))}, BM 32 {fmt(t0('k1_mmasync_bm32', '16384', '0'))}. "
+        f"k3's adaptive tiles take BM 64's η ({e('2048', 1.2, 'adaptive')} at 2k, s = 1.2) and run "
+        f"{fmt(t0('k3_wgmma', '2048', '1.2'))} TFLOP/s there, against {fmt(t0('k3_wgmma_persist', '2048', '1.2'))} "
+        f"with 128-row tiles only.", src)
+
+    # Figure 7
+    n = {k: d.ncu(k) for k in BM_VARIANTS}
+    a, b = BM_VARIANTS[0], BM_VARIANTS[-1]
+
+    def arrow(metric, nd=1, scale=1.0, unit=""):
+        return (f"{num(n[a][metric]) / scale:.{nd}f}{unit} → " +
+                " → ".join(f"{num(n[k][metric]) / scale:.{nd}f}{unit}" for k in BM_VARIANTS[1:]))
+    blocks[("k1_mmasync/README.md", "fig07")] = caption(
+        7, "fig07-bm-resources.gp", "k1 at 16k rows, s = 0, BM 128 → 64 → 32 (ncu, one launch each; "
+        "blocks per SM from `ggemm list`): registers per thread "
+        f"{arrow('launch__registers_per_thread', 0)}, blocks per SM "
+        + " → ".join(d.kernels[k]["blocks_per_sm"] for k in BM_VARIANTS)
+        + f", achieved active warps per SM {arrow('sm__warps_active.avg.per_cycle_active')}, instructions "
+        f"executed {arrow('smsp__inst_executed.sum', 1, 1e6, ' M')}, issue slots busy "
+        f"{arrow('smsp__issue_active.avg.pct_of_peak_sustained_active', 1, 1, '%')}, tensor pipe busy "
+        f"{arrow('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active', 1, 1, '%')}; "
+        f"useful TFLOP/s in the same case " + " → ".join(fmt(t0(k, '16384', '0')) for k in BM_VARIANTS) + ".",
+        f"{ncu_src} and `{d.rel(os.path.join(os.path.dirname(d.sweep), 'kernels.csv'))}`")
+
+    # Figure 8, in k1 and in k2
+    def top(k, count=3):
+        st = {r: v for r, v in d.stalls(k).items() if r != "selected"}
+        return ", ".join(f"{r} {v:.2f}" for r, v in sorted(st.items(), key=lambda kv: -kv[1])[:count])
+    st = {k: d.stalls(k) for k in STALL_VARIANTS}
+    total = {k: sum(v for r, v in st[k].items()) for k in STALL_VARIANTS}
+    intro = ("warp stall reasons at 16k rows, s = 0, in cycles a warp spends stalled per issued instruction "
+             "(ncu's `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`; reasons under 0.3 "
+             "everywhere are summed as \"other\"; \"selected\" counts the issuing cycle itself). ")
+    blocks[("k1_mmasync/README.md", "fig08")] = caption(
+        8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
+        ", ".join(f"{short(k)} {total[k]:.1f}" for k in STALL_VARIANTS[1:5]) + ". Largest reasons: " +
+        "; ".join(f"{short(k)}: {top(k)}" for k in STALL_VARIANTS[1:5]) + ".", ncu_src)
+    blocks[("k2_tma_ws/README.md", "fig08-k2")] = caption(
+        8, "fig08-warp-stalls.gp", intro + "Total per instruction: " +
+        ", ".join(f"{short(k)} {total[k]:.1f}" for k in ("k1_mmasync_bm128", "k2_tma_ws_s2", "k2_tma_ws_s3")) +
+        ". Largest reasons: " + "; ".join(f"{short(k)}: {top(k)}" for k in ("k2_tma_ws_s2", "k2_tma_ws_s3")) +
+        f". barrier and mio_throttle: k1 bm128 {st['k1_mmasync_bm128']['barrier']:.2f} and "
+        f"{st['k1_mmasync_bm128']['mio_throttle']:.2f}, k2 s3 {st['k2_tma_ws_s3']['barrier']:.2f} and "
+        f"{st['k2_tma_ws_s3']['mio_throttle']:.2f}.", ncu_src)
+
+    # Figure 11
+    smax = {t: max(d.skews(t)) for t in ("16384", "2048")}
+
+    def loss(k, t, s):
+        return 1 - d.tf(k, t, s) / d.tf(k, t, 0)
+
+    def model(t, s, bm):
+        return 1 - d.eta(t, s, bm) / d.eta(t, 0, bm)
+    parts = []
+    for t in ("16384", "2048"):
+        s = smax[t]
+        parts.append(
+            f"at {t} rows and s = {s:g} the model predicts a loss of {model(t, s, 128):.2f} for BM 128, "
+            f"{model(t, s, 64):.2f} for BM 64 (and adaptive), {model(t, s, 32):.2f} for BM 32; measured: "
+            + ", ".join(f"`{k}` {loss(k, t, s):.2f}" for k in SKEW_KERNELS))
+    blocks[("README.md", "fig11")] = caption(
+        11, "fig11-eta-vs-skew-loss.gp", "the loss of useful TFLOP/s to skew, 1 − TF(s)/TF(0), measured over "
+        f"the skew grid ({len(d.skews('16384'))} skews at 16384 rows, {len(d.skews('2048'))} at 2048), against "
+        "the η model's 1 − η(s)/η(0) from `ggemm problem` (lines, one per tile height; a negative loss is "
+        "a gain): " + "; ".join(parts) + ".",
+        src + " and `ggemm problem`")
+
+    # Figure 14
+    pts = [r for r in d.ok if r["set"] == "stages"]
+    best = max(pts, key=lambda r: float(r["roofline_pct"]))
+    k3_2k = d.cell("k3_wgmma", "2048", "0")
+    th_2k = d.cell("torch_grouped_mm", "2048", "0")
+    ridge = float(d.meta["ceiling_gemm_tflops"]) * 1e3 / float(d.meta["ceiling_copy_gbps"])
+    blocks[("README.md", "fig14")] = caption(
+        14, "fig14-roofline.gp", f"{len(pts)} configuration × case points of the \"stages\" set under the "
+        f"ceilings measured in the same run (copy {d.meta['ceiling_copy_gbps']} GB/s, dense GEMM "
+        f"{d.meta['ceiling_gemm_tflops']} TFLOP/s, ridge at {ridge:.0f} FLOP/B; the FFMA and mma.sync instruction "
+        f"peaks dashed). Compulsory-byte intensity is {d.intensity('2048', '0', '1024'):.0f} FLOP/B at 2048 rows, "
+        f"{d.intensity('16384', '0', '1024'):.0f} at 16384 rows and {d.intensity('16384', '0', '8192'):.0f} at "
+        f"K = 8192. Closest to its roofline: `{best['kernel']}` at {case_label(best['tokens'], best['skew'], best['k'])}, "
+        f"{float(best['roofline_pct']):.1f}%; at 2k s=0 `k3_wgmma` is at {float(k3_2k['roofline_pct']):.1f}% and "
+        f"torch at {float(th_2k['roofline_pct']):.1f}%.", src)
+    return blocks
+
+
+def ncu_k0(d):
+    n = d.ncu("k0_fma")
+    st = {r: v for r, v in d.stalls("k0_fma").items() if r != "selected"}
+    topr = sorted(st.items(), key=lambda kv: -kv[1])[:5]
+    wf = num(n["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"])
+    bc = num(n["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"])
+    pct = lambda m: f"{num(n[m]):.1f}%"  # noqa: E731
+    out = [f"*Generated by `plots/figdata.py` from `{d.rel(os.path.join(d.ncu_dir, 'k0_fma.csv'))}` "
+           "(`plots/ncu_capture.sh`: ncu, one launch of `k0_fma` at 16384 rows, s = 0, raw metrics).*", "",
+           "| metric | value |", "|---|---:|",
+           f"| FMA pipe, instructions executed (% of peak) | {pct('sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active')} |",
+           f"| issue slots busy (% of peak) | {pct('smsp__issue_active.avg.pct_of_peak_sustained_active')} |",
+           f"| LSU pipe, instructions executed (% of peak) | {pct('sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active')} |",
+           f"| L1/shared throughput (% of peak) | {pct('l1tex__throughput.avg.pct_of_peak_sustained_active')} |",
+           f"| shared-memory wavefronts | {wf / 1e6:.1f} M |",
+           f"| of them bank conflicts | {bc / 1e6:.1f} M ({100 * bc / wf:.1f}%) |",
+           f"| achieved active warps per SM | {num(n['sm__warps_active.avg.per_cycle_active']):.1f} |"]
+    for r, v in topr:
+        out.append(f"| stall `{r}` (cycles per issued instruction) | {v:.2f} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Data and captions of the gnuplot figures.")
+    ap.add_argument("what", choices=["data", "captions"])
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--sweep", default=os.path.join(ROOT, "results", "h200", "sweep.csv"))
+    ap.add_argument("--ncu")
+    ap.add_argument("--kernels")
+    ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
+    args = ap.parse_args()
+    try:
+        d = Data(args)
+        if args.what == "data":
+            if not args.out:
+                ap.error("data needs OUT_DIR")
+            data(d, args.out)
+            return
+        for (readme, tag), text in captions(d).items():
+            tables.replace_block(os.path.join(ROOT, readme), text, "caption-" + tag)
+        tables.replace_block(os.path.join(ROOT, "k0_fma", "README.md"), ncu_k0(d), "ncu-k0")
+    except (OSError, subprocess.CalledProcessError, KeyError, StopIteration) as e:
+        print(f"figdata.py: {e!r}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

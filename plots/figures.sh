@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Redraws the data figures (gnuplot) into results/figures/ from the committed results only:
+# results/h200/sweep.csv, results/h200/ncu/*.csv, results/h200/kernels.csv and `ggemm problem`
+# (the model's η and compulsory bytes). plots/figdata.py writes the tables the scripts read.
+# Usage: plots/figures.sh BUILD_DIR [RESULTS_DIR]  (RESULTS_DIR defaults to results/h200).
+# Figures: fig01-stage-progression.png, fig03-tile-quantization.png, fig07-bm-resources.png,
+# fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png (each by plots/<name>.gp).
+# Skips with one line (exit 0) when gnuplot or python3 is missing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -ge 1 ] || { echo "usage: plots/figures.sh BUILD_DIR [RESULTS_DIR]" >&2; exit 2; }
+build=$1
+res=${2:-$root/results/h200}
+[ -x "$build/bin/ggemm" ] || { echo "figures: $build/bin/ggemm not built" >&2; exit 2; }
+command -v gnuplot >/dev/null || { echo "== skip: gnuplot not found: data figures not redrawn (apt-get install gnuplot-nox)"; exit 0; }
+command -v python3 >/dev/null || { echo "== skip: python3 not found: data figures not redrawn (apt-get install python3)"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 "$root/plots/figdata.py" data "$tmp" --sweep "$res/sweep.csv" --ncu "$res/ncu" \
+    --kernels "$res/kernels.csv" --ggemm "$build/bin/ggemm"
+mkdir -p "$root/results/figures"
+for name in fig01-stage-progression fig03-tile-quantization fig07-bm-resources fig08-warp-stalls \
+    fig11-eta-vs-skew-loss fig14-roofline; do
+    gnuplot -e "dir='$tmp'; out='$root/results/figures/$name.png'" "$root/plots/$name.gp"
+    echo "== figure: results/figures/$name.png"
+done
