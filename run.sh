@@ -62,3 +62,8 @@ plots/figures.sh build
 
 # Diagrams (matplotlib), from the code's own layout functions; one line when matplotlib is missing.
 plots/diagrams.sh build
+
+# The traces (plots/trace_capture.sh on the GPU, committed under results/h200/traces/): per-SM
+# Gantt charts and k3_wgmma's trace table; one line each for what is missing.
+plots/gantt.sh
+python3 plots/traces.py

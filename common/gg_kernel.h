@@ -4,7 +4,10 @@
  * exports, per registered configuration, two extern "C" functions:
  *   cudaError_t NAME_launch(const GgLaunch *);   enqueue one grouped GEMM
  *   cudaError_t NAME_info(GgKernelInfo *);       the __global__ symbol, threads, dynamic smem
- * and one can_implement() per stage. harness/registry.c lists them all in one table.
+ * and one can_implement() per stage. A configuration with a traced twin (the same kernel built
+ * with tracing on, gg_trace.h) also exports
+ *   cudaError_t NAME_trace_launch(const GgLaunch *, const GgTraceBuffer *);
+ * harness/registry.c lists them all in one table.
  * Host side is plain C; kernels include this header from .cu files. */
 #ifndef GG_KERNEL_H
 #define GG_KERNEL_H
@@ -12,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cuda_runtime_api.h>
+
+#include "gg_trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +60,8 @@ typedef struct GgKernelInfo {
 
 typedef cudaError_t (*GgLaunchFn)(const GgLaunch *);
 typedef cudaError_t (*GgInfoFn)(GgKernelInfo *);
+/* The traced twin: one launch that also records into `trace` (gg_trace.h). */
+typedef cudaError_t (*GgTraceLaunchFn)(const GgLaunch *, const GgTraceBuffer *trace);
 /* The sizes a kernel may refuse. (Per-expert rows are run-time data and never refused.) */
 typedef struct GgShape {
     int tokens, experts, k, n;
@@ -73,12 +80,17 @@ typedef struct GgKernel {
     GgCanImplementFn can_implement;
     GgInfoFn info;
     GgLaunchFn launch;
+    GgTraceLaunchFn trace_launch; /* NULL: no traced twin */
 } GgKernel;
 
 /* What a stage header declares for each registered configuration NAME. */
 #define GG_DECLARE_CONFIG(NAME)                     \
     cudaError_t NAME##_launch(const GgLaunch *p);   \
     cudaError_t NAME##_info(GgKernelInfo *info);
+/* ... and for a configuration that also has a traced twin. */
+#define GG_DECLARE_TRACED_CONFIG(NAME)                                                \
+    GG_DECLARE_CONFIG(NAME)                                                           \
+    cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace);
 
 #ifdef __cplusplus
 }

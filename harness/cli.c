@@ -55,6 +55,10 @@ static const struct {
      "list     [--format text|csv]      every configuration; on a GPU its resources or why it cannot run"},
     {"run", GG_CMD_RUN, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_KERNEL) | TIMING | BIT(OPT_NO_CHECK), 0,
      "run      --kernel NAME [shape: as problem] [--reps N] [--warmup N] [--seed S] [--no-check]"},
+    {"trace", GG_CMD_TRACE, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_KERNEL) | BIT(OPT_OUT) | TIMING, 0,
+     "trace    --kernel NAME --out DIR [shape: as problem] [--warmup N] [--seed S] [--reps N]\n"
+     "           the traced twin once after warm-up, checked: DIR/trace.csv, trace.json (Perfetto),\n"
+     "           summary.csv; --reps N: also traced against untraced, N timed runs each"},
     {"sweep", GG_CMD_SWEEP, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING, 1,
      "sweep    [--set a,b | --tokens T,.. --experts E,.. --k K,.. --n N,.. --skews LIST]\n"
      "           [--kernels a,b] [--out FILE] [--reps N] [--warmup N] [--seed S]\n"
@@ -297,6 +301,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         case OPT_OUT: o->out = v; break;
         case OPT_REPS:
             if (gg_parse_int(v, 1, 100000, &o->reps)) FAIL("--reps: '%s' is not an integer in [1, 100000]", v);
+            o->given_reps = 1;
             break;
         case OPT_WARMUP:
             if (gg_parse_int(v, 0, 100000, &o->warmup)) FAIL("--warmup: '%s' is not an integer in [0, 100000]", v);
@@ -327,6 +332,8 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         if (o->n.v[i] % 8) FAIL("--n %d: N must be a multiple of 8 (16-byte bf16 rows)", o->n.v[i]);
     if (o->command == GG_CMD_RUN && !o->kernel) FAIL("run needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_GRADE && !o->kernel) FAIL("grade needs --kernel NAME (see 'ggemm list')");
+    if (o->command == GG_CMD_TRACE && !o->kernel) FAIL("trace needs --kernel NAME (see 'ggemm list')");
+    if (o->command == GG_CMD_TRACE && !o->out) FAIL("trace needs --out DIR, the directory it writes");
     return 0;
 }
 

@@ -7,6 +7,7 @@
 int gg_cmd_problem(const GgOptions *o);
 int gg_cmd_list(const GgOptions *o);
 int gg_cmd_run(const GgOptions *o);
+int gg_cmd_trace(const GgOptions *o);
 int gg_cmd_sweep(const GgOptions *o);
 int gg_cmd_cases(const GgOptions *o);
 int gg_cmd_ceilings(const GgOptions *o);

@@ -39,7 +39,7 @@ void gg_error_clear(void);
 
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
-    GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
+    GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_TRACE, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
     GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE
 } GgCommand;
 
@@ -68,8 +68,9 @@ typedef struct GgOptions {
     const char *kernel;       /* --kernel NAME */
     const char *kernels;      /* --kernels a,b,c */
     const char *set;          /* --set a,b (named sets of harness/cases.csv) */
-    const char *out;          /* --out FILE */
+    const char *out;          /* --out FILE (trace: a directory) */
     int reps, warmup;
+    int given_reps;           /* trace: --reps asks for the traced/untraced timing */
     unsigned long long seed;
     int check;                /* 0 with --no-check */
     int cases;                /* fuzz: how many random problems */
@@ -195,7 +196,10 @@ int gg_runtime_version_built(void);
 typedef struct GgPool GgPool;
 GgPool *gg_pool(void);
 /* Device buffer `slot` of at least bytes; 0, or GG_EXIT_CHECK (allocation failed). */
-enum { GG_BUF_A, GG_BUF_B, GG_BUF_C, GG_BUF_REF, GG_BUF_OFFSETS, GG_BUF_TILES, GG_BUF_FLUSH, GG_BUF_COUNT };
+enum {
+    GG_BUF_A, GG_BUF_B, GG_BUF_C, GG_BUF_REF, GG_BUF_OFFSETS, GG_BUF_TILES, GG_BUF_FLUSH, GG_BUF_TRACE,
+    GG_BUF_TRACE_COUNT, GG_BUF_COUNT
+};
 int gg_buf(int slot, size_t bytes, void **ptr);
 cudaStream_t gg_stream(void);
 void *gg_blas(void);          /* the cublasHandle_t, bound to gg_stream() */
@@ -211,6 +215,8 @@ typedef cudaError_t (*GgTimedFn)(void *ctx);
 /* The protocol: warm-up, then per rep an L2 flush (a memset of twice the L2; flush = 0 skips
  * it), event, launch, event; median and p10/p90 of the per-rep times. */
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm);
+/* The flush alone, enqueued on gg_stream(): what a timed rep starts from. */
+int gg_flush_l2(void);
 
 /* ---------------- ceilings (ceilings.c, ceilings.cu) ---------------- */
 int gg_measure_ceilings(GgDeviceInfo *d);
@@ -258,6 +264,55 @@ int gg_run_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, c
  * `changed` (same tokens, experts, k, n) and replay: checked like gg_run_case. */
 int gg_graph_replay_check(const GgImpl *impl, const GgProblem *p, const GgProblem *changed,
                           unsigned long long seed, GgCheck *chk, char *why, size_t why_len);
+
+/* ---------------- traces (trace.c: decoding and summary, plain C; run.c: recording) ---------------- */
+typedef struct GgTrace {
+    GgTraceEvent *events;     /* host copy of what the traced launch recorded (malloc) */
+    long count;               /* events in `events`: min(attempted, capacity) */
+    long attempted;           /* events the kernel tried to record; > capacity: overflow */
+    long capacity;
+} GgTrace;
+
+typedef struct GgTraceSummary {
+    int sms;                  /* SMs counted: the device's (more if %smid went past them) */
+    int sms_idle;             /* SMs on which no consumer computed a tile */
+    long tiles;               /* tile events of computing consumers */
+    double kernel_us;         /* first CTA entry to the last event's end */
+    double busy_fraction;     /* sum over SMs of the time a consumer computes a tile / (sms x kernel) */
+    double first_idle_us;     /* when the first SM with work ended its last tile, from kernel start */
+    double tail_us;           /* kernel end - first_idle: some SMs idle, others still busy */
+    double imbalance;         /* max / mean busy time per SM (mean over all sms) */
+} GgTraceSummary;
+
+/* Events one traced launch of a configuration can record on l's problem, from sizes alone (a
+ * device schedule's tile count is known only on the device): GG_TRACE_ROLES per tile, one set-up
+ * event per CTA. */
+long gg_trace_capacity(const GgKernelInfo *info, const GgLaunch *l);
+/* Busy time, tail and imbalance of a trace on a GPU of `sms` SMs. 0, or GG_EXIT_USAGE with one
+ * line in gg_error() (no events, out of memory). */
+int gg_trace_summarize(const GgTraceEvent *ev, long n, int sms, GgTraceSummary *s);
+/* lane[i]: event i's CTA slot on its SM, the lowest slot free when the CTA started (CTAs that
+ * share an SM at the same time get different slots; one CTA per SM: all 0). 0 or GG_EXIT_USAGE. */
+int gg_trace_lanes(const GgTraceEvent *ev, long n, int *lane);
+/* "setup", "producer", "consumer0", ... */
+const char *gg_trace_role_name(int role, char *buf, size_t len);
+/* trace.csv (one row per event, times in ns from the first CTA's entry) and trace.json (Chrome
+ * trace-event format: one process per SM, one thread per CTA slot and role). 0 or GG_EXIT_USAGE. */
+int gg_trace_write_csv(FILE *f, const GgTraceEvent *ev, long n);
+int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, long n, const char *title);
+/* Run impl's traced twin once after ro->warmup traced launches, from an L2 flush, into a buffer of
+ * `capacity` events (<= 0: gg_trace_capacity), and check its output as gg_run_case does. Returns
+ * GG_EXIT_OK; GG_EXIT_USAGE (no traced twin, refused shape); GG_EXIT_NO_GPU; GG_EXIT_CHECK (wrong
+ * results, a CUDA error, or an overflow: the kernel recorded more events than fit, tr->attempted
+ * says how many; tr holds those that did). Free tr with gg_trace_free. */
+int gg_trace_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+                  long capacity, GgCheck *chk, GgTrace *tr, char *why, size_t why_len);
+void gg_trace_free(GgTrace *tr);
+/* The traced twin's cost: impl and its twin timed with gg_time's protocol (ro->warmup,
+ * ro->reps), the untraced first; the twin records every launch into its own part of one buffer,
+ * so nothing is reset between timed launches. Same returns as gg_trace_case. */
+int gg_trace_time(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+                  GgTiming *untraced, GgTiming *traced, char *why, size_t why_len);
 
 /* ---------------- peers (peers.c) ---------------- */
 int gg_peer_prepare(const GgPeer *peer, const GgLaunch *l, const GgProblem *p);

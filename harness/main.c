@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
     case GG_CMD_PROBLEM: return gg_cmd_problem(&o);
     case GG_CMD_LIST: return gg_cmd_list(&o);
     case GG_CMD_RUN: return gg_cmd_run(&o);
+    case GG_CMD_TRACE: return gg_cmd_trace(&o);
     case GG_CMD_SWEEP: return gg_cmd_sweep(&o);
     case GG_CMD_CASES: return gg_cmd_cases(&o);
     case GG_CMD_CEILINGS: return gg_cmd_ceilings(&o);

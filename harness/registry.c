@@ -2,7 +2,8 @@
  * can_implement, info, launch}) and of the peers. `ggemm list` prints it; `--kernel NAME`
  * resolves a name once (gg_impl_find). Configurations that cannot launch on the current GPU
  * stay listed with the reason (architecture, shared memory, registers); none is dropped
- * silently. Tile parameters are the kernels' own constants, read through NAME_info. */
+ * silently. Tile parameters are the kernels' own constants, read through NAME_info. TRACED rows
+ * also have a traced twin, which `ggemm trace` runs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +17,11 @@
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
 #define ROW(NAME, STAGE, CONFIG) \
-    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch}
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL}
+/* A configuration with a traced twin (NAME_trace_launch, common/gg_trace.h): `ggemm trace`. */
+#define TRACED(NAME, STAGE, CONFIG)                                                              \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
+     NAME##_trace_launch}
 
 const GgKernel gg_kernels[] = {
     /*  name, stage, config (what it was built for: GG_ARCHS_<stage>, from CMake) */
@@ -25,19 +30,19 @@ const GgKernel gg_kernels[] = {
     ROW(k1_mmasync_bm64, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer"),
     ROW(k1_mmasync_bm32, k1_mmasync, "ldmatrix + mma.sync, cp.async double buffer"),
     ROW(k1_mmasync_bm64_fragdb, k1_mmasync, "bm64 + register fragment double-buffering"),
-    ROW(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
-    ROW(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
-    ROW(k2_tma_ws_s3_1blk, k2_tma_ws, "s3 with registers uncapped (one block per SM)"),
-    ROW(k2_tma_ws_bm64, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
-    ROW(k3_wgmma_tile, k3_wgmma, "wgmma, producer/consumer warpgroups, one CTA per host-list tile"),
-    ROW(k3_wgmma_persist, k3_wgmma, "+ persistent grid, device-side schedule"),
-    ROW(k3_wgmma_solo64, k3_wgmma, "+ adaptive BM, a 64-row tile on one consumer"),
-    ROW(k3_wgmma, k3_wgmma, "+ a 64-row tile split by columns over both consumers"),
-    ROW(k3_wgmma_n128, k3_wgmma, "k3_wgmma at a narrower tile"),
-    ROW(k3_wgmma_n256, k3_wgmma, "k3_wgmma at a wider tile"),
-    ROW(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to a row-tile pair"),
-    ROW(k3_wgmma_mc_n256, k3_wgmma, "k3_wgmma_n256 in 2-CTA clusters, B multicast to a row-tile pair"),
-    ROW(k3_wgmma_mca, k3_wgmma, "k3_wgmma in 2-CTA clusters, A multicast to a column-block pair"),
+    TRACED(k2_tma_ws_s2, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
+    TRACED(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
+    TRACED(k2_tma_ws_s3_1blk, k2_tma_ws, "s3 with registers uncapped (one block per SM)"),
+    TRACED(k2_tma_ws_bm64, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
+    TRACED(k3_wgmma_tile, k3_wgmma, "wgmma, producer/consumer warpgroups, one CTA per host-list tile"),
+    TRACED(k3_wgmma_persist, k3_wgmma, "+ persistent grid, device-side schedule"),
+    TRACED(k3_wgmma_solo64, k3_wgmma, "+ adaptive BM, a 64-row tile on one consumer"),
+    TRACED(k3_wgmma, k3_wgmma, "+ a 64-row tile split by columns over both consumers"),
+    TRACED(k3_wgmma_n128, k3_wgmma, "k3_wgmma at a narrower tile"),
+    TRACED(k3_wgmma_n256, k3_wgmma, "k3_wgmma at a wider tile"),
+    TRACED(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to a row-tile pair"),
+    TRACED(k3_wgmma_mc_n256, k3_wgmma, "k3_wgmma_n256 in 2-CTA clusters, B multicast to a row-tile pair"),
+    TRACED(k3_wgmma_mca, k3_wgmma, "k3_wgmma in 2-CTA clusters, A multicast to a column-block pair"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);

@@ -113,3 +113,131 @@ cuda_error:
     snprintf(why, why_len, "%s", gg_error());
     return GG_EXIT_CHECK;
 }
+
+/* ---------------- the traced twin ---------------- */
+
+/* A device buffer of `capacity` events and its counter. */
+static int trace_buffer(long capacity, GgTraceBuffer *buf) {
+    void *events, *count;
+    if (capacity < 1 || capacity > (long)UINT32_MAX) {
+        gg_error_set("a trace buffer of %ld events", capacity);
+        return GG_EXIT_CHECK;
+    }
+    if (gg_buf(GG_BUF_TRACE, sizeof(GgTraceEvent) * (size_t)capacity, &events) ||
+        gg_buf(GG_BUF_TRACE_COUNT, sizeof(unsigned), &count))
+        return GG_EXIT_CHECK;
+    *buf = (GgTraceBuffer){events, count, (unsigned)capacity};
+    GG_CUDA(cudaMemsetAsync(count, 0, sizeof(unsigned), gg_stream()));
+    return GG_EXIT_OK;
+}
+
+static int traced_twin(const GgImpl *impl, char *why, size_t len) {
+    if (impl->kernel && impl->kernel->trace_launch) return 1;
+    snprintf(why, len, "%s has no traced twin", impl->name);
+    return 0;
+}
+
+static long attempted(const GgTraceBuffer *buf) {
+    unsigned n = 0;
+    if (cudaMemcpy(&n, buf->count, sizeof n, cudaMemcpyDeviceToHost) != cudaSuccess) return -1;
+    return (long)n;
+}
+
+int gg_trace_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+                  long capacity, GgCheck *chk, GgTrace *tr, char *why, size_t why_len) {
+    memset(chk, 0, sizeof *chk);
+    memset(tr, 0, sizeof *tr);
+    why[0] = '\0';
+    gg_error_clear();
+    if (!traced_twin(impl, why, why_len)) return GG_EXIT_USAGE;
+    GgLaunch l;
+    int rc = gg_prepare(impl, p, d, &l, why, why_len);
+    if (rc != GG_EXIT_OK) return rc;
+    if (capacity <= 0) capacity = gg_trace_capacity(&impl->info, &l);
+    GgTraceBuffer buf;
+    cudaError_t err = cudaSuccess;
+    if (trace_buffer(capacity, &buf) || gg_check_prepare(&l, p, ro->seed)) goto cuda_error;
+    for (int i = 0; i < ro->warmup && err == cudaSuccess; ++i) {
+        err = cudaMemsetAsync(buf.count, 0, sizeof(unsigned), gg_stream());
+        if (err == cudaSuccess) err = impl->kernel->trace_launch(&l, &buf);
+    }
+    /* The recorded launch starts, like a timed one, from a flushed L2 and a NaN output. */
+    if (err == cudaSuccess) err = cudaMemsetAsync(l.c, 0xff, (size_t)p->tokens * p->n * 2, gg_stream());
+    if (err == cudaSuccess && gg_flush_l2()) goto cuda_error;
+    if (err == cudaSuccess) err = cudaMemsetAsync(buf.count, 0, sizeof(unsigned), gg_stream());
+    if (err == cudaSuccess) err = impl->kernel->trace_launch(&l, &buf);
+    if (err != cudaSuccess) {
+        snprintf(why, why_len, "traced launch failed: %s", cudaGetErrorString(err));
+        return GG_EXIT_CHECK;
+    }
+    if (gg_check_output(&l, p, ro->cpu_ref, chk)) goto cuda_error;
+    tr->capacity = capacity;
+    if ((tr->attempted = attempted(&buf)) < 0) {
+        gg_error_set("reading the trace count back: %s", cudaGetErrorString(cudaGetLastError()));
+        goto cuda_error;
+    }
+    tr->count = tr->attempted < capacity ? tr->attempted : capacity;
+    if (!(tr->events = malloc(sizeof(GgTraceEvent) * (size_t)(tr->count + 1)))) {
+        gg_error_set("out of host memory for %ld trace events", tr->count);
+        goto cuda_error;
+    }
+    GG_CUDA(cudaMemcpy(tr->events, buf.events, sizeof(GgTraceEvent) * (size_t)tr->count, cudaMemcpyDeviceToHost));
+    if (!chk->pass) {
+        gg_check_describe(chk, why, why_len);
+        return GG_EXIT_CHECK;
+    }
+    if (tr->attempted > capacity) {
+        snprintf(why, why_len, "trace buffer overflow: the kernel recorded %ld events into room for %ld",
+                 tr->attempted, capacity);
+        return GG_EXIT_CHECK;
+    }
+    return GG_EXIT_OK;
+cuda_error:
+    snprintf(why, why_len, "%s", gg_error());
+    return GG_EXIT_CHECK;
+}
+
+void gg_trace_free(GgTrace *tr) {
+    free(tr->events);
+    memset(tr, 0, sizeof *tr);
+}
+
+typedef struct {
+    const GgImpl *impl;
+    const GgLaunch *launch;
+    const GgTraceBuffer *buf;
+} TraceCtx;
+
+static cudaError_t traced_fn(void *p) {
+    const TraceCtx *t = p;
+    return t->impl->kernel->trace_launch(t->launch, t->buf);
+}
+
+int gg_trace_time(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+                  GgTiming *untraced, GgTiming *traced, char *why, size_t why_len) {
+    memset(untraced, 0, sizeof *untraced);
+    memset(traced, 0, sizeof *traced);
+    why[0] = '\0';
+    gg_error_clear();
+    if (!traced_twin(impl, why, why_len)) return GG_EXIT_USAGE;
+    GgLaunch l;
+    int rc = gg_prepare(impl, p, d, &l, why, why_len);
+    if (rc != GG_EXIT_OK) return rc;
+    const long capacity = gg_trace_capacity(&impl->info, &l) * (ro->warmup + ro->reps);
+    GgTraceBuffer buf;
+    RunCtx plain = {impl, &l};
+    TraceCtx twin = {impl, &l, &buf};
+    if (trace_buffer(capacity, &buf) || gg_check_prepare(&l, p, ro->seed) ||
+        gg_time(run_fn, &plain, ro->warmup, ro->reps, 1, untraced) ||
+        gg_time(traced_fn, &twin, ro->warmup, ro->reps, 1, traced))
+        goto cuda_error;
+    const long n = attempted(&buf);
+    if (n < 0 || n > capacity) {
+        snprintf(why, why_len, "trace buffer overflow while timing: %ld events into room for %ld", n, capacity);
+        return GG_EXIT_CHECK;
+    }
+    return GG_EXIT_OK;
+cuda_error:
+    snprintf(why, why_len, "%s", gg_error());
+    return GG_EXIT_CHECK;
+}

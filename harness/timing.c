@@ -8,17 +8,28 @@ static int cmp_double(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* Twice the L2: nothing of what ran before survives a memset of it. */
+static int scrub_buffer(void **scrub, size_t *bytes) {
+    int dev = 0, l2 = 0;
+    GG_CUDA(cudaGetDevice(&dev));
+    GG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    *bytes = 2 * (size_t)l2;
+    return gg_buf(GG_BUF_FLUSH, *bytes, scrub);
+}
+
+int gg_flush_l2(void) {
+    void *scrub;
+    size_t bytes;
+    if (gg_pool_open() || scrub_buffer(&scrub, &bytes)) return GG_EXIT_CHECK;
+    GG_CUDA(cudaMemsetAsync(scrub, 0, bytes, gg_stream()));
+    return GG_EXIT_OK;
+}
+
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm) {
     if (gg_pool_open()) return GG_EXIT_CHECK;
     void *scrub = NULL;
     size_t scrub_bytes = 0;
-    if (flush) { /* twice the L2: nothing of the previous rep survives in it */
-        int dev = 0, l2 = 0;
-        GG_CUDA(cudaGetDevice(&dev));
-        GG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-        scrub_bytes = 2 * (size_t)l2;
-        if (gg_buf(GG_BUF_FLUSH, scrub_bytes, &scrub)) return GG_EXIT_CHECK;
-    }
+    if (flush && scrub_buffer(&scrub, &scrub_bytes)) return GG_EXIT_CHECK;
     cudaEvent_t ev[2];
     GG_CUDA(cudaEventCreate(&ev[0]));
     GG_CUDA(cudaEventCreate(&ev[1]));

@@ -5,22 +5,23 @@
  * for an expert's remainder of 1..64 rows; otherwise every tile is 128 rows. "split" = both
  * consumers compute a 64-row tile, split by columns at a 64-column panel; "solo" = consumer 0
  * computes it alone. Pairs = 2-CTA clusters on two tiles that share an operand, which TMA
- * multicasts: adjacent row tiles share B (_mc), adjacent column blocks share A (_mca). */
+ * multicasts: adjacent row tiles share B (_mc), adjacent column blocks share A (_mca).
+ * Every configuration has a traced twin (NAME_trace_launch, common/gg_trace.cuh). */
 #ifndef K3_WGMMA_H
 #define K3_WGMMA_H
 #include "gg_kernel.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
-GG_DECLARE_CONFIG(k3_wgmma_tile)     /* 128 x 192, 5 stages, one CTA per host-list tile */
-GG_DECLARE_CONFIG(k3_wgmma_persist)  /* 128 x 192, 5 stages, persistent, device schedule */
-GG_DECLARE_CONFIG(k3_wgmma_solo64)   /* 128|64 x 192, 5 stages, persistent, adaptive, solo */
-GG_DECLARE_CONFIG(k3_wgmma)          /* 128|64 x 192, 5 stages, persistent, adaptive, split */
-GG_DECLARE_CONFIG(k3_wgmma_n128)     /* 128|64 x 128, 6 stages, persistent, adaptive, split */
-GG_DECLARE_CONFIG(k3_wgmma_n256)     /* 128|64 x 256, 4 stages, persistent, adaptive, split */
-GG_DECLARE_CONFIG(k3_wgmma_mc)       /* k3_wgmma in row-tile pairs (cluster 2), B multicast */
-GG_DECLARE_CONFIG(k3_wgmma_mc_n256)  /* k3_wgmma_n256 in row-tile pairs, B multicast */
-GG_DECLARE_CONFIG(k3_wgmma_mca)      /* k3_wgmma in column-block pairs (cluster 2), A multicast */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_tile)   /* 128 x 192, 5 stages, one CTA per host-list tile */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist)/* 128 x 192, 5 stages, persistent, device schedule */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_solo64) /* 128|64 x 192, 5 stages, persistent, adaptive, solo */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma)        /* 128|64 x 192, 5 stages, persistent, adaptive, split */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_n128)   /* 128|64 x 128, 6 stages, persistent, adaptive, split */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256)   /* 128|64 x 256, 4 stages, persistent, adaptive, split */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc)     /* k3_wgmma in row-tile pairs (cluster 2), B multicast */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc_n256)/* k3_wgmma_n256 in row-tile pairs, B multicast */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* k3_wgmma in column-block pairs (cluster 2), A multicast */
 int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }

@@ -9,7 +9,8 @@ by side) and rewrites the text between `<!-- resources:begin/end -->` and `<!-- 
 in <stage>/README.md; a README without either pair is skipped with one line. Blocks per SM, the
 limiting resource, threads and dynamic shared memory come from results/h200/kernels.csv
 (`ggemm list --format csv` on the H200) when it exists. The main-loop rule is stated in the
-generated caption (MIX_RULE). --check writes nothing and exits 1 if any README would change.
+generated caption (MIX_RULE). Traced twins (common/gg_trace.cuh) are left out. --check writes
+nothing and exits 1 if any README would change.
 Exit 77 without cuobjdump (pip install nvidia-cuda-cuobjdump), 2 when a library is missing.
 Standard library only.
 """
@@ -230,7 +231,7 @@ def configurations(stage):
             out.append((args[0], values))
     if not out:
         out = [(n, None) for n in re.findall(r"GG_DECLARE_CONFIG\((\w+)\)", src)]
-    registry = re.findall(r"^\s*ROW\((\w+),", source("harness/registry.c"), flags=re.M)
+    registry = re.findall(r"^\s*(?:ROW|TRACED)\((\w+),", source("harness/registry.c"), flags=re.M)
     return sorted(out, key=lambda c: registry.index(c[0]) if c[0] in registry else len(registry))
 
 
@@ -376,7 +377,11 @@ def main():
         archs = ["sm_90a"] if "sm_90a" in sass else sorted(sass)
         funcs, res, kernels = {}, {}, []
         for arch in archs:
-            instrs, regs = functions(sass[arch]), resources(usage[arch])
+            # A traced twin (common/gg_trace.cuh) is its configuration plus the recorder, not a
+            # row of its own: it is the kernel whose SASS reads the global timer.
+            instrs = {sym: code for sym, code in functions(sass[arch]).items()
+                      if not any("SR_GLOBALTIMER" in ops for _, _, _, ops in code)}
+            regs = resources(usage[arch])
             for name, sym in name_kernels(stage, list(instrs)):
                 funcs[arch, sym], res[arch, sym] = instrs[sym], regs.get(sym, {})
                 kernels.append((name, f"`{name}`" + (f" {arch}" if len(archs) > 1 else ""), (arch, sym)))

@@ -16,6 +16,7 @@ Suite *desc_sm100_suite(void);
 Suite *props_suite(void);
 Suite *layouts_suite(void);
 Suite *schedule_suite(void);
+Suite *trace_suite(void);
 
 /* ---------------- skew split ---------------- */
 START_TEST(split_sums_and_is_monotone) {
@@ -400,6 +401,7 @@ int main(void) {
     srunner_add_suite(r, props_suite());
     srunner_add_suite(r, layouts_suite());
     srunner_add_suite(r, schedule_suite());
+    srunner_add_suite(r, trace_suite());
     srunner_run_all(r, CK_NORMAL);
     const int failed = srunner_ntests_failed(r);
     srunner_free(r);

@@ -1,6 +1,7 @@
 /* GPU tests. Without an argument (CTest `gpu_edge_shapes`, label gpu): every registered kernel
  * that can run on this GPU, and the peers, against the references over the edge shapes, and a
- * CUDA-graph replay with a changed split for the kernels that schedule on the device. With
+ * CUDA-graph replay with a changed split for the kernels that schedule on the device, and the
+ * traced twins' records (every tile once per consumer, ordered spans, overflow reported). With
  * `long` (CTest `gpu_long`, labels gpu and long): every kernel at the worklog's size, where the
  * one real bug of this repository showed (a race that no small shape exposed), with several
  * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork. */
@@ -67,6 +68,97 @@ START_TEST(graph_replay_new_split) {
 }
 END_TEST
 
+/* Traced twins: one traced launch of a split with empty, 1-row and ragged experts and a ragged
+ * last column block. Every tile of the problem appears exactly once per consumer role (a consumer
+ * that only follows the ring still records it, computed 0), and no other tile does except the
+ * idle halves of pairs (no rows, or columns past n); every span is ordered, after its CTA's
+ * entry, inside the kernel's span; every CTA records its set-up once. */
+START_TEST(trace_every_tile_once) {
+    const GgKernel *k = &gg_kernels[_i];
+    GgImpl impl;
+    char why[512];
+    ck_assert_int_eq(gg_impl_find(k->name, &impl), 0);
+    if (!k->trace_launch || !gg_impl_runs_here(&impl, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
+    const int m[] = {300, 0, 1, 211, 0, 512, 7, 1, 129, 64};
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 10, 1024, 456), 0); /* k: tiles of a few us */
+    const int bm = impl.info.block_m > 0 ? impl.info.block_m : 128;
+    const long count = gg_tile_count(&p, bm, impl.info.block_n);
+    GgTile *tiles = malloc(sizeof(GgTile) * (size_t)count);
+    gg_build_tiles(&p, bm, impl.info.block_n, tiles);
+    GgCheck chk;
+    GgTrace tr;
+    const GgRunOpts ro = {.seed = 5, .check = 1, .warmup = 1};
+    const int rc = gg_trace_case(&impl, &p, &dev, &ro, 0, &chk, &tr, why, sizeof why);
+    ck_assert_msg(rc == GG_EXIT_OK, "%s: %s", impl.name, why);
+    const int consumers = strcmp(impl.stage, "k3_wgmma") ? 1 : 2;
+    int ctas = 0;
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    for (long i = 0; i < tr.count; ++i) {
+        const GgTraceEvent *e = &tr.events[i];
+        if (e->cta >= ctas) ctas = e->cta + 1;
+        if (e->role == GG_TRACE_SETUP && e->start < t0) t0 = e->start;
+        if (e->end > t1) t1 = e->end;
+    }
+    uint64_t *entry = calloc((size_t)ctas, sizeof(uint64_t));
+    int *setups = calloc((size_t)ctas, sizeof(int)), *seen = calloc((size_t)(count * (consumers + 1)), sizeof(int));
+    for (long i = 0; i < tr.count; ++i)
+        if (tr.events[i].role == GG_TRACE_SETUP) {
+            entry[tr.events[i].cta] = tr.events[i].start;
+            setups[tr.events[i].cta]++;
+        }
+    for (long i = 0; i < tr.count; ++i) {
+        const GgTraceEvent *e = &tr.events[i];
+        ck_assert_msg(e->start <= e->mark && e->mark <= e->end, "%s: event %ld out of order", impl.name, i);
+        ck_assert_msg(e->start >= t0 && e->end <= t1, "%s: event %ld outside the kernel", impl.name, i);
+        if (e->role == GG_TRACE_SETUP) continue;
+        ck_assert_msg(e->start < e->end, "%s: tile event %ld has no length", impl.name, i);
+        ck_assert_msg(setups[e->cta] == 1 && e->start >= entry[e->cta], "%s: event %ld before its CTA's entry",
+                      impl.name, i);
+        ck_assert_int_le(e->role, consumers);
+        if (e->role == GG_TRACE_PRODUCER || e->rows == 0 || e->col0 >= p.n) continue; /* idle pair halves */
+        long t = 0;
+        while (t < count && !(tiles[t].expert == e->expert && tiles[t].row0 == e->row0 && tiles[t].col0 == e->col0))
+            ++t;
+        ck_assert_msg(t < count, "%s: expert %d row0 %d col0 %d is no tile", impl.name, e->expert, e->row0, e->col0);
+        ck_assert_int_eq(e->rows, tiles[t].rows);
+        seen[t * (consumers + 1) + e->role]++;
+    }
+    for (long t = 0; t < count; ++t)
+        for (int r = GG_TRACE_CONSUMER; r <= consumers; ++r)
+            ck_assert_msg(seen[t * (consumers + 1) + r] == 1, "%s: tile %ld seen %d times by consumer %d", impl.name, t,
+                          seen[t * (consumers + 1) + r], r - GG_TRACE_CONSUMER);
+    free(entry);
+    free(setups);
+    free(seen);
+    free(tiles);
+    gg_trace_free(&tr);
+    gg_problem_free(&p);
+}
+END_TEST
+
+/* A buffer too small for the launch: the overflow is an error that says how many events came. */
+START_TEST(trace_overflow_reported) {
+    const char *names[] = {"k2_tma_ws_s3", "k3_wgmma"};
+    GgImpl impl;
+    char why[512];
+    ck_assert_int_eq(gg_impl_find(names[_i], &impl), 0);
+    if (!gg_impl_runs_here(&impl, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_init(&p, 4096, 8, 256, 768, 0.5), 0);
+    GgCheck chk;
+    GgTrace tr;
+    const GgRunOpts ro = {.seed = 6, .check = 1};
+    const int rc = gg_trace_case(&impl, &p, &dev, &ro, 10, &chk, &tr, why, sizeof why);
+    ck_assert_msg(rc == GG_EXIT_CHECK && strstr(why, "overflow"), "%s: rc %d, %s", impl.name, rc, why);
+    ck_assert_int_eq(tr.count, 10);
+    ck_assert_int_gt(tr.attempted, 10);
+    ck_assert(chk.pass); /* tracing into a full buffer leaves the result alone */
+    gg_trace_free(&tr);
+    gg_problem_free(&p);
+}
+END_TEST
+
 /* The worklog's size: 16384 rows, K 1024 and 8192, s 0 and 1.2, three seeds each. */
 START_TEST(long_worklog_sizes) {
     static const struct {
@@ -103,6 +195,8 @@ int main(int argc, char **argv) {
     } else {
         tcase_add_loop_test(t, edge_shapes, 0, gg_kernel_count + gg_peer_count);
         tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
+        tcase_add_loop_test(t, trace_every_tile_once, 0, gg_kernel_count);
+        tcase_add_loop_test(t, trace_overflow_reported, 0, 2);
     }
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);

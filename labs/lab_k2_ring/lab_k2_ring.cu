@@ -35,7 +35,10 @@
 // Preconditions  k % 64 == 0, k >= 64 (whole stages); n % 8 == 0 (TMA: 16-byte row stride).
 //              A box rows past tile.rows are the next expert's rows, or zeros past
 //              `tokens`; B columns >= n are zeros. Both are computed, never stored.
+// Tracing      TRACE = true builds the traced twin of a configuration (common/gg_trace.cuh):
+//              per CTA a set-up event, per tile the producer's and the consumers' spans.
 // Run it       build/bin/ggemm run --kernel k2_tma_ws_s2   (also _s3, _s3_1blk, _bm64)
+//              build/bin/ggemm trace --kernel k2_tma_ws_s3 --skew 1.2 --out DIR
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +51,7 @@
 #include "gg_pipeline.h"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
+#include "gg_trace.cuh"
 #include "gg_lab.h"
 
 GG_LAB(lab_k2_ring, k2_tma_ws, "k2_tma_ws_s3 with its mbarrier ring to write")
@@ -84,11 +88,14 @@ struct Ring {
                   "every TMA box must start on a 1024-byte swizzle atom");
 };
 
-template <int BLOCK_M, int STAGES, int MIN_BLOCKS>
+template <int BLOCK_M, int STAGES, int MIN_BLOCKS, bool TRACE>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-          uint16_t *__restrict__ C, const GgTile *__restrict__ tiles, int k, int n) {
+          uint16_t *__restrict__ C, const GgTile *__restrict__ tiles, int k, int n,
+          const typename gg::Trace<TRACE>::Sink trace) {
     using R = Ring<BLOCK_M, STAGES>;
+    using Trace = gg::Trace<TRACE>;
+    const uint64_t entry = Trace::now();
     constexpr int WARP_M = BLOCK_M / WARPS_M;
     constexpr int FRAG_M = WARP_M / 16;  // m16 A fragments per warp
     constexpr int FRAG_N = WARP_N / 8;   // n8 B fragments per warp
@@ -112,6 +119,7 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         gg::fence_mbarrier_init();  // the TMA unit (async proxy) completes on these barriers
     }
     __syncthreads();  // the only block barrier: no warp touches a barrier before it is initialised
+    if (threadIdx.x == 0) Trace::setup(trace, entry);
 
     const GgTile tile = tiles[blockIdx.x];
     const int k_slices = k / BLOCK_K;
@@ -123,6 +131,7 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         // only column j of B), and the stage's byte count leaves them out.
         const int panels = min(PANELS, (n - tile.col0 + PANEL_N - 1) / PANEL_N);
         const uint32_t stage_tx = R::A_BYTES + panels * PANEL_BYTES;
+        Trace span;
         GgPipe pipe = {0, 0};
         for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
             const int stage = pipe.stage;
@@ -141,7 +150,10 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             for (int p = 0; p < panels; ++p)
                 gg::tma_load_3d(a_box + R::A_BYTES + p * PANEL_BYTES, &tmap_b,
                                 tile.col0 + p * PANEL_N, kt * BLOCK_K, tile.expert, &full[stage]);
+            if (kt == 0) span.mark();  // the tile's first TMA issued
         }
+        span.end(trace, GG_TRACE_PRODUCER, blockIdx.x, tile.expert, tile.row0, tile.rows, tile.col0,
+                 true);
         return;  // no block barrier follows, so the producer may leave early
     }
 
@@ -158,6 +170,11 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
     float acc[FRAG_M][FRAG_N][4] = {};
     GgPipe pipe = {0, 0};
+    Trace span;
+    if constexpr (TRACE) {  // traced only: time the wait for the first stage on its own
+        gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+        span.mark();
+    }
     for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
         const int stage = pipe.stage;
         // ---- LAB GAP consumer-wait: your code here ----
@@ -191,11 +208,14 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     }
 
     gg::store_mma_sync_tile(acc, C, n, tile, warp_row, warp_col, lane);  // gg_mma_sync_store.cuh
+    if (warp == 0 && lane == 0)  // warp 0 speaks for the 8: they wait on the same barriers
+        span.end(trace, GG_TRACE_CONSUMER, blockIdx.x, tile.expert, tile.row0, tile.rows, tile.col0,
+                 true);
 }
 
 template <int BLOCK_M, int STAGES, int MIN_BLOCKS>
 cudaError_t k2_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>;
+    info->kernel = (const void *)k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS, false>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_M, STAGES>::SMEM_BYTES;
     info->cluster = 1;
@@ -207,8 +227,8 @@ cudaError_t k2_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-template <int BLOCK_M, int STAGES, int MIN_BLOCKS>
-cudaError_t k2_launch(const GgLaunch *p) {
+template <int BLOCK_M, int STAGES, int MIN_BLOCKS, bool TRACE>
+cudaError_t k2_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->num_tiles == 0) return cudaSuccess;  // also covers tokens == 0 (no valid tensor map)
     // A boxes: BLOCK_M rows x one 64-wide k slice. B boxes: 64 k rows x 64 columns, one per
     // panel; a box may be wider than n (n = 8): the missing columns read as zeros and still
@@ -218,9 +238,9 @@ cudaError_t k2_launch(const GgLaunch *p) {
     if (gg_tmap_a(&tmap_a, p, BLOCK_M) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     const size_t smem = Ring<BLOCK_M, STAGES>::SMEM_BYTES;
-    CUDA_TRY(gg_launch_smem_opt_in((const void *)k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS>, smem));
-    k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS><<<p->num_tiles, THREADS, smem, p->stream>>>(
-        tmap_a, tmap_b, p->c, p->tiles, p->k, p->n);
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS, TRACE>, smem));
+    k2_kernel<BLOCK_M, STAGES, MIN_BLOCKS, TRACE><<<p->num_tiles, THREADS, smem, p->stream>>>(
+        tmap_a, tmap_b, p->c, p->tiles, p->k, p->n, trace);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
@@ -236,14 +256,18 @@ extern "C" int lab_k2_ring_can_implement(const GgShape *s, char *why, size_t len
     return 1;
 }
 
-// One registered configuration: NAME_info / NAME_launch for one template instance.
+// One registered configuration: NAME_launch / NAME_info for one template instance, and
+// NAME_trace_launch for its traced twin.
 // MIN_BLOCKS caps registers so that many blocks fit one SM's 64 Ki registers (README).
 #define K2_CONFIG(NAME, BLOCK_M, STAGES, MIN_BLOCKS)                                          \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                 \
+        return k2_launch<BLOCK_M, STAGES, MIN_BLOCKS, false>(p, {});                          \
+    }                                                                                         \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {   \
+        return k2_launch<BLOCK_M, STAGES, MIN_BLOCKS, true>(p, *t);                           \
+    }                                                                                         \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                  \
         return k2_info<BLOCK_M, STAGES, MIN_BLOCKS>(info);                                    \
-    }                                                                                         \
-    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                 \
-        return k2_launch<BLOCK_M, STAGES, MIN_BLOCKS>(p);                                     \
     }
 
 K2_CONFIG(lab_k2_ring, 128, 3, 2)

@@ -36,8 +36,11 @@
 //              A TMA store of the box would write rows past the expert's end.
 // Ablations    k3_wgmma_ablations.cu instantiates this kernel with other configurations
 //              (Config below: tile width, host tile list, 64-row policy, CTA pairs).
+// Tracing      TRACE = true builds the traced twin of a configuration (common/gg_trace.cuh):
+//              per CTA a set-up event, per tile the producer's and each consumer's span.
 // Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256; A, B, C 16-byte aligned.
 // Run it       build/bin/ggemm run --kernel k3_wgmma
+//              build/bin/ggemm trace --kernel k3_wgmma --skew 1.2 --out DIR
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +53,7 @@
 #include "gg_schedule.cuh"
 #include "gg_swizzle.h"
 #include "gg_tma.h"
+#include "gg_trace.cuh"
 #include "gg_wgmma_store.cuh"
 #include "gg_lab.h"
 
@@ -226,15 +230,18 @@ struct Lesson {
 };
 
 // tiles, num_host_tiles: the host tile list, read only by a HOST_LIST configuration.
-template <class CFG>
+template <class CFG, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
           uint16_t *__restrict__ C, const int *__restrict__ row_offsets,
-          const GgTile *__restrict__ tiles, int num_host_tiles, int tokens, int experts, int k, int n) {
+          const GgTile *__restrict__ tiles, int num_host_tiles, int tokens, int experts, int k, int n,
+          const typename gg::Trace<TRACE>::Sink trace) {
     using R = Ring<CFG::BLOCK_N>;
     using Tiles = typename CFG::Tiles;
     using Pair = typename CFG::Pair;
+    using Trace = gg::Trace<TRACE>;
     constexpr int STAGES = R::STAGES;
+    const uint64_t entry = Trace::now();
 
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
@@ -256,6 +263,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     Tiles::build(sched, row_offsets, experts, tokens, n, CFG::BLOCK_N, CFG::Rows64::ADAPTIVE,
                  Pair::PAIRING);
     Pair::start();
+    if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_tiles = Tiles::count(sched, num_host_tiles);
     const int k_blocks = k / BLOCK_K;
     const int wg = threadIdx.x / WG_THREADS;
@@ -267,6 +275,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             GgPipe pipe = {0, 0};
             for (int t = cluster; t < num_tiles; t += clusters) {
                 const gg::SchedTile tile = Tiles::at(sched, tiles, t, rank);
+                Trace span;
                 // A boxes wholly past `tokens` and B panels wholly past n are not loaded: their
                 // stale shared memory only feeds rows / columns that are never stored (row i
                 // of C reads only row i of A, column j only column j of B). Boxes that hang
@@ -294,7 +303,10 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                     for (int p = 0; p < b_loads; ++p)
                         Pair::load_b(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N,
                                      kb * BLOCK_K, tile.expert, &full[stage], p, rank);
+                    if (kb == 0) span.mark();  // the tile's first TMA issued
                 }
+                span.end(trace, GG_TRACE_PRODUCER, t, tile.expert, tile.row0, tile.rows, tile.col0,
+                         tile.height > 0 && tile.col0 < n);
             }
         }
     } else {
@@ -309,10 +321,16 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         float acc[CFG::BLOCK_N / 2];
         for (int t = cluster; t < num_tiles; t += clusters) {
             const gg::SchedTile tile = Tiles::at(sched, tiles, t, rank);
+            Trace span;
+            if constexpr (TRACE) {  // traced only: time the wait for the tile's first stage alone
+                ring.wait_full();
+                span.mark();
+            }
             // On a 64-row tile every consumer's warp w holds rows 16w .. 16w + 15 of the tile.
             const int row64 = tile.row0 + warp_row, rows64 = tile.rows - warp_row;
             const bool left_out = CFG::Rows64::idle(tile, c);  // never, in this configuration
-            if (tile.height == 0 || tile.col0 >= n || left_out) {
+            const bool idle = tile.height == 0 || tile.col0 >= n || left_out;
+            if (idle) {
                 // Nothing to compute here: the idle half of a pair entry (no rows or no
                 // columns), or a Rows64 choice that leaves this consumer out. Follow the ring.
                 ring.skip_tile(k_blocks);
@@ -325,6 +343,9 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 CFG::Rows64::template tile64<CFG::BLOCK_N>(ring, acc, c, staging, C, n, row64,
                                                            rows64, tile.col0, lane, k_blocks);
             }
+            if (threadIdx.x % WG_THREADS == 0)  // warp 0 speaks for its warpgroup
+                span.end(trace, GG_TRACE_CONSUMER + c, t, tile.expert, tile.row0, tile.rows, tile.col0,
+                         !idle);
         }
     }
     Pair::finish();
@@ -332,7 +353,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
 template <class CFG>
 cudaError_t k3_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_kernel<CFG>;
+    info->kernel = (const void *)k3_kernel<CFG, false>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<CFG::BLOCK_N>::SMEM_BYTES;
     info->cluster = CFG::Pair::CLUSTER;
@@ -344,8 +365,8 @@ cudaError_t k3_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-template <class CFG>
-cudaError_t k3_launch(const GgLaunch *p) {
+template <class CFG, bool TRACE>
+cudaError_t k3_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     // A boxes: 64 rows x one 64-wide k slice (one consumer's half). B boxes: 64 k x 64 columns.
@@ -354,7 +375,7 @@ cudaError_t k3_launch(const GgLaunch *p) {
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
 
     constexpr int CLUSTER = CFG::Pair::CLUSTER;
-    const void *kernel = (const void *)k3_kernel<CFG>;
+    const void *kernel = (const void *)k3_kernel<CFG, TRACE>;
     const size_t smem = Ring<CFG::BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchAttribute cluster_dim = {};
@@ -369,8 +390,8 @@ cudaError_t k3_launch(const GgLaunch *p) {
     int grid;
     CUDA_TRY(CFG::Tiles::grid(p, kernel, &cfg, CLUSTER, CFG::BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_kernel<CFG>, tmap_a, tmap_b, p->c, p->row_offsets,
-                                p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_kernel<CFG, TRACE>, tmap_a, tmap_b, p->c, p->row_offsets,
+                                p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
@@ -394,9 +415,15 @@ extern "C" int lab_k3_wgmma_can_implement(const GgShape *s, char *why, size_t le
     return 1;
 }
 
-// One registered configuration: NAME_info / NAME_launch for the kernel instance of CFG.
+// One registered configuration: NAME_launch / NAME_info for the kernel instance of CFG, and
+// NAME_trace_launch for its traced twin.
 #define K3_CONFIG(NAME, CFG)                                                                   \
-    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return k3_info<CFG>(info); }     \
-    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return k3_launch<CFG>(p); }
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                  \
+        return k3_launch<CFG, false>(p, {});                                                   \
+    }                                                                                          \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {    \
+        return k3_launch<CFG, true>(p, *t);                                                    \
+    }                                                                                          \
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return k3_info<CFG>(info); }
 
 K3_CONFIG(lab_k3_wgmma, Lesson)

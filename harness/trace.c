@@ -1,0 +1,247 @@
+/* Traces decoded and summarised (gg_harness.h, common/gg_trace.h). Plain C, no GPU: the CPU test
+ * (tests/suite_trace.c) feeds it synthetic events. Times are %globaltimer nanoseconds; every
+ * output counts them from the first CTA's entry. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gg_harness.h"
+
+/* The most CTAs one SM holds at once (Hopper: 32); a CTA slot is below it. */
+#define MAX_SLOTS 32
+
+long gg_trace_capacity(const GgKernelInfo *info, const GgLaunch *l) {
+    long tiles, ctas;
+    if (info->host_tiles) {
+        tiles = ctas = l->num_tiles;  /* one CTA per tile of the host list */
+    } else {
+        /* The adaptive policy has ceil(m / 128) row tiles too; a row pair rounds an expert's
+         * row tiles up to even (+ experts), a column pair its column blocks (+ 1). */
+        const int tile_m = info->block_m > 0 ? info->block_m : 128;
+        long rows = (long)l->tokens / tile_m + l->experts;
+        if (rows > l->tokens) rows = l->tokens;
+        tiles = (rows + l->experts) * ((l->n + info->block_n - 1) / info->block_n + 1);
+        ctas = l->num_sms;  /* a persistent grid: at most one CTA per SM */
+    }
+    return tiles * GG_TRACE_ROLES + ctas;
+}
+
+const char *gg_trace_role_name(int role, char *buf, size_t len) {
+    if (role == GG_TRACE_SETUP) snprintf(buf, len, "setup");
+    else if (role == GG_TRACE_PRODUCER) snprintf(buf, len, "producer");
+    else snprintf(buf, len, "consumer%d", role - GG_TRACE_CONSUMER);
+    return buf;
+}
+
+static uint64_t first_start(const GgTraceEvent *ev, long n) {
+    uint64_t t0 = UINT64_MAX;
+    for (long i = 0; i < n; ++i)
+        if (ev[i].start < t0) t0 = ev[i].start;
+    return t0;
+}
+
+typedef struct {
+    int sm;
+    uint64_t start, end;
+    int id; /* CTA (lanes) or unused (busy intervals) */
+} Span;
+
+static int by_sm_then_start(const void *x, const void *y) {
+    const Span *a = x, *b = y;
+    if (a->sm != b->sm) return a->sm < b->sm ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+int gg_trace_lanes(const GgTraceEvent *ev, long n, int *lane) {
+    int ctas = 0;
+    for (long i = 0; i < n; ++i)
+        if (ev[i].cta >= ctas) ctas = ev[i].cta + 1;
+    Span *cta = malloc(sizeof(Span) * (size_t)(ctas + 1));
+    int *slot = malloc(sizeof(int) * (size_t)(ctas + 1));
+    if (!cta || !slot) {
+        free(cta);
+        free(slot);
+        gg_error_set("out of host memory for %d CTAs", ctas);
+        return GG_EXIT_USAGE;
+    }
+    for (int c = 0; c < ctas; ++c) cta[c] = (Span){INT_MAX, UINT64_MAX, 0, c};
+    for (long i = 0; i < n; ++i) { /* a CTA's span: its first start to its last end */
+        Span *c = &cta[ev[i].cta];
+        c->sm = ev[i].sm;
+        if (ev[i].start < c->start) c->start = ev[i].start;
+        if (ev[i].end > c->end) c->end = ev[i].end;
+    }
+    qsort(cta, (size_t)ctas, sizeof(Span), by_sm_then_start);
+    uint64_t free_at[MAX_SLOTS];
+    for (int c = 0; c < ctas; ++c) {
+        if (c == 0 || cta[c].sm != cta[c - 1].sm) memset(free_at, 0, sizeof free_at);
+        int s = 0;
+        while (s < MAX_SLOTS - 1 && free_at[s] > cta[c].start) ++s;
+        free_at[s] = cta[c].end;
+        slot[cta[c].id] = s;
+    }
+    for (long i = 0; i < n; ++i) lane[i] = slot[ev[i].cta];
+    free(cta);
+    free(slot);
+    return GG_EXIT_OK;
+}
+
+int gg_trace_summarize(const GgTraceEvent *ev, long n, int sms, GgTraceSummary *s) {
+    memset(s, 0, sizeof *s);
+    if (n <= 0) {
+        gg_error_set("the trace has no events");
+        return GG_EXIT_USAGE;
+    }
+    const uint64_t t0 = first_start(ev, n);
+    uint64_t t1 = 0;
+    int max_sm = 0;
+    long busy_n = 0;
+    for (long i = 0; i < n; ++i) {
+        if (ev[i].end > t1) t1 = ev[i].end;
+        if (ev[i].sm > max_sm) max_sm = ev[i].sm;
+        busy_n += ev[i].role >= GG_TRACE_CONSUMER && ev[i].computed;
+    }
+    /* Busy: an SM with at least one consumer computing a tile, the union over its consumers. */
+    Span *busy = malloc(sizeof(Span) * (size_t)(busy_n + 1));
+    double *sm_busy = calloc((size_t)max_sm + 1, sizeof(double));
+    uint64_t *sm_last = calloc((size_t)max_sm + 1, sizeof(uint64_t));
+    char *present = calloc((size_t)max_sm + 1, 1);
+    if (!busy || !sm_busy || !sm_last || !present) {
+        free(busy);
+        free(sm_busy);
+        free(sm_last);
+        free(present);
+        gg_error_set("out of host memory for %ld events", n);
+        return GG_EXIT_USAGE;
+    }
+    long b = 0;
+    for (long i = 0; i < n; ++i)
+        if (ev[i].role >= GG_TRACE_CONSUMER && ev[i].computed)
+            busy[b++] = (Span){ev[i].sm, ev[i].start, ev[i].end, 0};
+    qsort(busy, (size_t)b, sizeof(Span), by_sm_then_start);
+    int cur = -1; /* the SM whose merged run [lo, hi] is open */
+    uint64_t lo = 0, hi = 0;
+    for (long i = 0; i <= b; ++i) {
+        if (i < b && busy[i].sm == cur && busy[i].start <= hi) {
+            if (busy[i].end > hi) hi = busy[i].end;
+            continue;
+        }
+        if (cur >= 0) {
+            sm_busy[cur] += (double)(hi - lo);
+            if (hi > sm_last[cur]) sm_last[cur] = hi;
+        }
+        if (i == b) break;
+        cur = busy[i].sm;
+        lo = busy[i].start;
+        hi = busy[i].end;
+    }
+    int seen = 0, used = 0;
+    double total = 0, most = 0;
+    uint64_t first_idle = UINT64_MAX;
+    for (int sm = 0; sm <= max_sm; ++sm) {
+        if (sm_busy[sm] <= 0) continue;
+        ++used;
+        total += sm_busy[sm];
+        if (sm_busy[sm] > most) most = sm_busy[sm];
+        if (sm_last[sm] < first_idle) first_idle = sm_last[sm];
+    }
+    for (long i = 0; i < n; ++i) /* distinct SM ids, in case they outnumber the device's SMs */
+        if (!present[ev[i].sm]) {
+            present[ev[i].sm] = 1;
+            ++seen;
+        }
+    s->sms = sms > seen ? sms : seen;
+    s->sms_idle = s->sms - used;
+    s->tiles = b;
+    s->kernel_us = (double)(t1 - t0) / 1e3;
+    if (used > 0) {
+        const double span = (double)(t1 - t0);
+        s->busy_fraction = span > 0 ? total / (span * s->sms) : 0;
+        s->first_idle_us = (double)(first_idle - t0) / 1e3;
+        s->tail_us = (double)(t1 - first_idle) / 1e3;
+        s->imbalance = most / (total / s->sms);
+    }
+    free(busy);
+    free(sm_busy);
+    free(sm_last);
+    free(present);
+    return GG_EXIT_OK;
+}
+
+int gg_trace_write_csv(FILE *f, const GgTraceEvent *ev, long n) {
+    int *lane = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!lane || gg_trace_lanes(ev, n, lane)) {
+        if (!lane) gg_error_set("out of host memory for %ld events", n);
+        free(lane);
+        return GG_EXIT_USAGE;
+    }
+    const uint64_t t0 = first_start(ev, n);
+    fputs("sm,lane,cta,role,tile,expert,row0,rows,col0,computed,start_ns,mark_ns,end_ns\n", f);
+    for (long i = 0; i < n; ++i) {
+        const GgTraceEvent *e = &ev[i];
+        char role[32];
+        fprintf(f, "%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%llu,%llu,%llu\n", e->sm, lane[i], e->cta,
+                gg_trace_role_name(e->role, role, sizeof role), e->tile, e->expert, e->row0, e->rows, e->col0,
+                e->computed, (unsigned long long)(e->start - t0), (unsigned long long)(e->mark - t0),
+                (unsigned long long)(e->end - t0));
+    }
+    free(lane);
+    return GG_EXIT_OK;
+}
+
+/* Chrome's trace-event format, which Perfetto and chrome://tracing open: "X" (complete) events
+ * in microseconds; a tile's wait for its first stage (consumers) or for a free stage up to its
+ * first load (producer) nests inside the tile as its own slice. */
+int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, long n, const char *title) {
+    enum { ROLE_SLOTS = GG_TRACE_ROLES + 1 }; /* setup, producer, consumers */
+    int *lane = malloc(sizeof(int) * (size_t)(n + 1));
+    int max_sm = 0;
+    for (long i = 0; i < n; ++i)
+        if (ev[i].sm > max_sm) max_sm = ev[i].sm;
+    unsigned char *named = calloc((size_t)(max_sm + 1) * MAX_SLOTS * ROLE_SLOTS, 1);
+    if (!lane || !named || gg_trace_lanes(ev, n, lane)) {
+        if (!lane || !named) gg_error_set("out of host memory for %ld events", n);
+        free(lane);
+        free(named);
+        return GG_EXIT_USAGE;
+    }
+    const uint64_t t0 = first_start(ev, n);
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"title\": \"%s\"}, \"traceEvents\": [\n", title);
+    const char *sep = "";
+    for (long i = 0; i < n; ++i) {
+        const GgTraceEvent *e = &ev[i];
+        const int r = e->role - GG_TRACE_SETUP, tid = lane[i] * ROLE_SLOTS + r;
+        char role[32];
+        gg_trace_role_name(e->role, role, sizeof role);
+        if (!named[(size_t)e->sm * MAX_SLOTS * ROLE_SLOTS + (size_t)tid]) {
+            named[(size_t)e->sm * MAX_SLOTS * ROLE_SLOTS + (size_t)tid] = 1;
+            fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"SM %d\"}},\n",
+                    sep, e->sm, e->sm);
+            fprintf(f, "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": {\"sort_index\": %d}},\n",
+                    e->sm, e->sm);
+            fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"name\": \"slot %d %s\"}}",
+                    e->sm, tid, lane[i], role);
+            sep = ",\n";
+        }
+        const double ts = (double)(e->start - t0) / 1e3, mark = (double)(e->mark - t0) / 1e3;
+        const double end = (double)(e->end - t0) / 1e3;
+        char name[96];
+        if (e->role == GG_TRACE_SETUP) snprintf(name, sizeof name, "setup (CTA %d)", e->cta);
+        else snprintf(name, sizeof name, "%stile %d: expert %d", e->computed ? "" : "idle ", e->tile, e->expert);
+        fprintf(f, "%s{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, "
+                   "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"cta\": %d, \"tile\": %d, \"expert\": %d, "
+                   "\"row0\": %d, \"rows\": %d, \"col0\": %d}}",
+                sep, name, role, e->sm, tid, ts, end - ts, e->cta, e->tile, e->expert, e->row0, e->rows, e->col0);
+        sep = ",\n";
+        if (e->role != GG_TRACE_SETUP && e->mark > e->start)
+            fprintf(f, ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, "
+                       "\"ts\": %.3f, \"dur\": %.3f}",
+                    e->role == GG_TRACE_PRODUCER ? "to first TMA" : "first full wait", role, e->sm, tid, ts,
+                    mark - ts);
+    }
+    fputs("\n]}\n", f);
+    free(lane);
+    free(named);
+    return GG_EXIT_OK;
+}
