@@ -29,7 +29,8 @@ trace() { # trace NAME KERNEL TOKENS SKEW [ggemm options]
 }
 trace k2_tma_ws_s3_16k_s1.2 k2_tma_ws_s3 16384 1.2
 trace k3_wgmma_16k_s0 k3_wgmma 16384 0
-for k in $("$bin" list --format csv | awk -F, '$2 == "k3_wgmma" {print $1}'); do
+# Every registered k3_wgmma configuration (labs of that stage have no traced twin).
+for k in $("$bin" list --format csv | awk -F, '$2 == "k3_wgmma" && $1 !~ /^lab_/ {print $1}'); do
     trace "${k}_16k_s1.2" "$k" 16384 1.2
 done
 
