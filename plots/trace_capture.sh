@@ -36,6 +36,7 @@ done
 
 # The cost of tracing: untraced and traced medians of the same kernel on one problem; only the
 # summary rows are kept, one per kernel and case.
+mkdir -p "$work/overhead"
 for k in k3_wgmma k2_tma_ws_s3; do
     for tokens in 16384 2048; do
         for skew in 0 1.2; do
