@@ -3,15 +3,10 @@
 // compiles to the kernel without any trace code; Trace<true> reads %globaltimer and records.
 //
 // Per role and tile:
-//   gg::Trace<TRACE> span(sink, claim_early);     // start: now
+//   gg::Trace<TRACE> span;                        // start: now
 //   ... span.mark();                              // once: the tile's first TMA issued / its
 //                                                 //   first full stage arrived
 //   if (recorder) span.end(sink, role, t, expert, row0, rows, col0, computed);
-// claim_early (the recording thread of a role that walks many tiles): claim the event's slot
-// when the span starts, so that the atomic's round trip runs under the tile's work instead of
-// stalling the recorder, and with it its warpgroup (whose next wgmma needs all four warps),
-// between two tiles. Otherwise end() claims it: one register fewer live across the main loop,
-// for a role that records once (k2's consumers, one tile per CTA).
 // and once per CTA, by one thread, when barriers and schedule are ready:
 //   gg::Trace<TRACE>::setup(sink, entry);         // entry = Trace<TRACE>::now() at the top
 #pragma once
@@ -28,7 +23,6 @@ struct Trace;
 template <>
 struct Trace<false> {
     struct Sink {};  // the kernel parameter: nothing
-    __device__ Trace(const Sink &, bool) {}
     __device__ static uint64_t now() { return 0; }
     __device__ static void setup(const Sink &, uint64_t) {}
     __device__ void mark() {}
@@ -40,34 +34,26 @@ struct Trace<true> {
     using Sink = GgTraceBuffer;
     // Low halves of %globaltimer: a span is far shorter than 2^32 ns, and two registers fewer
     // live across the main loop keep the traced consumers from spilling.
-    static constexpr unsigned UNCLAIMED = ~0u;
-    uint32_t start, marked;
-    unsigned slot = UNCLAIMED;
+    uint32_t start = (uint32_t)globaltimer(), marked = start;
 
-    __device__ Trace(const Sink &s, bool claim_early) {
-        if (claim_early) slot = claim(s);
-        start = marked = (uint32_t)globaltimer();
-    }
     __device__ static uint64_t now() { return globaltimer(); }
     // One slot per event; past the capacity the count still grows (the host reports it).
-    __device__ static unsigned claim(const Sink &s) { return atomicAdd(s.count, 1u); }
-    __device__ static void write(const Sink &s, unsigned slot, const GgTraceEvent &e) {
+    __device__ static void record(const Sink &s, const GgTraceEvent &e) {
+        const unsigned slot = atomicAdd(s.count, 1u);
         if (slot < s.capacity) s.events[slot] = e;
     }
     __device__ static void setup(const Sink &s, uint64_t entry) {
-        const unsigned slot = claim(s);
         const uint64_t t = globaltimer();
-        write(s, slot, GgTraceEvent{entry, t, t, (int32_t)smid(), (int32_t)blockIdx.x, GG_TRACE_SETUP,
-                                    -1, -1, 0, 0, 0, 0, 0});
+        record(s, GgTraceEvent{entry, t, t, (int32_t)smid(), (int32_t)blockIdx.x, GG_TRACE_SETUP,
+                               -1, -1, 0, 0, 0, 0, 0});
     }
     __device__ void mark() { marked = (uint32_t)globaltimer(); }
     __device__ void end(const Sink &s, int role, int tile, int expert, int row0, int rows, int col0,
                         bool computed) {
-        if (slot == UNCLAIMED) slot = claim(s);
         const uint64_t t = globaltimer();
         const uint64_t t0 = t - (uint32_t)((uint32_t)t - start), t1 = t - (uint32_t)((uint32_t)t - marked);
-        write(s, slot, GgTraceEvent{t0, t1, t, (int32_t)smid(), (int32_t)blockIdx.x, role, tile, expert,
-                                    row0, rows, col0, computed ? 1 : 0, 0});
+        record(s, GgTraceEvent{t0, t1, t, (int32_t)smid(), (int32_t)blockIdx.x, role, tile, expert,
+                               row0, rows, col0, computed ? 1 : 0, 0});
     }
 };
 

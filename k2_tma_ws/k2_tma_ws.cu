@@ -123,7 +123,7 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         // only column j of B), and the stage's byte count leaves them out.
         const int panels = min(PANELS, (n - tile.col0 + PANEL_N - 1) / PANEL_N);
         const uint32_t stage_tx = R::A_BYTES + panels * PANEL_BYTES;
-        Trace span(trace, true);
+        Trace span;
         GgPipe pipe = {0, 0};
         for (int kt = 0; kt < k_slices; ++kt, gg_pipe_advance(&pipe, STAGES)) {
             const int stage = pipe.stage;
@@ -160,7 +160,7 @@ k2_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
 
     float acc[FRAG_M][FRAG_N][4] = {};
     GgPipe pipe = {0, 0};
-    Trace span(trace, false);  // one tile per CTA: the slot is claimed at the end
+    Trace span;
     if constexpr (TRACE) {  // traced only: time the wait for the first stage on its own
         gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
         span.mark();

@@ -264,7 +264,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             GgPipe pipe = {0, 0};
             for (int t = cluster; t < num_tiles; t += clusters) {
                 const gg::SchedTile tile = Tiles::at(sched, tiles, t, rank);
-                Trace span(trace, true);
+                Trace span;
                 // A boxes wholly past `tokens` and B panels wholly past n are not loaded: their
                 // stale shared memory only feeds rows / columns that are never stored (row i
                 // of C reads only row i of A, column j only column j of B). Boxes that hang
@@ -310,7 +310,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         float acc[CFG::BLOCK_N / 2];
         for (int t = cluster; t < num_tiles; t += clusters) {
             const gg::SchedTile tile = Tiles::at(sched, tiles, t, rank);
-            Trace span(trace, threadIdx.x % WG_THREADS == 0);  // warp 0 speaks for its warpgroup
+            Trace span;
             if constexpr (TRACE) {  // traced only: time the wait for the tile's first stage alone
                 ring.wait_full();
                 span.mark();
