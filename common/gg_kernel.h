@@ -63,6 +63,11 @@ typedef cudaError_t (*GgInfoFn)(GgKernelInfo *);
 /* The traced twin: one launch that also records into `trace` (gg_trace.h). */
 typedef cudaError_t (*GgTraceLaunchFn)(const GgLaunch *, const GgTraceBuffer *trace);
 /* The sizes a kernel may refuse. (Per-expert rows are run-time data and never refused.) */
+/* An entry point: the name of the registered configuration it runs for this shape, and in why
+ * one line saying which property of the shape decided (see k3_wgmma/k3_wgmma_entry.c). */
+struct GgShape;
+typedef const char *(*GgChooseFn)(const struct GgShape *shape, char *why, size_t why_len);
+
 typedef struct GgShape {
     int tokens, experts, k, n;
 } GgShape;
@@ -81,6 +86,7 @@ typedef struct GgKernel {
     GgInfoFn info;
     GgLaunchFn launch;
     GgTraceLaunchFn trace_launch; /* NULL: no traced twin */
+    GgChooseFn choose;            /* non-NULL: an entry point that runs the configuration it names */
 } GgKernel;
 
 /* What a stage header declares for each registered configuration NAME. */

@@ -35,6 +35,13 @@ int gg_cmd_problem(const GgOptions *o) {
                gg_tile_count(&p, bm, bn), gg_eta(&p, bm), gg_eta(&p, 0));
         printf("useful %.3f GFLOP, scheduled %.3f GFLOP, compulsory bytes %.1f MB\n", gg_useful_flops(&p) * 1e-9,
                gg_scheduled_flops(&p, bm, bn) * 1e-9, gg_min_bytes(&p) * 1e-6);
+        const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+        for (int i = 0; i < gg_kernel_count; ++i) /* entry points: what each would run here */
+            if (gg_kernels[i].choose) {
+                char why[256];
+                gg_kernels[i].choose(&shape, why, sizeof why);
+                printf("%s would run %s\n", gg_kernels[i].name, why);
+            }
     }
     gg_problem_free(&p);
     return GG_EXIT_OK;

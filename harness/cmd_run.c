@@ -35,6 +35,9 @@ int gg_cmd_run(const GgOptions *o) {
                           .warmup = o->warmup, .reps = o->reps};
     fprintf(stderr, "ggemm: %s, tokens %d, experts %d, k %d, n %d, seed %llu\n", impl.name, p.tokens, p.experts, p.k,
             p.n, o->seed);
+    const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+    gg_impl_resolve(&impl, &shape);
+    if (impl.chose[0]) fprintf(stderr, "ggemm: %s chose %s\n", impl.name, impl.chose);
     rc = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
     if (rc) {
         fprintf(stderr, "ggemm: %s\n", why);

@@ -185,6 +185,8 @@ int gg_cmd_sweep(const GgOptions *o) {
             rc = GG_EXIT_CHECK;
             break;
         }
+        const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+        gg_impl_resolve(&impl, &shape); /* an entry point's row records what it chose */
         const unsigned long long seed = seed_of(o, &e[j]);
         const GgRunOpts ro = {.seed = seed, .check = 1, .cpu_ref = 0, .warmup = o->warmup, .reps = o->reps};
         GgCheck chk;

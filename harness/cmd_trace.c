@@ -74,6 +74,9 @@ int gg_cmd_trace(const GgOptions *o) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
+    const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+    gg_impl_resolve(&impl, &shape); /* an entry point: trace the configuration it chooses */
+    if (impl.chose[0]) fprintf(stderr, "ggemm: %s chose %s\n", impl.name, impl.chose);
     const GgRunOpts ro = {.seed = o->seed, .check = 1, .cpu_ref = (double)p.tokens * p.k * p.n <= 5e7,
                           .warmup = o->warmup, .reps = o->reps};
     fprintf(stderr, "ggemm: trace %s, tokens %d, experts %d, k %d, n %d, seed %llu\n", impl.name, p.tokens,

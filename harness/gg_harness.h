@@ -120,10 +120,15 @@ typedef struct GgImpl {
     const GgKernel *kernel;   /* NULL for a peer */
     const GgPeer *peer;       /* NULL for a kernel */
     GgKernelInfo info;        /* kernels: the configuration's constants; peers: block_m 1, block_n 8 */
+    char chose[256];          /* an entry point, once resolved: what it chose and why */
 } GgImpl;
 
 /* 0 and *impl filled, or GG_EXIT_USAGE with one line in gg_error() for an unknown name. */
 int gg_impl_find(const char *name, GgImpl *impl);
+/* An entry point (GgKernel.choose) becomes the configuration it picks for this shape: kernel
+ * and info are that configuration's, name stays, chose says what was chosen and why. Anything
+ * else is left as it is. Call it once the problem is known, before gg_prepare / gg_run_case. */
+int gg_impl_resolve(GgImpl *impl, const GgShape *shape);
 /* Every name of a comma-separated --kernels list exists (NULL: all do); else GG_EXIT_USAGE
  * with one line in gg_error(): a typo must not silently drop a kernel. */
 int gg_check_kernel_names(const char *list);

@@ -17,11 +17,15 @@
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
 #define ROW(NAME, STAGE, CONFIG) \
-    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL}
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL, NULL}
 /* A configuration with a traced twin (NAME_trace_launch, common/gg_trace.h): `ggemm trace`. */
 #define TRACED(NAME, STAGE, CONFIG)                                                              \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch}
+     NAME##_trace_launch, NULL}
+/* An entry point (NAME_choose names the configuration it runs for a shape; gg_impl_resolve). */
+#define ENTRY(NAME, STAGE, CONFIG)                                                               \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
+     NAME##_trace_launch, NAME##_choose}
 
 const GgKernel gg_kernels[] = {
     /*  name, stage, config (what it was built for: GG_ARCHS_<stage>, from CMake) */
@@ -37,12 +41,14 @@ const GgKernel gg_kernels[] = {
     TRACED(k3_wgmma_tile, k3_wgmma, "wgmma, producer/consumer warpgroups, one CTA per host-list tile"),
     TRACED(k3_wgmma_persist, k3_wgmma, "+ persistent grid, device-side schedule"),
     TRACED(k3_wgmma_solo64, k3_wgmma, "+ adaptive BM, a 64-row tile on one consumer"),
-    TRACED(k3_wgmma, k3_wgmma, "+ a 64-row tile split by columns over both consumers"),
-    TRACED(k3_wgmma_n128, k3_wgmma, "k3_wgmma at a narrower tile"),
-    TRACED(k3_wgmma_n256, k3_wgmma, "k3_wgmma at a wider tile"),
-    TRACED(k3_wgmma_mc, k3_wgmma, "k3_wgmma in 2-CTA clusters, B multicast to a row-tile pair"),
-    TRACED(k3_wgmma_mc_n256, k3_wgmma, "k3_wgmma_n256 in 2-CTA clusters, B multicast to a row-tile pair"),
-    TRACED(k3_wgmma_mca, k3_wgmma, "k3_wgmma in 2-CTA clusters, A multicast to a column-block pair"),
+    TRACED(k3_wgmma_split64, k3_wgmma, "+ a 64-row tile split by columns over both consumers"),
+    TRACED(k3_wgmma_n128, k3_wgmma, "split64 at a narrower tile"),
+    TRACED(k3_wgmma_n256, k3_wgmma, "split64 at a wider tile"),
+    TRACED(k3_wgmma_mc, k3_wgmma, "split64 in 2-CTA clusters, B multicast to a row-tile pair"),
+    TRACED(k3_wgmma_mc_n256, k3_wgmma, "n256 in 2-CTA clusters, B multicast to a row-tile pair"),
+    TRACED(k3_wgmma_mca, k3_wgmma, "split64 in 2-CTA clusters, A multicast to a column-block pair"),
+    TRACED(k3_wgmma_persist_n256, k3_wgmma, "persist at a wider tile"),
+    ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of the above per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
@@ -86,6 +92,16 @@ int gg_impl_find(const char *name, GgImpl *impl) {
         }
     gg_error_set("unknown kernel '%s' (see 'ggemm list')", name);
     return GG_EXIT_USAGE;
+}
+
+int gg_impl_resolve(GgImpl *impl, const GgShape *shape) {
+    if (!impl->kernel || !impl->kernel->choose) return GG_EXIT_OK;
+    GgImpl chosen;
+    const char *name = impl->kernel->choose(shape, impl->chose, sizeof impl->chose);
+    if (gg_impl_find(name, &chosen)) return GG_EXIT_USAGE;
+    impl->kernel = chosen.kernel;
+    impl->info = chosen.info;
+    return GG_EXIT_OK;
 }
 
 int gg_check_kernel_names(const char *list) {

@@ -1,5 +1,6 @@
 /* k3_wgmma: the registered configurations of stage 3 on Hopper (k3_wgmma.cu: the lesson,
- * k3_wgmma; k3_wgmma_ablations.cu: the others). sm_90a only.
+ * k3_wgmma_split64; k3_wgmma_ablations.cu: the others) and the entry point k3_wgmma
+ * (k3_wgmma_entry.c), which runs the configuration its rule picks for the shape. sm_90a only.
  * All: 384 threads (producer warpgroup + two consumer warpgroups), BLOCK_K = 64, wgmma from
  * shared-memory descriptors, one CTA per SM. "adaptive" = 128-row tiles plus one 64-row tile
  * for an expert's remainder of 1..64 rows; otherwise every tile is 128 rows. "split" = both
@@ -16,12 +17,16 @@ extern "C" {
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_tile)   /* 128 x 192, 5 stages, one CTA per host-list tile */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist)/* 128 x 192, 5 stages, persistent, device schedule */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_solo64) /* 128|64 x 192, 5 stages, persistent, adaptive, solo */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma)        /* 128|64 x 192, 5 stages, persistent, adaptive, split */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_split64)/* 128|64 x 192, 5 stages, persistent, adaptive, split */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_n128)   /* 128|64 x 128, 6 stages, persistent, adaptive, split */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256)   /* 128|64 x 256, 4 stages, persistent, adaptive, split */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc)     /* k3_wgmma in row-tile pairs (cluster 2), B multicast */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc)     /* split64 in row-tile pairs (cluster 2), B multicast */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc_n256)/* k3_wgmma_n256 in row-tile pairs, B multicast */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* k3_wgmma in column-block pairs (cluster 2), A multicast */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* split64 in column-block pairs (cluster 2), A multicast */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256) /* 128 x 256, 4 stages, persistent, device schedule */
+/* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma)
+const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);
 int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }

@@ -7,10 +7,13 @@
 //   k3_wgmma_tile      one CTA per tile of the host-built list (k1/k2's launch), BM = 128
 //   k3_wgmma_persist   + persistent grid over the device schedule, BM = 128
 //   k3_wgmma_solo64    + adaptive BM, the 64-row tile on consumer 0 alone
-//   k3_wgmma           + the 64-row tile split by columns over both consumers (the lesson)
+//   k3_wgmma_split64   + the 64-row tile split by columns over both consumers (the lesson)
 //   k3_wgmma_n128/_n256       the lesson at 128- / 256-wide column blocks
 //   k3_wgmma_mc, _mc_n256     row-tile pairs in 2-CTA clusters, B multicast to both
 //   k3_wgmma_mca              column-block pairs in 2-CTA clusters, A multicast to both
+//   k3_wgmma_persist_n256     k3_wgmma_persist at 256-wide column blocks
+// The name k3_wgmma itself is the entry point (k3_wgmma_entry.c): it runs one of these,
+// chosen from the problem's shape.
 #include "k3_wgmma.cu"
 
 namespace {
@@ -126,6 +129,9 @@ struct McN256 : N256 {
 struct Mca : Lesson {
     using Pair = Paired<GG_PAIR_COLS>;
 };
+struct PersistN256 : Persist {
+    static constexpr int BLOCK_N = 256;
+};
 
 }  // namespace
 
@@ -137,3 +143,4 @@ K3_CONFIG(k3_wgmma_n256, N256)
 K3_CONFIG(k3_wgmma_mc, Mc)
 K3_CONFIG(k3_wgmma_mc_n256, McN256)
 K3_CONFIG(k3_wgmma_mca, Mca)
+K3_CONFIG(k3_wgmma_persist_n256, PersistN256)

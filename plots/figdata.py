@@ -24,7 +24,7 @@ import tables  # noqa: E402  (load, replace_block, case_name)
 
 ROOT = tables.ROOT
 SKEW_KERNELS = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k2_tma_ws_s3", "k2_tma_ws_bm64",
-                "k3_wgmma_persist", "k3_wgmma"]
+                "k3_wgmma_persist", "k3_wgmma_split64"]
 STALL_VARIANTS = ["k0_fma", "k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k1_mmasync_bm64_fragdb",
                   "k2_tma_ws_s2", "k2_tma_ws_s3", "k3_wgmma"]
 WORKLOG_K2_TARGET = 1.4  # cited: the worklog's stage-2 target over its stage 1 at 16k rows (B300)
@@ -175,7 +175,7 @@ def data(d, out):
     bms = [("32", 32), ("64", 64), ("128", 128), ("adaptive 128/64", "adaptive")]
     fams = {"k1": {32: "k1_mmasync_bm32", 64: "k1_mmasync_bm64", 128: "k1_mmasync_bm128"},
             "k2": {64: "k2_tma_ws_bm64", 128: "k2_tma_ws_s3"},
-            "k3": {128: "k3_wgmma_persist", "adaptive": "k3_wgmma"}}
+            "k3": {128: "k3_wgmma_persist", "adaptive": "k3_wgmma_split64"}}
     for t in ("16384", "2048"):
         rows = ["# idx eta_s0 eta_s1.2 k1_s0 k1_s1.2 k2_s0 k2_s1.2 k3_s0 k3_s1.2"]
         ticks = []

@@ -16,6 +16,7 @@ Suite *desc_sm100_suite(void);
 Suite *props_suite(void);
 Suite *layouts_suite(void);
 Suite *schedule_suite(void);
+Suite *entry_suite(void);
 Suite *trace_suite(void);
 
 /* ---------------- skew split ---------------- */
@@ -401,6 +402,7 @@ int main(void) {
     srunner_add_suite(r, props_suite());
     srunner_add_suite(r, layouts_suite());
     srunner_add_suite(r, schedule_suite());
+    srunner_add_suite(r, entry_suite());
     srunner_add_suite(r, trace_suite());
     srunner_run_all(r, CK_NORMAL);
     const int failed = srunner_ntests_failed(r);

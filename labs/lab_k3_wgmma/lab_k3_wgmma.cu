@@ -39,7 +39,9 @@
 // Tracing      TRACE = true builds the traced twin of a configuration (common/gg_trace.cuh):
 //              per CTA a set-up event, per tile the producer's and each consumer's span.
 // Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256; A, B, C 16-byte aligned.
-// Run it       build/bin/ggemm run --kernel k3_wgmma
+// Run it       build/bin/ggemm run --kernel k3_wgmma_split64 (this configuration), or
+//              --kernel k3_wgmma: the entry point, k3_wgmma_entry.c, which picks a
+//              configuration per problem (this one for the worklog's shapes)
 //              build/bin/ggemm trace --kernel k3_wgmma --skew 1.2 --out DIR
 #include <cuda.h>
 #include <stdint.h>

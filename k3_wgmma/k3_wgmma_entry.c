@@ -1,0 +1,73 @@
+/* k3_wgmma, the entry point: one name that runs, for each problem, the registered configuration
+ * a rule picks from the problem's shape. The rule reads only tokens, experts, K and N, never the
+ * rows of each expert, so the choice needs no host copy of the split and a CUDA graph of the
+ * launch replays correctly with new m_e (the device schedule reads them at run time).
+ *
+ * 1. Column-block width BLOCK_N, from N alone: the width that pads the last column block least
+ *    (a padded column costs a full K loop of MMAs and its B loads). Among equals: 192 first
+ *    (five 40 KiB stages), then 256 (four stages; the widest MMA, and a 64-row tile splits
+ *    evenly at its 128-column panel boundary), then 128 (six stages, but each A load feeds
+ *    half as many columns).
+ * 2. Row tiles: adaptive (a remainder of 1..64 rows gets a 64-row tile, split by columns over
+ *    both consumers) when the experts average at most two 128-row tiles, where an expert's last,
+ *    partial tile is a large share of its work; fixed 128-row tiles otherwise, where it is not
+ *    and the split tile's uneven halves cost more than its padding saves (at BLOCK_N = 192 one
+ *    consumer computes 128 columns, the other 64). k3_wgmma/README.md has the measurements.
+ * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels
+ * must be shared in L2) and the 2-CTA pairs (slower in every case measured). */
+#include <stdio.h>
+
+#include "k3_wgmma.h"
+
+typedef struct {
+    int block_n, adaptive;
+    const char *name;
+    GgInfoFn info;
+    GgLaunchFn launch;
+    GgTraceLaunchFn trace_launch;
+} Choice;
+
+#define CHOICE(BN, ADAPTIVE, NAME) {BN, ADAPTIVE, #NAME, NAME##_info, NAME##_launch, NAME##_trace_launch}
+static const Choice choices[] = {
+    CHOICE(192, 1, k3_wgmma_split64), CHOICE(192, 0, k3_wgmma_persist),
+    CHOICE(256, 1, k3_wgmma_n256),    CHOICE(256, 0, k3_wgmma_persist_n256),
+    CHOICE(128, 1, k3_wgmma_n128),  /* no fixed-row configuration at 128: adaptive there too */
+};
+enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
+
+static const int widths[] = {192, 256, 128}; /* in the order that breaks ties */
+enum { ADAPTIVE_MAX_ROW_TILES = 2 };          /* 128-row tiles per expert, on average */
+
+static long padded_columns(int n, int block_n) { return (long)(n + block_n - 1) / block_n * block_n - n; }
+
+static const Choice *choose(const GgShape *s, char *why, size_t len) {
+    int block_n = widths[0];
+    for (int i = 1; i < (int)(sizeof widths / sizeof widths[0]); ++i)
+        if (padded_columns(s->n, widths[i]) < padded_columns(s->n, block_n)) block_n = widths[i];
+    const int adaptive = (long)s->tokens <= (long)ADAPTIVE_MAX_ROW_TILES * 128 * s->experts;
+    const Choice *c = NULL;
+    for (int i = 0; i < CHOICES && !c; ++i)
+        if (choices[i].block_n == block_n && (choices[i].adaptive == adaptive || block_n == 128)) c = &choices[i];
+    if (why)
+        snprintf(why, len, "%s: N %d pads %ld columns at BLOCK_N %d; %d rows over %d experts is %s %d 128-row tiles "
+                 "per expert: %s rows",
+                 c->name, s->n, padded_columns(s->n, block_n), block_n, s->tokens, s->experts,
+                 adaptive ? "at most" : "more than", ADAPTIVE_MAX_ROW_TILES, adaptive ? "adaptive" : "fixed 128");
+    return c;
+}
+
+const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) { return choose(s, why, len)->name; }
+
+static const Choice *choose_for(const GgLaunch *p) {
+    const GgShape s = {p->tokens, p->experts, p->k, p->n};
+    return choose(&s, NULL, 0);
+}
+
+cudaError_t k3_wgmma_launch(const GgLaunch *p) { return choose_for(p)->launch(p); }
+
+cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace) {
+    return choose_for(p)->trace_launch(p, trace);
+}
+
+/* Without a shape: the worklog's configuration (what the rule picks there), for listings. */
+cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_split64_info(info); }
