@@ -143,8 +143,18 @@ static long attempted(const GgTraceBuffer *buf) {
     return (long)n;
 }
 
-int gg_trace_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+/* An entry point traces the configuration it picks for p: its tile sizes bound the buffer. */
+static const GgImpl *resolved(const GgImpl *impl, const GgProblem *p, GgImpl *copy) {
+    const GgShape shape = {p->tokens, p->experts, p->k, p->n};
+    *copy = *impl;
+    gg_impl_resolve(copy, &shape);
+    return copy;
+}
+
+int gg_trace_case(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                   long capacity, GgCheck *chk, GgTrace *tr, char *why, size_t why_len) {
+    GgImpl copy;
+    const GgImpl *impl = resolved(entry, p, &copy);
     memset(chk, 0, sizeof *chk);
     memset(tr, 0, sizeof *tr);
     why[0] = '\0';
@@ -213,8 +223,10 @@ static cudaError_t traced_fn(void *p) {
     return t->impl->kernel->trace_launch(t->launch, t->buf);
 }
 
-int gg_trace_time(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
+int gg_trace_time(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                   GgTiming *untraced, GgTiming *traced, char *why, size_t why_len) {
+    GgImpl copy;
+    const GgImpl *impl = resolved(entry, p, &copy);
     memset(untraced, 0, sizeof *untraced);
     memset(traced, 0, sizeof *traced);
     why[0] = '\0';

@@ -82,6 +82,8 @@ START_TEST(trace_every_tile_once) {
     const int m[] = {300, 0, 1, 211, 0, 512, 7, 1, 129, 64};
     GgProblem p;
     ck_assert_int_eq(gg_problem_from_counts(&p, m, 10, 1024, 456), 0); /* k: tiles of a few us */
+    const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+    gg_impl_resolve(&impl, &shape); /* an entry point: the tiles of the configuration it runs */
     const int bm = impl.info.block_m > 0 ? impl.info.block_m : 128;
     const long count = gg_tile_count(&p, bm, impl.info.block_n);
     GgTile *tiles = malloc(sizeof(GgTile) * (size_t)count);
