@@ -5,7 +5,8 @@ usage: tables.py results/h200/sweep.csv [--ggemm build/bin/ggemm]
 Rewrites the text between `<!-- results:begin -->` and `<!-- results:end -->` in README.md
 (the sweep's "stages" cases, one row per kernel) and in each stage's README (that stage's rows,
 with spread, eta, roofline and instruction-ceiling columns), and between
-`<!-- targets:begin/end -->` the k3_wgmma-against-torch targets table. Which kernel belongs to
+`<!-- targets:begin/end -->` the k3_wgmma-against-torch targets table (every configuration), and in
+k3_wgmma/README.md `<!-- targets-entry -->`, the entry point against its own targets. Which kernel belongs to
 which stage comes from `ggemm list --format csv`, the registry. Prints "updated" or
 "unchanged" for every block it looks at. Standard library only.
 """
@@ -139,6 +140,58 @@ def targets(meta, rows, path):
     return "\n".join(out)
 
 
+# The entry point's targets (k3_wgmma, whatever configuration its rule picks), set after the
+# first targets above were met or missed: (label, case set, tokens, skew, K or None for the set's
+# own shape) -> (minimum speed-up over torch_grouped_mm or None, minimum roofline % or None).
+ENTRY_TARGETS = [
+    ("16k s=0", "stages", "16384", "0", "1024", None, 85.0),
+    ("16k s=1.2", "stages", "16384", "1.2", "1024", 1.4, 72.0),
+    ("16k s=0 K=8192", "stages", "16384", "0", "8192", None, 93.0),
+    ("2k s=0", "stages", "2048", "0", "1024", None, 90.0),
+    ("2k s=1.2", "stages", "2048", "1.2", "1024", None, 90.0),
+    ("mixtral", "mixtral", None, None, None, 1.0, 90.0),
+    ("qwen3_30b_a3b", "qwen3_30b_a3b", None, None, None, 1.0, 85.0),
+    ("deepseek_v3", "deepseek_v3", None, None, None, 1.0, 85.0),
+    ("olmoe", "olmoe", None, None, None, 1.0, 80.0),
+    ("decode", "decode", None, None, None, 1.0, 90.0),
+]
+
+
+def entry_targets(meta, rows, path):
+    """The entry point k3_wgmma against its targets, with the fastest fixed configuration of the
+    same case for comparison."""
+    out = [provenance(meta, path), "",
+           "`k3_wgmma` (the entry point; in brackets the configuration its rule ran) against its targets: "
+           "speed-up over `torch_grouped_mm` in the same run (its median time / ours) and % of the roofline; "
+           "✓ = met. Last column: the fastest fixed k3_wgmma configuration of the same case.", "",
+           "| case | target | `k3_wgmma` (ran) | × torch | roofline % | met | fastest configuration (× torch, roofline %) |",
+           "|---|---|---|---:|---:|---|---|"]
+    met = []
+    for label, cset, t, s, k, x, p in ENTRY_TARGETS:
+        mine = [r for r in rows if r["set"] == cset and r["check"] == "pass" and
+                (t is None or (r["tokens"] == t and r["skew"] == s and r["k"] == k))]
+        entry = next((r for r in mine if r["kernel"] == "k3_wgmma"), None)
+        torch = next((r for r in mine if r["kernel"] == "torch_grouped_mm"), None)
+        if entry is None or torch is None:
+            continue
+        tt = float(torch["time_us_median"])
+        fixed = [r for r in mine if stage_of(r["kernel"]) == "k3_wgmma" and r["kernel"] != "k3_wgmma"]
+        best = min(fixed, key=lambda r: float(r["time_us_median"]))
+        sp = tt / float(entry["time_us_median"])
+        roof = float(entry["roofline_pct"])
+        ok = (x is None or sp >= x) and (p is None or roof >= p)
+        met.append((label, ok))
+        goal = ", ".join(g for g in ((f"≥{x:.1f}x torch" if x else ""), (f"≥{p:g}% roofline" if p else "")) if g)
+        chose = entry["config"].split(":")[0]
+        out.append(f"| {label} | {goal} | `{chose}` | {sp:.2f}x | {roof:.1f} | {'✓' if ok else '✗'} | "
+                   f"`{best['kernel']}` ({tt / float(best['time_us_median']):.2f}x, {float(best['roofline_pct']):.1f}) |")
+    if not met:
+        return None
+    out += ["", f"Met: {sum(ok for _, ok in met)} of {len(met)}"
+            + (f" ({', '.join(lab for lab, ok in met if ok)})" if any(ok for _, ok in met) else "") + "."]
+    return "\n".join(out)
+
+
 STAGE_ROWS = [
     ("k0_fma", "FP32 CUDA cores, 64×64 tile, 4×4 per thread", "runs, checked"),
     ("k1_mmasync", "ldmatrix + mma.sync + cp.async double buffer; BM sweep; fragment double-buffering",
@@ -250,6 +303,9 @@ def main():
         table = models(meta, rows, path)
         if table:
             replace_block(os.path.join(ROOT, "k3_wgmma", "README.md"), table, "models")
+        table = entry_targets(meta, rows, path)
+        if table:
+            replace_block(os.path.join(ROOT, "k3_wgmma", "README.md"), table, "targets-entry")
         # The other README tables show the "stages" cases; the skew grid is drawn as figures.
         rows = [r for r in rows if r["set"] == "stages"]
     replace_block(os.path.join(ROOT, "README.md"), overview(meta, rows, path))
