@@ -8,7 +8,9 @@
 #   resources and occupancy: registers per thread, shared memory per block, the occupancy limiters,
 #     achieved warps per cycle;
 #   issue: instructions executed (per SM sub-partition, summed), issue-active %, IPC;
-#   pipes: FMA, tensor (HMMA / HGMMA), LSU shared-memory wavefronts, L1 and DRAM throughput;
+#   pipes: FMA, tensor, LSU shared-memory wavefronts, L1 and DRAM throughput (on sm_90 the
+#     hmma tensor-pipe counter also counts wgmma: k3, which issues no HMMA, keeps it busy; ncu
+#     13.0 has no separate gmma counter by the name sm__pipe_tensor_op_gmma_*, and drops it);
 #   stalls: every smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio (cycles a
 #     warp spends stalled for <reason>, per issued instruction): the Warp State section's numbers.
 set -euo pipefail
@@ -25,7 +27,6 @@ metrics+=,gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.
 metrics+=,sm__inst_executed.avg.per_cycle_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
 metrics+=,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active
 metrics+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
-metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics+=,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active
 metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
 metrics+=,l1tex__throughput.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed
