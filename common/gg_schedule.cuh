@@ -53,7 +53,7 @@ struct TileSchedule {
 
     // Collective: every thread of the block must call it (it contains __syncthreads()).
     // Cost: one global read of the offsets per thread, then one warp does 8 values per lane
-    // and two 5-step shuffle scans; well under a microsecond after the offsets arrive.
+    // and one 5-step shuffle scan; well under a microsecond after the offsets arrive.
     __device__ void build(const int *row_offsets, int num_experts, int tokens, int n, int bn,
                           bool adapt, GgPairing pair = GG_PAIR_NONE) {
         num_experts = min(num_experts, MAX_EXPERTS);  // can_implement refuses more; never overflow

@@ -124,6 +124,7 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
     fclose(f);
     l->text[size] = '\0';
     int line_no = 0, header = 0, used_sets = 0;
+    const char *seen[256]; /* the sets read, to check every name of --set against */
     for (char *next = l->text; *next;) {
         char *line = next, *nl = strchr(next, '\n');
         next = nl ? nl + 1 : next + strlen(next);
@@ -135,24 +136,20 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
             header = 1;
             continue;
         }
-        char *field[7];
+        char *field[8];
         int nf = 0;
-        for (char *p = line; nf < 7; ++nf) {
+        for (char *p = line; p && nf < 8; ++nf) { /* an eighth field means too many */
             field[nf] = p;
-            p = strchr(p, ',');
-            if (!p) {
-                ++nf;
-                break;
-            }
-            *p++ = '\0';
+            if ((p = strchr(p, ','))) *p++ = '\0';
         }
-        if (nf != 7 || strchr(field[6], ',')) {
+        if (nf != 7) {
             gg_error_set("%s:%d: expected 7 comma-separated fields", path, line_no);
             return GG_EXIT_USAGE;
         }
         for (int i = 0; i < 7; ++i) field[i] = trim(field[i]);
         const char *set = field[0], *kernels = field[6];
         if (o->set && !gg_in_list(o->set, set)) continue;
+        if (used_sets < (int)(sizeof seen / sizeof seen[0])) seen[used_sets] = set;
         used_sets++;
         GgIntList t, e, k, n;
         GgDoubleList s;
@@ -171,9 +168,18 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
         }
         if (expand(l, cap, set, &t, &e, &k, &n, &s, kernels)) return GG_EXIT_USAGE;
     }
-    if (o->set && !used_sets) {
-        gg_error_set("--set %s: no such set in %s", o->set, path);
-        return GG_EXIT_USAGE;
+    /* Every name of --set must be a set of the file: a typo must not silently drop cases. */
+    for (const char *p = o->set; p && *p;) {
+        const size_t len = strcspn(p, ",");
+        int found = 0;
+        for (int i = 0; i < used_sets && i < (int)(sizeof seen / sizeof seen[0]) && !found; ++i)
+            found = strlen(seen[i]) == len && !strncmp(seen[i], p, len);
+        if (!found) {
+            gg_error_set("--set: no set '%.*s' in %s", (int)(len < 64 ? len : 64), p, path);
+            return GG_EXIT_USAGE;
+        }
+        p += len;
+        if (*p) ++p;
     }
     return GG_EXIT_OK;
 }

@@ -1,5 +1,6 @@
 /* The command line: one table of commands, one table of options, and which command uses which
  * option. Everything that is not in the tables is refused with one line. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -88,8 +89,11 @@ void gg_usage(FILE *f) {
           f);
 }
 
+/* strtol and strtod skip leading blanks and take a '+': the whole string must be the number. */
+static int plain_start(const char *s) { return s && (isdigit((unsigned char)*s) || *s == '-' || *s == '.'); }
+
 int gg_parse_int(const char *s, long lo, long hi, int *out) {
-    if (!s || !*s) return 1;
+    if (!plain_start(s)) return 1;
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
@@ -99,7 +103,7 @@ int gg_parse_int(const char *s, long lo, long hi, int *out) {
 }
 
 int gg_parse_double(const char *s, double lo, double hi, double *out) {
-    if (!s || !*s) return 1;
+    if (!plain_start(s)) return 1;
     errno = 0;
     char *end;
     double v = strtod(s, &end);
@@ -109,7 +113,7 @@ int gg_parse_double(const char *s, double lo, double hi, double *out) {
 }
 
 static int parse_u64(const char *s, unsigned long long *out) {
-    if (!s || !*s || *s == '-') return 1;
+    if (!s || !isdigit((unsigned char)*s)) return 1;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
@@ -226,8 +230,10 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     int cmd = -1;
     for (int c = 0; c < COMMANDS; ++c)
         if (!strcmp(argv[1], commands[c].name)) cmd = c;
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) cmd = COMMANDS - 1;
-    if (!strcmp(argv[1], "version")) cmd = COMMANDS - 2;
+    for (int c = 0; c < COMMANDS; ++c) { /* the spellings without dashes */
+        if (commands[c].command == GG_CMD_HELP && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) cmd = c;
+        if (commands[c].command == GG_CMD_VERSION && !strcmp(argv[1], "version")) cmd = c;
+    }
     if (cmd < 0) FAIL("unknown command '%s' (see 'ggemm --help')", argv[1]);
     o->command = commands[cmd].command;
     const char *name = commands[cmd].name;

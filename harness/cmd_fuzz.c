@@ -19,7 +19,13 @@ static void on_alarm(int sig) {
     _exit(GG_EXIT_CHECK);
 }
 
+enum { MAX_KERNELS = 64 }; /* the per-kernel tallies */
+
 int gg_cmd_fuzz(const GgOptions *o) {
+    if (gg_kernel_count > MAX_KERNELS) {
+        fprintf(stderr, "ggemm: fuzz tallies at most %d kernels, the registry has %d\n", MAX_KERNELS, gg_kernel_count);
+        return GG_EXIT_USAGE;
+    }
     if (gg_check_kernel_names(o->kernels)) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
@@ -37,7 +43,7 @@ int gg_cmd_fuzz(const GgOptions *o) {
     fprintf(f, "# ggemm fuzz --cases %d --seed %llu, %s, commit %s\n", o->cases, o->seed, d.name, gg_commit());
     fputs("case,kernel,tokens,experts,k,n,skew_drawn,m_max,empty_experts,one_row_experts,outcome,why\n", f);
     enum { PASS, REFUSED, NOT_HERE, FAILED };
-    int count[64][4] = {{0}};
+    int count[MAX_KERNELS][4] = {{0}};
     int failures = 0;
     for (int c = 0; c < o->cases; ++c) {
         GgProblem p;
@@ -49,7 +55,7 @@ int gg_cmd_fuzz(const GgOptions *o) {
         }
         int one_row = 0;
         for (int e = 0; e < p.experts; ++e) one_row += p.m[e] == 1;
-        for (int i = 0; i < gg_kernel_count && i < 64; ++i) {
+        for (int i = 0; i < gg_kernel_count; ++i) {
             GgImpl impl;
             if (!gg_in_list(o->kernels, gg_kernels[i].name) || gg_impl_find(gg_kernels[i].name, &impl)) continue;
             char why[512] = "";
@@ -60,6 +66,7 @@ int gg_cmd_fuzz(const GgOptions *o) {
             if (live || i == 0) /* a live line on a terminal, one line per case in a log */
                 fprintf(stderr, "%s[%d/%d] %-24s tokens %5d experts %3d k %4d n %4d%s", live ? "\r" : "", c + 1,
                         o->cases, live ? impl.name : "", p.tokens, p.experts, p.k, p.n, live ? "" : "\n");
+            fflush(f); /* a hang ends the process: the rows before it must be on disk */
             alarm(CASE_SECONDS);
             const int r = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
             alarm(0);
@@ -86,7 +93,7 @@ int gg_cmd_fuzz(const GgOptions *o) {
     if (live) fputc('\n', stderr);
     if (f != stdout) fclose(f);
     printf("%-26s %6s %8s %8s %6s\n", "kernel", "pass", "refused", "not here", "FAILED");
-    for (int i = 0; i < gg_kernel_count && i < 64; ++i)
+    for (int i = 0; i < gg_kernel_count; ++i)
         if (gg_in_list(o->kernels, gg_kernels[i].name))
             printf("%-26s %6d %8d %8d %6d\n", gg_kernels[i].name, count[i][PASS], count[i][REFUSED],
                    count[i][NOT_HERE], count[i][FAILED]);

@@ -46,11 +46,11 @@ static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *c
     return GG_EXIT_OK;
 }
 
-/* Every name in --kernels must exist: a typo must not silently measure nothing. */
 static unsigned long long seed_of(const GgOptions *o, const Entry *e) {
     return o->seed + 1000ull * (unsigned long long)e->c + (unsigned long long)e->impl;
 }
 
+/* Every name in --kernels must exist: a typo must not silently measure nothing. */
 static int select_plan(const GgOptions *o, GgCaseList *cases, Entry **entries, int *count) {
     if (gg_check_kernel_names(o->kernels)) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
@@ -58,6 +58,12 @@ static int select_plan(const GgOptions *o, GgCaseList *cases, Entry **entries, i
     }
     if (gg_cases_select(o, cases) || plan(o, cases, entries, count)) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
+        gg_cases_free(cases);
+        return GG_EXIT_USAGE;
+    }
+    if (*count == 0) { /* e.g. --kernels naming only labs, which are graded, not swept */
+        fprintf(stderr, "ggemm: the selection gives no runs (labs are graded with 'ggemm grade', not swept)\n");
+        free(*entries);
         gg_cases_free(cases);
         return GG_EXIT_USAGE;
     }

@@ -129,6 +129,9 @@ int gg_impl_find(const char *name, GgImpl *impl);
  * and info are that configuration's, name stays, chose says what was chosen and why. Anything
  * else is left as it is. Call it once the problem is known, before gg_prepare / gg_run_case. */
 int gg_impl_resolve(GgImpl *impl, const GgShape *shape);
+/* The same on a copy, for library code that receives the caller's impl (gg_run_case, the
+ * tracer, the graph replay): an entry point is checked and launched as what it picks for p. */
+const GgImpl *gg_impl_for(const GgImpl *impl, const GgProblem *p, GgImpl *copy);
 /* Every name of a comma-separated --kernels list exists (NULL: all do); else GG_EXIT_USAGE
  * with one line in gg_error(): a typo must not silently drop a kernel. */
 int gg_check_kernel_names(const char *list);
@@ -198,8 +201,6 @@ int gg_driver_version(void);
 int gg_runtime_version_built(void);
 
 /* ---------------- pool (pool.c): buffers, stream, events, cuBLAS, kept across cases ---------------- */
-typedef struct GgPool GgPool;
-GgPool *gg_pool(void);
 /* Device buffer `slot` of at least bytes; 0, or GG_EXIT_CHECK (allocation failed). */
 enum {
     GG_BUF_A, GG_BUF_B, GG_BUF_C, GG_BUF_REF, GG_BUF_OFFSETS, GG_BUF_TILES, GG_BUF_FLUSH, GG_BUF_TRACE,

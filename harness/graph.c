@@ -4,8 +4,10 @@
 
 #include "gg_harness.h"
 
-int gg_graph_replay_check(const GgImpl *impl, const GgProblem *p, const GgProblem *changed,
+int gg_graph_replay_check(const GgImpl *entry, const GgProblem *p, const GgProblem *changed,
                           unsigned long long seed, GgCheck *chk, char *why, size_t why_len) {
+    GgImpl copy; /* an entry point's choice reads the shape only: the changed split keeps it */
+    const GgImpl *impl = gg_impl_for(entry, p, &copy);
     memset(chk, 0, sizeof *chk);
     gg_error_clear();
     GgDeviceInfo d;
@@ -19,12 +21,15 @@ int gg_graph_replay_check(const GgImpl *impl, const GgProblem *p, const GgProble
     if (rc != GG_EXIT_OK) return rc;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
-    GG_CUDA(cudaStreamBeginCapture(gg_stream(), cudaStreamCaptureModeThreadLocal));
+    if (cudaStreamBeginCapture(gg_stream(), cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        snprintf(why, why_len, "stream capture: %s", cudaGetErrorString(cudaGetLastError()));
+        return GG_EXIT_CHECK;
+    }
     const cudaError_t err = gg_launch(impl, &l);
-    GG_CUDA(cudaStreamEndCapture(gg_stream(), &graph));
-    if (err != cudaSuccess) {
-        cudaGraphDestroy(graph);
-        snprintf(why, why_len, "launch failed during capture: %s", cudaGetErrorString(err));
+    const cudaError_t end = cudaStreamEndCapture(gg_stream(), &graph);
+    if (err != cudaSuccess || end != cudaSuccess) {
+        if (graph) cudaGraphDestroy(graph);
+        snprintf(why, why_len, "launch failed during capture: %s", cudaGetErrorString(err != cudaSuccess ? err : end));
         return GG_EXIT_CHECK;
     }
     rc = cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess ? GG_EXIT_OK : GG_EXIT_CHECK;
@@ -34,8 +39,8 @@ int gg_graph_replay_check(const GgImpl *impl, const GgProblem *p, const GgProble
         return rc;
     }
     /* New split, same buffers: only the device-side row offsets change. */
-    if (cudaMemcpy((void *)l.row_offsets, changed->offsets, sizeof(int) * (size_t)(changed->experts + 1),
-                   cudaMemcpyHostToDevice) != cudaSuccess ||
+    if (cudaMemcpyAsync((void *)l.row_offsets, changed->offsets, sizeof(int) * (size_t)(changed->experts + 1),
+                        cudaMemcpyHostToDevice, gg_stream()) != cudaSuccess ||
         gg_check_prepare(&l, changed, seed) || cudaGraphLaunch(exec, gg_stream()) != cudaSuccess ||
         gg_check_output(&l, changed, 0, chk)) {
         gg_error_set("%s", cudaGetErrorString(cudaGetLastError()));

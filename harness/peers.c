@@ -92,9 +92,9 @@ static int prepare_groups(const GgPeer *peer, const GgLaunch *l, const GgProblem
         GG_CUDA(cudaMalloc((void **)&P.a_ptrs, sizeof(void *) * (size_t)g_n));
         GG_CUDA(cudaMalloc((void **)&P.b_ptrs, sizeof(void *) * (size_t)g_n));
         GG_CUDA(cudaMalloc((void **)&P.c_ptrs, sizeof(void *) * (size_t)g_n));
-        GG_CUDA(cudaMemcpy(P.a_ptrs, bs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
-        GG_CUDA(cudaMemcpy(P.b_ptrs, as, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
-        GG_CUDA(cudaMemcpy(P.c_ptrs, cs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice));
+        GG_CUDA(cudaMemcpyAsync(P.a_ptrs, bs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice, gg_stream()));
+        GG_CUDA(cudaMemcpyAsync(P.b_ptrs, as, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice, gg_stream()));
+        GG_CUDA(cudaMemcpyAsync(P.c_ptrs, cs, sizeof(void *) * (size_t)P.groups, cudaMemcpyHostToDevice, gg_stream()));
     }
     return GG_EXIT_OK;
 }

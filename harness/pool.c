@@ -11,14 +11,13 @@ typedef struct {
     size_t bytes;
 } Buf;
 
-struct GgPool {
+typedef struct {
     Buf buf[GG_BUF_COUNT];
     cublasHandle_t blas;
     cudaStream_t stream;
-};
+} GgPool;
 static GgPool pool;
 
-GgPool *gg_pool(void) { return &pool; }
 
 int gg_pool_open(void) {
     if (pool.blas) return GG_EXIT_OK;

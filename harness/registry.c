@@ -104,6 +104,13 @@ int gg_impl_resolve(GgImpl *impl, const GgShape *shape) {
     return GG_EXIT_OK;
 }
 
+const GgImpl *gg_impl_for(const GgImpl *impl, const GgProblem *p, GgImpl *copy) {
+    const GgShape shape = {p->tokens, p->experts, p->k, p->n};
+    *copy = *impl;
+    gg_impl_resolve(copy, &shape);
+    return copy;
+}
+
 int gg_check_kernel_names(const char *list) {
     for (const char *p = list; p && *p;) {
         const size_t len = strcspn(p, ",");

@@ -37,7 +37,7 @@ int gg_prepare(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, Gg
     l->b = b;
     l->c = c;
     l->row_offsets = offsets;
-    if (cudaMemcpy(offsets, p->offsets, sizeof(int) * (size_t)(p->experts + 1), cudaMemcpyHostToDevice)) {
+    if (cudaMemcpyAsync(offsets, p->offsets, sizeof(int) * (size_t)(p->experts + 1), cudaMemcpyHostToDevice, gg_stream())) {
         gg_error_set("uploading the row offsets: %s", cudaGetErrorString(cudaGetLastError()));
         goto cuda_error;
     }
@@ -55,7 +55,7 @@ int gg_prepare(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, Gg
         }
         gg_build_tiles(p, impl->info.block_m, impl->info.block_n, tiles);
         int rc = gg_buf(GG_BUF_TILES, sizeof(GgTile) * (size_t)(count > 0 ? count : 1), &tiles_d);
-        if (!rc && cudaMemcpy(tiles_d, tiles, sizeof(GgTile) * (size_t)count, cudaMemcpyHostToDevice)) {
+        if (!rc && cudaMemcpyAsync(tiles_d, tiles, sizeof(GgTile) * (size_t)count, cudaMemcpyHostToDevice, gg_stream())) {
             gg_error_set("uploading the tile list: %s", cudaGetErrorString(cudaGetLastError()));
             rc = GG_EXIT_CHECK;
         }
@@ -84,8 +84,10 @@ static cudaError_t run_fn(void *p) {
     return gg_launch(r->impl, r->launch);
 }
 
-int gg_run_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro, GgCheck *chk,
+int gg_run_case(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro, GgCheck *chk,
                 GgTiming *tm, char *why, size_t why_len) {
+    GgImpl copy;
+    const GgImpl *impl = gg_impl_for(entry, p, &copy);
     memset(chk, 0, sizeof *chk);
     memset(tm, 0, sizeof *tm);
     why[0] = '\0';
@@ -143,18 +145,10 @@ static long attempted(const GgTraceBuffer *buf) {
     return (long)n;
 }
 
-/* An entry point traces the configuration it picks for p: its tile sizes bound the buffer. */
-static const GgImpl *resolved(const GgImpl *impl, const GgProblem *p, GgImpl *copy) {
-    const GgShape shape = {p->tokens, p->experts, p->k, p->n};
-    *copy = *impl;
-    gg_impl_resolve(copy, &shape);
-    return copy;
-}
-
 int gg_trace_case(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                   long capacity, GgCheck *chk, GgTrace *tr, char *why, size_t why_len) {
     GgImpl copy;
-    const GgImpl *impl = resolved(entry, p, &copy);
+    const GgImpl *impl = gg_impl_for(entry, p, &copy);
     memset(chk, 0, sizeof *chk);
     memset(tr, 0, sizeof *tr);
     why[0] = '\0';
@@ -226,7 +220,7 @@ static cudaError_t traced_fn(void *p) {
 int gg_trace_time(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                   GgTiming *untraced, GgTiming *traced, char *why, size_t why_len) {
     GgImpl copy;
-    const GgImpl *impl = resolved(entry, p, &copy);
+    const GgImpl *impl = gg_impl_for(entry, p, &copy);
     memset(untraced, 0, sizeof *untraced);
     memset(traced, 0, sizeof *traced);
     why[0] = '\0';
@@ -244,7 +238,11 @@ int gg_trace_time(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d
         gg_time(traced_fn, &twin, ro->warmup, ro->reps, 1, traced))
         goto cuda_error;
     const long n = attempted(&buf);
-    if (n < 0 || n > capacity) {
+    if (n < 0) {
+        snprintf(why, why_len, "reading the trace's event count: %s", cudaGetErrorString(cudaGetLastError()));
+        return GG_EXIT_CHECK;
+    }
+    if (n > capacity) {
         snprintf(why, why_len, "trace buffer overflow while timing: %ld events into room for %ld", n, capacity);
         return GG_EXIT_CHECK;
     }

@@ -32,7 +32,11 @@ int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *
     if (flush && scrub_buffer(&scrub, &scrub_bytes)) return GG_EXIT_CHECK;
     cudaEvent_t ev[2];
     GG_CUDA(cudaEventCreate(&ev[0]));
-    GG_CUDA(cudaEventCreate(&ev[1]));
+    if (cudaEventCreate(&ev[1]) != cudaSuccess) {
+        cudaEventDestroy(ev[0]);
+        gg_error_set("cudaEventCreate: %s", cudaGetErrorString(cudaGetLastError()));
+        return GG_EXIT_CHECK;
+    }
     double *t = malloc(sizeof(double) * (size_t)reps);
     int rc = t ? GG_EXIT_OK : GG_EXIT_CHECK;
     if (!t) gg_error_set("out of host memory for %d timings", reps);

@@ -19,40 +19,60 @@
 
 #include "k3_wgmma.h"
 
+/* The configurations the rule chooses from. Their width and row policy are read from their
+ * own info (GgKernelInfo: block_n; block_m 0 = adaptive), not restated here. */
 typedef struct {
-    int block_n, adaptive;
     const char *name;
     GgInfoFn info;
     GgLaunchFn launch;
     GgTraceLaunchFn trace_launch;
 } Choice;
-
-#define CHOICE(BN, ADAPTIVE, NAME) {BN, ADAPTIVE, #NAME, NAME##_info, NAME##_launch, NAME##_trace_launch}
+#define CHOICE(NAME) {#NAME, NAME##_info, NAME##_launch, NAME##_trace_launch}
 static const Choice choices[] = {
-    CHOICE(192, 1, k3_wgmma_split64), CHOICE(192, 0, k3_wgmma_persist),
-    CHOICE(256, 1, k3_wgmma_n256),    CHOICE(256, 0, k3_wgmma_persist_n256),
-    CHOICE(128, 1, k3_wgmma_n128),  /* no fixed-row configuration at 128: adaptive there too */
+    CHOICE(k3_wgmma_split64), CHOICE(k3_wgmma_persist), CHOICE(k3_wgmma_n256),
+    CHOICE(k3_wgmma_persist_n256), CHOICE(k3_wgmma_n128),
 };
 enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
 
-static const int widths[] = {192, 256, 128}; /* in the order that breaks ties */
-enum { ADAPTIVE_MAX_ROW_TILES = 2 };          /* 128-row tiles per expert, on average */
+/* Widths in the order that breaks ties, and the row-tile threshold (128-row tiles per expert,
+ * on average) up to which rows are adaptive. */
+static const int widths[] = {192, 256, 128};
+enum { ADAPTIVE_MAX_ROW_TILES = 2, ROW_TILE = 128 };
 
 static long padded_columns(int n, int block_n) { return (long)(n + block_n - 1) / block_n * block_n - n; }
+
+/* The choice of this width and row policy; the other policy at this width when it has none. */
+static const Choice *find(int block_n, int adaptive, int *got_adaptive) {
+    const Choice *other = NULL;
+    for (int i = 0; i < CHOICES; ++i) {
+        GgKernelInfo info;
+        if (choices[i].info(&info) != cudaSuccess || info.block_n != block_n) continue;
+        const int a = info.block_m == 0;
+        if (a == adaptive) {
+            *got_adaptive = a;
+            return &choices[i];
+        }
+        other = &choices[i];
+        *got_adaptive = a;
+    }
+    return other;
+}
 
 static const Choice *choose(const GgShape *s, char *why, size_t len) {
     int block_n = widths[0];
     for (int i = 1; i < (int)(sizeof widths / sizeof widths[0]); ++i)
         if (padded_columns(s->n, widths[i]) < padded_columns(s->n, block_n)) block_n = widths[i];
-    const int adaptive = (long)s->tokens <= (long)ADAPTIVE_MAX_ROW_TILES * 128 * s->experts;
-    const Choice *c = NULL;
-    for (int i = 0; i < CHOICES && !c; ++i)
-        if (choices[i].block_n == block_n && (choices[i].adaptive == adaptive || block_n == 128)) c = &choices[i];
+    const int adaptive = (long)s->tokens <= (long)ADAPTIVE_MAX_ROW_TILES * ROW_TILE * s->experts;
+    int got = adaptive;
+    const Choice *c = find(block_n, adaptive, &got);
     if (why)
-        snprintf(why, len, "%s: N %d pads %ld columns at BLOCK_N %d; %d rows over %d experts is %s %d 128-row tiles "
-                 "per expert: %s rows",
+        snprintf(why, len, "%s: N %d pads %ld columns at BLOCK_N %d; %d rows over %d experts is %s %d %d-row tiles "
+                 "per expert: %s",
                  c->name, s->n, padded_columns(s->n, block_n), block_n, s->tokens, s->experts,
-                 adaptive ? "at most" : "more than", ADAPTIVE_MAX_ROW_TILES, adaptive ? "adaptive" : "fixed 128");
+                 adaptive ? "at most" : "more than", ADAPTIVE_MAX_ROW_TILES, ROW_TILE,
+                 got == adaptive ? (adaptive ? "adaptive rows" : "fixed 128-row tiles")
+                                 : (got ? "adaptive rows (no fixed-row configuration at this width)"
+                                        : "fixed 128-row tiles (no adaptive configuration at this width)"));
     return c;
 }
 

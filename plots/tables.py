@@ -176,7 +176,7 @@ def entry_targets(meta, rows, path):
             continue
         tt = float(torch["time_us_median"])
         fixed = [r for r in mine if stage_of(r["kernel"]) == "k3_wgmma" and r["kernel"] != "k3_wgmma"]
-        best = min(fixed, key=lambda r: float(r["time_us_median"]))
+        best = min(fixed, key=lambda r: float(r["time_us_median"]), default=entry)
         sp = tt / float(entry["time_us_median"])
         roof = float(entry["roofline_pct"])
         ok = (x is None or sp >= x) and (p is None or roof >= p)

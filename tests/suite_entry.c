@@ -41,6 +41,9 @@ START_TEST(why_names_the_deciding_properties) {
     ck_assert_ptr_nonnull(strstr(why, "k3_wgmma_persist_n256"));
     ck_assert_ptr_nonnull(strstr(why, "BLOCK_N 256"));
     ck_assert_ptr_nonnull(strstr(why, "fixed 128"));
+    const GgShape narrow = {65536, 8, 1024, 128}; /* many rows, but 128 wide has only adaptive rows */
+    ck_assert_str_eq(k3_wgmma_choose(&narrow, why, sizeof why), "k3_wgmma_n128");
+    ck_assert_ptr_nonnull(strstr(why, "adaptive rows (no fixed-row configuration at this width)"));
 }
 END_TEST
 
