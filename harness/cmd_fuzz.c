@@ -2,8 +2,7 @@
  * pass the check or refuse the shape through can_implement (exit 2) — never a wrong result, a
  * CUDA error, a crash or a hang. A case that runs past its time limit ends the process with
  * one line naming it (a hung kernel cannot be taken back from inside the process). */
-#define _POSIX_C_SOURCE 200809L
-#include <signal.h>
+#define _POSIX_C_SOURCE 200809L /* isatty */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,13 +10,6 @@
 #include "gg_commands.h"
 
 enum { CASE_SECONDS = 60 }; /* the largest draw takes well under a second on any kernel */
-
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "\nggemm fuzz: the case above ran past its time limit (a hang?)\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(GG_EXIT_CHECK);
-}
 
 enum { MAX_KERNELS = 64 }; /* the per-kernel tallies */
 
@@ -38,7 +30,7 @@ int gg_cmd_fuzz(const GgOptions *o) {
         fprintf(stderr, "ggemm: cannot write %s\n", o->out);
         return GG_EXIT_USAGE;
     }
-    signal(SIGALRM, on_alarm);
+    gg_case_limit("ggemm fuzz: the case above ran past its time limit (a hang?)");
     const int live = isatty(2);
     fprintf(f, "# ggemm fuzz --cases %d --seed %llu, %s, commit %s\n", o->cases, o->seed, d.name, gg_commit());
     fputs("case,kernel,tokens,experts,k,n,skew_drawn,m_max,empty_experts,one_row_experts,outcome,why\n", f);
@@ -67,9 +59,7 @@ int gg_cmd_fuzz(const GgOptions *o) {
                 fprintf(stderr, "%s[%d/%d] %-24s tokens %5d experts %3d k %4d n %4d%s", live ? "\r" : "", c + 1,
                         o->cases, live ? impl.name : "", p.tokens, p.experts, p.k, p.n, live ? "" : "\n");
             fflush(f); /* a hang ends the process: the rows before it must be on disk */
-            alarm(CASE_SECONDS);
-            const int r = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
-            alarm(0);
+            const int r = gg_run_case_limited(CASE_SECONDS, &impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
             const int outcome = r == GG_EXIT_OK ? PASS : r == GG_EXIT_USAGE ? REFUSED : r == GG_EXIT_NO_GPU ? NOT_HERE
                                                                                                              : FAILED;
             static const char *names[] = {"pass", "refused", "not on this GPU", "FAILED"};

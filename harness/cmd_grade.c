@@ -4,29 +4,16 @@
  * useful TFLOP/s and % of the roofline, and its speed against the best configuration of the stage
  * it belongs to and of the stage before, measured in this run on the same inputs. Lines are
  * printed as they come: a case that hangs is ended by a time limit, and the card stops there. */
-#define _POSIX_C_SOURCE 200809L
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gg_commands.h"
 
 enum { CASE_SECONDS = 60 }; /* the largest case takes a few seconds on the slowest stage */
 
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "\nggemm grade: the case above ran past its time limit (a hang?): not correct\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(GG_EXIT_CHECK);
-}
-
 static int run_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro, GgCheck *chk,
                     GgTiming *tm, char *why, size_t len) {
-    alarm(CASE_SECONDS);
-    const int rc = gg_run_case(impl, p, d, ro, chk, tm, why, len);
-    alarm(0);
-    return rc;
+    return gg_run_case_limited(CASE_SECONDS, impl, p, d, ro, chk, tm, why, len);
 }
 
 /* The stage registered just before `stage`, or NULL for the first. */
@@ -160,7 +147,7 @@ int gg_cmd_grade(const GgOptions *o) {
         gg_cases_free(&cases);
         return rc;
     }
-    signal(SIGALRM, on_alarm);
+    gg_case_limit("ggemm grade: the case above ran past its time limit (a hang?): not correct");
     Card c = {o, &impl, previous_stage(impl.stage), 0, 0};
     if (o->csv) {
         puts("kernel,stage,part,shape,check,detail,useful_tflops,roofline_pct,stage_best,stage_best_tflops,vs_stage,"

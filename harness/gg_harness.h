@@ -266,6 +266,12 @@ cudaError_t gg_launch(const GgImpl *impl, const GgLaunch *l);
  * shape), GG_EXIT_NO_GPU (the kernel cannot run on this GPU). A failed check is never timed. */
 int gg_run_case(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                 GgCheck *chk, GgTiming *tm, char *why, size_t why_len);
+/* A time limit per case (limit.c), for commands that run many: after gg_case_limit(line),
+ * gg_run_case_limited ends the process with that line and exit code 1 when a case runs past
+ * `seconds` (a hung kernel cannot be taken back from inside the process). */
+void gg_case_limit(const char *line);
+int gg_run_case_limited(int seconds, const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d,
+                        const GgRunOpts *ro, GgCheck *chk, GgTiming *tm, char *why, size_t why_len);
 /* Capture one launch of a device-scheduled kernel in a CUDA graph, change the split to
  * `changed` (same tokens, experts, k, n) and replay: checked like gg_run_case. */
 int gg_graph_replay_check(const GgImpl *impl, const GgProblem *p, const GgProblem *changed,

@@ -133,10 +133,18 @@ static int trace_buffer(long capacity, GgTraceBuffer *buf) {
     return GG_EXIT_OK;
 }
 
-static int traced_twin(const GgImpl *impl, char *why, size_t len) {
-    if (impl->kernel && impl->kernel->trace_launch) return 1;
-    snprintf(why, len, "%s has no traced twin", impl->name);
-    return 0;
+/* What both tracing runs start with: an entry point resolved to its choice for p (into copy),
+ * the twin checked, the launch prepared. GG_EXIT_OK and *impl set, or an exit code and why. */
+static int trace_start(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, GgImpl *copy,
+                       const GgImpl **impl, GgLaunch *l, char *why, size_t why_len) {
+    *impl = gg_impl_for(entry, p, copy);
+    why[0] = '\0';
+    gg_error_clear();
+    if (!(*impl)->kernel || !(*impl)->kernel->trace_launch) {
+        snprintf(why, why_len, "%s has no traced twin", (*impl)->name);
+        return GG_EXIT_USAGE;
+    }
+    return gg_prepare(*impl, p, d, l, why, why_len);
 }
 
 static long attempted(const GgTraceBuffer *buf) {
@@ -147,15 +155,12 @@ static long attempted(const GgTraceBuffer *buf) {
 
 int gg_trace_case(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                   long capacity, GgCheck *chk, GgTrace *tr, char *why, size_t why_len) {
-    GgImpl copy;
-    const GgImpl *impl = gg_impl_for(entry, p, &copy);
     memset(chk, 0, sizeof *chk);
     memset(tr, 0, sizeof *tr);
-    why[0] = '\0';
-    gg_error_clear();
-    if (!traced_twin(impl, why, why_len)) return GG_EXIT_USAGE;
+    GgImpl copy;
+    const GgImpl *impl;
     GgLaunch l;
-    int rc = gg_prepare(impl, p, d, &l, why, why_len);
+    const int rc = trace_start(entry, p, d, &copy, &impl, &l, why, why_len);
     if (rc != GG_EXIT_OK) return rc;
     if (capacity <= 0) capacity = gg_trace_capacity(&impl->info, &l);
     GgTraceBuffer buf;
@@ -219,15 +224,12 @@ static cudaError_t traced_fn(void *p) {
 
 int gg_trace_time(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d, const GgRunOpts *ro,
                   GgTiming *untraced, GgTiming *traced, char *why, size_t why_len) {
-    GgImpl copy;
-    const GgImpl *impl = gg_impl_for(entry, p, &copy);
     memset(untraced, 0, sizeof *untraced);
     memset(traced, 0, sizeof *traced);
-    why[0] = '\0';
-    gg_error_clear();
-    if (!traced_twin(impl, why, why_len)) return GG_EXIT_USAGE;
+    GgImpl copy;
+    const GgImpl *impl;
     GgLaunch l;
-    int rc = gg_prepare(impl, p, d, &l, why, why_len);
+    const int rc = trace_start(entry, p, d, &copy, &impl, &l, why, why_len);
     if (rc != GG_EXIT_OK) return rc;
     const long capacity = gg_trace_capacity(&impl->info, &l) * (ro->warmup + ro->reps);
     GgTraceBuffer buf;

@@ -8,26 +8,15 @@ usage: traces.py [--traces DIR] [--check]   (--check: write nothing, exit 1 if t
 Standard library only.
 """
 import argparse
-import csv
 import glob
 import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tables import ROOT, load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
+
 README = os.path.join(ROOT, "k3_wgmma", "README.md")
-
-
-def load(path):
-    meta, lines = {}, []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("# ") and "=" in line:
-                k, v = line[2:].strip().split("=", 1)
-                meta[k] = v
-            elif not line.startswith("#"):
-                lines.append(line)
-    return meta, list(csv.DictReader(lines))
 
 
 def case(r):

@@ -4,19 +4,10 @@
 # library's SASS, exactly TRACED kernels are traced twins (the kernel template's last argument,
 # bool TRACE, is true: `Lb1E` closing the template arguments of the mangled name), each of them
 # reads the global timer (SR_GLOBALTIMERLO/HI, what %globaltimer compiles to), and no other
-# kernel does. Tools as sass_check.sh: skip (77) without them, fail in CI.
+# kernel does. Tools: tests/sass_tools.sh (skip without them, fail in CI).
 cuobjdump=$1 lib=$2 expected=$3
-missing() {
-    if [ "${CI:-}" = "true" ]; then
-        echo "FAIL: $1 (CI must run the SASS tests: see the README's install line)"
-        exit 1
-    fi
-    echo "skip: $1 (the README's install line puts nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm in .venv)"
-    exit 77
-}
-[ -x "$cuobjdump" ] || missing "no cuobjdump found"
-PATH=$(dirname "$cuobjdump"):$PATH
-command -v nvdisasm >/dev/null 2>&1 || missing "cuobjdump found but no nvdisasm next to it or on PATH"
+. "$(dirname "$0")/sass_tools.sh"
+sass_tools "$cuobjdump"
 sass=$("$cuobjdump" --dump-sass "$lib") || { echo "cuobjdump failed on $lib"; exit 1; }
 # One line per kernel and cubin: "traced|untraced timer-reads symbol".
 report=$(printf '%s\n' "$sass" | awk '
