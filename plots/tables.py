@@ -210,10 +210,11 @@ def stage_overview(meta, rows, path):
     for stage, technique, status in STAGE_ROWS:
         cells = []
         for skew in ("0", "1.2"):
-            mine = [r for r in rows if stage_of(r["kernel"]) == stage and r["tokens"] == "16384"
-                    and r["k"] == "1024" and r["skew"] == skew and r["check"] == "pass"]
-            best = max(mine, key=lambda r: float(r["useful_tflops"]), default=None)
-            cells.append(f"{float(best['useful_tflops']):.1f} (`{best['kernel']}`)" if best else "— (no GPU for it)")
+            ran = [r for r in rows if stage_of(r["kernel"]) == stage and r["tokens"] == "16384"
+                   and r["k"] == "1024" and r["skew"] == skew]
+            best = max((r for r in ran if r["check"] == "pass"), key=lambda r: float(r["useful_tflops"]), default=None)
+            cells.append(f"{float(best['useful_tflops']):.1f} (`{best['kernel']}`)" if best
+                         else "fail" if ran else "— (no GPU for it)")
         out.append(f"| [{stage}]({stage}/) | {technique} | {status} | " + " | ".join(cells) + " |")
     return "\n".join(out) + f"\n\n{provenance(meta, path)}"
 
