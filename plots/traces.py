@@ -8,6 +8,7 @@ usage: traces.py [--traces DIR] [--check]   (--check: write nothing, exit 1 if t
 Standard library only.
 """
 import argparse
+import csv
 import glob
 import os
 import re
@@ -21,6 +22,29 @@ README = os.path.join(ROOT, "k3_wgmma", "README.md")
 
 def case(r):
     return f"{int(r['tokens']) // 1024}k s={r['skew']}"
+
+
+def gap_stats(path):
+    """Medians over a trace's consumer events: span, first-stage wait, and the gap between a role's
+    consecutive tiles on one SM and CTA slot (ns in the CSV, µs out)."""
+    with open(path) as f:
+        events = [r for r in csv.DictReader(f) if r["role"].startswith("consumer")]
+    by_role = {}
+    for r in events:
+        by_role.setdefault((r["sm"], r["lane"], r["role"]), []).append(r)
+    spans, waits, gaps = [], [], []
+    for rs in by_role.values():
+        rs.sort(key=lambda r: int(r["start_ns"]))
+        for a, b in zip(rs, rs[1:]):
+            gaps.append(int(b["start_ns"]) - int(a["end_ns"]))
+        for r in rs:
+            spans.append(int(r["end_ns"]) - int(r["start_ns"]))
+            waits.append(int(r["mark_ns"]) - int(r["start_ns"]))
+
+    def q(v, f):
+        v = sorted(v)
+        return v[min(len(v) - 1, int(f * len(v)))] * 1e-3 if v else 0.0
+    return {"span": q(spans, 0.5), "wait": q(waits, 0.5), "gap": q(gaps, 0.5), "gap90": q(gaps, 0.9)}
 
 
 def block(traces):
@@ -43,6 +67,15 @@ def block(traces):
         out.append(f"| `{name}` | `{r['kernel']}` | {case(r)} | {float(r['kernel_us']):.1f} | "
                    f"{100 * float(r['busy_fraction']):.1f}% | {float(r['first_idle_us']):.1f} | "
                    f"{float(r['tail_us']):.1f} | {float(r['imbalance']):.3f} |")
+    gaps = [(name, gap_stats(os.path.join(traces, name, "trace.csv"))) for name, _ in rows
+            if os.path.exists(os.path.join(traces, name, "trace.csv"))]
+    if gaps:
+        out += ["", "Between tiles, per consumer role (from the traces kept with their `trace.csv`): the median "
+                "tile span (first-stage wait to last store), the median wait for a tile's first full stage, and "
+                "the median gap from one tile's last store to the next tile's start, with its 90th percentile.", "",
+                "| trace | tile span µs | first-stage wait µs | gap µs (p90) |", "|---|---:|---:|---:|"]
+        for name, g in gaps:
+            out.append(f"| `{name}` | {g['span']:.2f} | {g['wait']:.2f} | {g['gap']:.2f} ({g['gap90']:.2f}) |")
     over = os.path.join(traces, "overhead.csv")
     if os.path.exists(over):
         _, rs = load(over)
