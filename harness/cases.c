@@ -79,25 +79,6 @@ static int int_field(char *f, long lo, long hi, int align, GgIntList *out) {
     return out->count == 0;
 }
 
-/* Every name in a kernels field must exist: a typo must not silently drop a kernel. */
-static int known_kernels(const char *field, char *bad, size_t len) {
-    if (!strcmp(field, "all")) return 1;
-    for (const char *p = field; *p;) {
-        const size_t n = strcspn(p, " ");
-        char name[96];
-        snprintf(name, sizeof name, "%.*s", (int)(n < 95 ? n : 95), p);
-        GgImpl impl;
-        if (gg_impl_find(name, &impl)) {
-            gg_error_clear();
-            snprintf(bad, len, "%s", name);
-            return 0;
-        }
-        p += n;
-        while (*p == ' ') ++p;
-    }
-    return 1;
-}
-
 static char *trim(char *s) {
     while (isspace((unsigned char)*s)) ++s;
     char *end = s + strlen(s);
@@ -162,7 +143,8 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
             gg_error_set("%s:%d: a shape field is not a list of valid values (K, N multiples of 8)", path, line_no);
             return GG_EXIT_USAGE;
         }
-        if (!known_kernels(kernels, bad, sizeof bad)) {
+        /* every name must exist: a typo must not silently drop a kernel */
+        if (strcmp(kernels, "all") && gg_unknown_kernel(kernels, ' ', bad, sizeof bad)) {
             gg_error_set("%s:%d: unknown kernel '%s'", path, line_no, bad);
             return GG_EXIT_USAGE;
         }

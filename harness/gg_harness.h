@@ -135,6 +135,9 @@ const GgImpl *gg_impl_for(const GgImpl *impl, const GgProblem *p, GgImpl *copy);
 /* Every name of a comma-separated --kernels list exists (NULL: all do); else GG_EXIT_USAGE
  * with one line in gg_error(): a typo must not silently drop a kernel. */
 int gg_check_kernel_names(const char *list);
+/* 1 and the first name of `list` (names separated by `separator`; runs of spaces count as one)
+ * that is no kernel, peer or lab in bad; 0 when every name is known. */
+int gg_unknown_kernel(const char *list, char separator, char *bad, size_t len);
 /* 1 if this GPU can run the kernel (the binary has code for it); else 0 and why. Needs a
  * current device; peers always can. */
 int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why, size_t len);

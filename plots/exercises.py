@@ -17,22 +17,16 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "labs"))
+sys.path.insert(0, os.path.join(ROOT, "plots"))
 import make_starters  # noqa: E402  (the labs, their stages and expected times)
+from tables import load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 
 class Data:
     def __init__(self, results):
         self.results = results
-        self.meta, self.rows = {}, []
-        lines = []
-        with open(os.path.join(results, "sweep.csv")) as f:
-            for line in f:
-                if line.startswith("# ") and "=" in line:
-                    k, v = line[2:].strip().split("=", 1)
-                    self.meta[k] = v
-                elif not line.startswith("#"):
-                    lines.append(line)
-        self.rows = [r for r in csv.DictReader(lines) if r.get("set", "stages") == "stages"]
+        self.meta, rows = load(os.path.join(results, "sweep.csv"))
+        self.rows = [r for r in rows if r.get("set", "stages") == "stages"]
         with open(os.path.join(results, "kernels.csv")) as f:
             self.kernels = {r["kernel"]: r for r in csv.DictReader(f)}
 
