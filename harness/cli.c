@@ -21,7 +21,7 @@ const char *gg_case_file(void) {
 enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
-    OPT_CASES, OPT_COUNT
+    OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_COUNT
 };
 
 static const struct {
@@ -34,7 +34,9 @@ static const struct {
     [OPT_FORMAT] = {"--format", 1},   [OPT_KERNEL] = {"--kernel", 1},   [OPT_KERNELS] = {"--kernels", 1},
     [OPT_SET] = {"--set", 1},         [OPT_OUT] = {"--out", 1},         [OPT_REPS] = {"--reps", 1},
     [OPT_WARMUP] = {"--warmup", 1},   [OPT_SEED] = {"--seed", 1},       [OPT_NO_CHECK] = {"--no-check", 0},
-    [OPT_CASES] = {"--cases", 1},
+    [OPT_CASES] = {"--cases", 1},     [OPT_MODEL] = {"--model", 1},     [OPT_TOPK] = {"--topk", 1},
+    [OPT_D] = {"--d", 1},             [OPT_F] = {"--f", 1},             [OPT_FUSED] = {"--fused", 0},
+    [OPT_UNFUSED] = {"--unfused", 0}, [OPT_NO_RENORM] = {"--no-renorm", 0}, [OPT_LIST] = {"--list", 0},
 };
 
 #define BIT(o) (1u << (o))
@@ -72,6 +74,13 @@ static const struct {
     {"grade", GG_CMD_GRADE, BIT(OPT_KERNEL) | TIMING | BIT(OPT_FORMAT), 0,
      "grade    --kernel NAME [--reps N] [--warmup N] [--seed S] [--format text|csv]   a report card:\n"
      "           the edge shapes and the worklog's cases, checked, timed, against its stage"},
+    {"moe", GG_CMD_MOE, BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_MODEL) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F) |
+                            BIT(OPT_FUSED) | BIT(OPT_UNFUSED) | BIT(OPT_NO_RENORM) | BIT(OPT_LIST) | BIT(OPT_OUT) |
+                            TIMING | BIT(OPT_NO_CHECK), 1,
+     "moe      [--model mixtral|qwen3|olmoe|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
+     "           [--fused | --unfused] [--no-renorm] [--out FILE] [--list] [--reps N] [--warmup N] [--seed S]\n"
+     "           the whole MoE layer (k4_moe), checked, timed, per step; default: every model, T 256,4096,16384;\n"
+     "           --out: moe.csv; --list: the cases and their roofline floors, not run"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
@@ -316,6 +325,20 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
             if (parse_u64(v, &o->seed)) FAIL("--seed: '%s' is not a non-negative integer", v);
             break;
         case OPT_NO_CHECK: o->check = 0; break;
+        case OPT_MODEL: o->model = v; break;
+        case OPT_TOPK:
+            if (gg_parse_int(v, 0, GG_MAX_EXPERTS, &o->topk)) FAIL("--topk: '%s' is not an integer in [0, %d]", v, GG_MAX_EXPERTS);
+            break;
+        case OPT_D:
+            if (gg_parse_int(v, 1, 1 << 16, &o->d)) FAIL("--d: '%s' is not an integer in [1, 65536]", v);
+            break;
+        case OPT_F:
+            if (gg_parse_int(v, 1, 1 << 18, &o->f)) FAIL("--f: '%s' is not an integer in [1, 262144]", v);
+            break;
+        case OPT_FUSED: o->path = GG_PATH_FUSED; break;
+        case OPT_UNFUSED: o->path = GG_PATH_UNFUSED; break;
+        case OPT_NO_RENORM: o->no_renorm = 1; break;
+        case OPT_LIST: o->list = 1; break;
         case OPT_CASES:
             if (gg_parse_int(v, 1, 1000000, &o->cases)) FAIL("--cases: '%s' is not an integer in [1, 1000000]", v);
             break;
@@ -329,6 +352,15 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         for (int e = 0; e < o->m_count; ++e) t += o->m_list[e];
         o->tokens.v[0] = (int)t;
     }
+    if ((seen & BIT(OPT_FUSED)) && (seen & BIT(OPT_UNFUSED)))
+        FAIL("--fused and --unfused exclude each other (give neither for both paths)");
+    o->given_layer = (seen & (BIT(OPT_EXPERTS) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F))) != 0;
+    if (o->command == GG_CMD_MOE && o->model && o->given_layer)
+        FAIL("--model fixes experts, topk, d and F; give --experts --topk --d --f without it");
+    if (o->command == GG_CMD_MOE && !o->model && o->given_layer &&
+        (seen & (BIT(OPT_EXPERTS) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F))) !=
+            (BIT(OPT_EXPERTS) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F)))
+        FAIL("moe without --model needs all four of --experts, --topk, --d and --f");
     if (o->set && (o->given_tokens || o->given_experts || o->given_k || o->given_n || o->given_skew))
         FAIL("--set names cases of %s; it cannot be combined with shape options", gg_case_file());
     /* TMA and 16-byte vector loads need every row of A, B and C to start on 16 bytes. */

@@ -2,6 +2,7 @@
  * `ggemm grade` both run this list. k is a multiple of 64 (every stage's BLOCK_K divides it);
  * n a multiple of 8. */
 #include "gg_harness.h"
+#include "gg_moe.h"
 
 const GgEdgeShape gg_edge_shapes[] = {
     {"empty experts, 1-row experts, m not a multiple of BM", 256, 384, 8, {0, 1, 130, 0, 64, 1, 257, 3}},
@@ -12,3 +13,16 @@ const GgEdgeShape gg_edge_shapes[] = {
     {"every expert empty", 64, 64, 3, {0, 0, 0}},
 };
 const int gg_edge_shape_count = (int)(sizeof gg_edge_shapes / sizeof gg_edge_shapes[0]);
+
+/* The MoE layer's (k4_moe) edge layers: small enough for the fp64 CPU reference. The routing
+ * is the layer's own, so empty and 1-row experts come from few tokens over many experts. */
+const GgMoeEdgeLayer gg_moe_edge_layers[] = {
+    {"one token", {1, 64, 128, 8, 2, 1}},
+    {"no tokens", {0, 64, 128, 8, 2, 1}},
+    {"top-k = experts: every expert gets every token", {33, 128, 256, 8, 8, 1}},
+    {"top-1, d and F not multiples of the tile widths", {1000, 192, 384, 16, 1, 1}},
+    {"fewer routed rows than experts x 2: empty and 1-row experts, no renormalisation", {40, 64, 128, 64, 3, 0}},
+    {"the most experts (256), rows not a multiple of 64", {257, 64, 128, 256, 4, 1}},
+    {"many rows per expert: 128-row tiles and remainders", {1500, 128, 256, 8, 2, 1}},
+};
+const int gg_moe_edge_layer_count = (int)(sizeof gg_moe_edge_layers / sizeof gg_moe_edge_layers[0]);

@@ -35,3 +35,24 @@ extern "C" cudaError_t gg_fill_uniform_bf16(uint16_t *p, size_t n, unsigned long
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
+
+namespace {
+// The same draw times a power of two (exact in bf16): inputs whose products keep a layer's
+// activations near 1 (harness/moe.c).
+__global__ void fill_uniform_scaled_bf16(__nv_bfloat16 *p, size_t n, uint64_t seed, float scale) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t r = splitmix64(seed * 0x100000001b3ull + i);
+        const float u = (float)(r >> 40) * (1.0f / 16777216.0f);
+        p[i] = __float2bfloat16_rn(scale * (2.0f * u - 1.0f));
+    }
+}
+}  // namespace
+
+extern "C" cudaError_t gg_fill_uniform_scaled_bf16(uint16_t *p, size_t n, unsigned long long seed, float scale,
+                                                   cudaStream_t stream) {
+    if (n == 0) return cudaSuccess;
+    fill_uniform_scaled_bf16<<<1024, 256, 0, stream>>>(reinterpret_cast<__nv_bfloat16 *>(p), n, seed, scale);
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}

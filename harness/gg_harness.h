@@ -40,12 +40,14 @@ void gg_error_clear(void);
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
     GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_TRACE, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
-    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE
+    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE, GG_CMD_MOE
 } GgCommand;
 
 #define GG_MAX_EXPERTS 4096
 #define GG_MAX_ROWS (1 << 24) /* total rows, and rows of one expert */
 #define GG_MAX_LIST 64        /* values in one list option (sweep) */
+
+enum { GG_PATH_BOTH, GG_PATH_FUSED, GG_PATH_UNFUSED };
 
 typedef struct GgIntList {
     int count;
@@ -74,6 +76,12 @@ typedef struct GgOptions {
     unsigned long long seed;
     int check;                /* 0 with --no-check */
     int cases;                /* fuzz: how many random problems */
+    /* moe: a named model (or "all"), or the layer's sizes; which paths; renormalisation */
+    const char *model;
+    int topk, d, f;
+    int given_layer;          /* any of --experts --topk --d --f */
+    int path;                 /* GG_PATH_BOTH, _FUSED, _UNFUSED */
+    int no_renorm, list;
     int m_count;              /* > 0 when --m-list gave the split explicitly */
     int m_list[GG_MAX_EXPERTS];
 } GgOptions;

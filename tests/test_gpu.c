@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gg_harness.h"
+#include "gg_moe.h"
 
 static GgDeviceInfo dev;
 
@@ -181,6 +182,66 @@ START_TEST(long_worklog_sizes) {
 }
 END_TEST
 
+/* The MoE layer (k4_moe) runs on sm_90 only; elsewhere its tests say so and pass. */
+static int moe_here(void) {
+    if (dev.cc_major == 9 && dev.cc_minor == 0) return 1;
+    printf("  k4_moe: not here (sm_90a kernels, this GPU is sm_%d%d)\n", dev.cc_major, dev.cc_minor);
+    return 0;
+}
+
+/* Forward, check (fp64 CPU reference included), one layer shape, one path. */
+static void moe_check_layer(const GgMoeShape *s, int fused, unsigned long long seed, int cpu_ref, const char *what) {
+    GgMoeRun r;
+    GgMoeCheck chk;
+    ck_assert_msg(gg_moe_open(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
+    ck_assert_int_eq(gg_moe_poison(&r), 0);
+    ck_assert_int_eq(k4_moe_forward(&r.layer, fused, NULL), cudaSuccess);
+    const int rc = gg_moe_check(&r, cpu_ref, &chk);
+    gg_moe_close(&r);
+    ck_assert_msg(rc == 0, "k4_moe %s on '%s': %s", fused ? "fused" : "unfused", what, gg_error());
+    ck_assert_msg(chk.pass, "k4_moe %s on '%s' (seed %llu): %s", fused ? "fused" : "unfused", what, seed, chk.why);
+    if (cpu_ref && s->tokens > 0) ck_assert_msg(chk.cpu_ref, "k4_moe on '%s': fp64 CPU reference not used", what);
+}
+
+/* Every edge layer, both paths. */
+START_TEST(moe_edge_layers) {
+    if (!moe_here()) return;
+    for (int i = 0; i < gg_moe_edge_layer_count; ++i)
+        for (int fused = 0; fused < 2; ++fused)
+            moe_check_layer(&gg_moe_edge_layers[i].s, fused, 300 + i, 1, gg_moe_edge_layers[i].what);
+}
+END_TEST
+
+/* The whole layer captured in one CUDA graph, replayed, then replayed again after a new X:
+ * new routing, new rows per expert, the same graph. */
+START_TEST(moe_graph_replay_new_routing) {
+    if (!moe_here()) return;
+    const GgMoeShape s = {700, 256, 256, 64, 8, 1};
+    for (int fused = 0; fused < 2; ++fused) {
+        GgMoeRun r;
+        GgMoeCheck a, b;
+        ck_assert_msg(gg_moe_open(&r, &s, dev.sms) == 0 && gg_moe_fill(&r, 41) == 0, "%s", gg_error());
+        const int rc = gg_moe_graph_replay_check(&r, fused, 42, &a, &b);
+        gg_moe_close(&r);
+        ck_assert_msg(rc == 0, "k4_moe graph (%s): %s", fused ? "fused" : "unfused", gg_error());
+        ck_assert_msg(a.pass, "k4_moe graph (%s), first replay: %s", fused ? "fused" : "unfused", a.why);
+        ck_assert_msg(b.pass, "k4_moe graph (%s), replay with a new X: %s", fused ? "fused" : "unfused", b.why);
+    }
+}
+END_TEST
+
+/* Long: the named models at T = 4096, both paths, two seeds (cuBLAS reference only). */
+START_TEST(moe_long_models) {
+    if (!moe_here()) return;
+    for (int m = 0; m < gg_moe_model_count; ++m) {
+        const GgMoeModel *md = &gg_moe_models[m];
+        const GgMoeShape s = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
+        for (unsigned long long seed = 1; seed <= 2; ++seed)
+            for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, 9000 + seed, 0, md->name);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     const int long_run = argc > 1 && !strcmp(argv[1], "long");
     char why[256];
@@ -201,6 +262,16 @@ int main(int argc, char **argv) {
         tcase_add_loop_test(t, trace_overflow_reported, 0, 2);
     }
     suite_add_tcase(s, t);
+    /* The MoE layer in its own case (CK_RUN_CASE=moe or moe_long runs it alone). */
+    TCase *moe = tcase_create(long_run ? "moe_long" : "moe");
+    tcase_set_timeout(moe, 1800);
+    if (long_run) {
+        tcase_add_test(moe, moe_long_models);
+    } else {
+        tcase_add_test(moe, moe_edge_layers);
+        tcase_add_test(moe, moe_graph_replay_new_routing);
+    }
+    suite_add_tcase(s, moe);
     SRunner *r = srunner_create(s);
     srunner_set_fork_status(r, CK_NOFORK);
     srunner_run_all(r, CK_VERBOSE);

@@ -58,6 +58,15 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint64_t *bar, uint32_t par
         : "memory");
 }
 
+// cp.async completion as an mbarrier arrival (k4's gathering producer): once every cp.async
+// this thread issued before it has landed, the barrier gets one arrival. .noinc: that arrival
+// is one of the count the barrier was initialised with (the thread does not add to it).
+// #parallel-synchronization-and-communication-instructions-cp-async-mbarrier-arrive
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint64_t *bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_u32(bar))
+                 : "memory");
+}
+
 // ---- TMA: #data-movement-and-conversion-instructions-cp-async-bulk-tensor ----
 // One thread issues; completion is counted in bytes on `bar`. Out-of-bounds box
 // elements are filled with zeros, so a box may hang off the tensor's edge.

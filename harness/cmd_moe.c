@@ -1,0 +1,183 @@
+/* ggemm moe: the whole MoE layer (k4_moe) on named model shapes or explicit sizes, each path
+ * checked (harness/moe.c) and timed, with the per-step breakdown; --out writes moe.csv,
+ * --list prints the cases (and their roofline floors) for the PyTorch peer. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "gg_commands.h"
+#include "gg_moe.h"
+
+enum { MAX_CASES = GG_MAX_LIST * 4 };
+static const int default_tokens[] = {256, 4096, 16384}; /* decode-sized, a prefill batch, a large one */
+
+typedef struct {
+    const char *model;
+    GgMoeShape s;
+} Case;
+
+/* The cases the options name: models x tokens. 0, or GG_EXIT_USAGE after one line. */
+static int select_cases(const GgOptions *o, Case *c, int *count) {
+    const int nt = o->given_tokens ? o->tokens.count : (int)(sizeof default_tokens / sizeof default_tokens[0]);
+    const char *want = o->model ? o->model : (o->given_layer ? NULL : "all");
+    *count = 0;
+    if (!want && o->experts.count != 1) {
+        fprintf(stderr, "ggemm: moe: --experts takes one value\n");
+        return GG_EXIT_USAGE;
+    }
+    for (int m = 0; m < (want ? gg_moe_model_count : 1); ++m) {
+        const GgMoeModel *md = &gg_moe_models[m];
+        if (want && strcmp(want, "all") && strcmp(want, md->name)) continue;
+        for (int i = 0; i < nt; ++i) {
+            Case *k = &c[(*count)++];
+            k->model = want ? md->name : "custom";
+            k->s.tokens = o->given_tokens ? o->tokens.v[i] : default_tokens[i];
+            k->s.d = want ? md->d : o->d;
+            k->s.f = want ? md->f : o->f;
+            k->s.experts = want ? md->experts : o->experts.v[0];
+            k->s.topk = want ? md->topk : o->topk;
+            k->s.renorm = o->no_renorm ? 0 : (want ? md->renorm : 1);
+        }
+    }
+    if (*count == 0) {
+        fprintf(stderr, "ggemm: moe: --model '%s' is not one of mixtral, qwen3, olmoe, all\n", want);
+        return GG_EXIT_USAGE;
+    }
+    for (int i = 0; i < *count; ++i) {
+        char why[256];
+        if (!k4_moe_can_implement(&c[i].s, why, sizeof why)) {
+            fprintf(stderr, "ggemm: %s\n", why);
+            return GG_EXIT_USAGE;
+        }
+    }
+    return GG_EXIT_OK;
+}
+
+static void csv_header(FILE *f) {
+    fputs("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,time_us_p10,"
+          "time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,roofline_pct,useful_tflops,check,"
+          "max_abs_err,rel_err,seed\n",
+          f);
+}
+
+static int active_experts(const GgMoeRun *r) {
+    const GgMoeShape *s = &r->layer.s;
+    int off[K4_MAX_EXPERTS + 1], n = 0;
+    if (s->tokens == 0 ||
+        cudaMemcpy(off, r->layer.ws.row_offsets, sizeof(int) * (s->experts + 1), cudaMemcpyDeviceToHost))
+        return 0;
+    for (int e = 0; e < s->experts; ++e) n += off[e + 1] > off[e];
+    return n;
+}
+
+/* One path of one case: forward, check, time. Returns 0, GG_EXIT_CHECK (wrong or a CUDA error). */
+static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, GgMoeRun *r, int fused, FILE *csv) {
+    const GgMoeShape *s = &c->s;
+    const char *path = fused ? "fused" : "unfused";
+    GgMoeCheck chk = {.pass = 1};
+    GgTiming tm = {0};
+    double steps[GG_MOE_STEPS] = {0};
+    int rc = gg_moe_poison(r);
+    if (!rc && k4_moe_forward(&r->layer, fused, NULL) != cudaSuccess) {
+        gg_error_set("the %s forward failed to launch", path);
+        rc = GG_EXIT_CHECK;
+    }
+    if (!rc && cudaStreamSynchronize(r->layer.stream) != cudaSuccess) {
+        gg_error_set("the %s forward failed: %s", path, cudaGetErrorString(cudaGetLastError()));
+        rc = GG_EXIT_CHECK;
+    }
+    if (!rc && o->check) rc = gg_moe_check(r, 1, &chk);
+    if (rc) {
+        fprintf(stderr, "ggemm: moe %s T=%d %s: %s\n", c->model, s->tokens, path, gg_error());
+        return rc;
+    }
+    if (!chk.pass) {
+        fprintf(stderr, "ggemm: moe %s T=%d %s: check failed: %s\n", c->model, s->tokens, path, chk.why);
+        return GG_EXIT_CHECK;
+    }
+    if (gg_moe_time(r, fused, o->warmup, o->reps, &tm, steps)) {
+        fprintf(stderr, "ggemm: moe %s T=%d %s: %s\n", c->model, s->tokens, path, gg_error());
+        return GG_EXIT_CHECK;
+    }
+    const double floor_us = k4_moe_floor_us(s, d->gemm_tflops, d->bw_gbps);
+    const double flops = k4_moe_gemm_flops(s), t = tm.median_us;
+    const double roof = t > 0 ? 100.0 * floor_us / t : 0, tflops = t > 0 ? flops / t * 1e-6 : 0;
+    const char *verdict = o->check ? "pass" : "unchecked";
+    if (csv) {
+        fprintf(csv, "k4_moe,%s,%s,%d,%d,%d,%d,%d,%d,%ld,%d,%.2f,%.2f,%.2f", path, c->model, s->tokens, s->d, s->f,
+                s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm.median_us, tm.p10_us,
+                tm.p90_us);
+        for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
+        fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu\n", floor_us, roof, tflops, verdict, chk.max_abs_err,
+                chk.rel_err, o->seed);
+        fflush(csv);
+    }
+    if (csv != stdout) {
+        printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, t, tm.p10_us, tm.p90_us);
+        for (int i = 0; i < GG_MOE_STEPS; ++i) printf("%s %.1f ", gg_moe_step_names[i], steps[i]);
+        printf(" check %s%s (max abs err %.3g)\n", verdict, chk.cpu_ref ? " +CPU fp64" : "", chk.max_abs_err);
+        fflush(stdout);
+    }
+    return GG_EXIT_OK;
+}
+
+int gg_cmd_moe(const GgOptions *o) {
+    static Case cases[MAX_CASES];
+    int count = 0, rc = select_cases(o, cases, &count);
+    if (rc) return rc;
+    GgDeviceInfo d;
+    rc = gg_open_gpu(&d);
+    if (rc) return rc;
+    if (d.cc_major != 9 || d.cc_minor != 0) {
+        fprintf(stderr, "ggemm: k4_moe needs an sm_90 GPU (Hopper): its kernels are built for sm_90a only (this is sm_%d%d)\n",
+                d.cc_major, d.cc_minor);
+        return GG_EXIT_NO_GPU;
+    }
+    /* The roofline needs the ceilings (seconds of microbenchmarks): measured for the CSV and
+     * the case list only, so that a quick run, or one under compute-sanitizer, skips them. */
+    if ((o->out || o->list) && gg_measure_ceilings(&d)) {
+        fprintf(stderr, "ggemm: ceilings: %s\n", gg_error());
+        return GG_EXIT_CHECK;
+    }
+    if (o->list) {
+        puts("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops");
+        for (int i = 0; i < count; ++i) {
+            const GgMoeShape *s = &cases[i].s;
+            printf("%s,%d,%d,%d,%d,%d,%d,%llu,%.2f,%.6g\n", cases[i].model, s->tokens, s->d, s->f, s->experts, s->topk,
+                   s->renorm, o->seed, k4_moe_floor_us(s, d.gemm_tflops, d.bw_gbps), k4_moe_gemm_flops(s));
+        }
+        return GG_EXIT_OK;
+    }
+    FILE *csv = NULL;
+    if (o->out) {
+        if (!(csv = fopen(o->out, "w"))) {
+            fprintf(stderr, "ggemm: cannot write %s\n", o->out);
+            return GG_EXIT_USAGE;
+        }
+        char date[32];
+        const time_t now = time(NULL);
+        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+        gg_csv_metadata(csv, &d, gg_commit(), date);
+        fputs("# check=routing (chosen >= unchosen logits within bf16 rounding; softmax weights), permutation "
+              "(exact), output vs cuBLAS fp32 layer: |out-ref| <= 2^-6 rms(ref) + 2^-7 |ref|\n",
+              csv);
+        csv_header(csv);
+    }
+    int failed = 0;
+    for (int i = 0; i < count && !rc; ++i) {
+        GgMoeRun r;
+        if (gg_moe_open(&r, &cases[i].s, d.sms) || gg_moe_fill(&r, o->seed)) {
+            fprintf(stderr, "ggemm: moe %s T=%d: %s\n", cases[i].model, cases[i].s.tokens, gg_error());
+            rc = GG_EXIT_CHECK;
+            break;
+        }
+        for (int fused = 1; fused >= 0; --fused) {
+            if ((fused && o->path == GG_PATH_UNFUSED) || (!fused && o->path == GG_PATH_FUSED)) continue;
+            if (csv) fprintf(stderr, "moe %s T=%d %s\n", cases[i].model, cases[i].s.tokens, fused ? "fused" : "unfused");
+            failed |= run_path(o, &d, &cases[i], &r, fused, csv) != GG_EXIT_OK;
+        }
+        gg_moe_close(&r);
+    }
+    if (csv) fclose(csv);
+    return rc ? rc : failed ? GG_EXIT_CHECK : GG_EXIT_OK;
+}

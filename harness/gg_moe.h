@@ -1,0 +1,49 @@
+/* The MoE layer (k4_moe) in the harness (moe.c): buffers, inputs, the check, timing, graph
+ * replay. Used by `ggemm moe` (cmd_moe.c) and the GPU tests. */
+#ifndef GG_MOE_H
+#define GG_MOE_H
+#include "gg_harness.h"
+#include "k4_moe/k4_moe.h"
+
+/* The layer's edge shapes (edge_shapes.c), for the GPU tests: small enough for the CPU reference. */
+typedef struct GgMoeEdgeLayer {
+    const char *what;
+    GgMoeShape s;
+} GgMoeEdgeLayer;
+extern const GgMoeEdgeLayer gg_moe_edge_layers[];
+extern const int gg_moe_edge_layer_count;
+
+enum { GG_MOE_BUFS = 7 }; /* X, Wr, W1, W1 packed, W2, out, workspace */
+
+typedef struct GgMoeRun {
+    GgMoeLayer layer;       /* device pointers, shape, stream (gg_stream) */
+    void *buf[GG_MOE_BUFS];
+} GgMoeRun;
+
+typedef struct GgMoeCheck {
+    int pass;
+    int routing_ok, permute_ok;
+    long bad;               /* output elements outside tolerance (or NaN: unwritten) */
+    double max_abs_err, rel_err;
+    int cpu_ref;            /* 1: also compared with the fp64 CPU reference */
+    char why[256];          /* the first thing that was wrong */
+} GgMoeCheck;
+
+/* Buffers for both paths of shape s. 0 or GG_EXIT_CHECK (gg_error()). */
+int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms);
+void gg_moe_close(GgMoeRun *r);
+/* Fresh random X and weights from seed (scaled so activations stay near 1), then
+ * k4_moe_setup; gg_moe_fill_x: a new X only (new routing). */
+int gg_moe_fill(GgMoeRun *r, unsigned long long seed);
+int gg_moe_fill_x(GgMoeRun *r, unsigned long long seed);
+/* out = NaN, so that an unwritten element fails the check. */
+int gg_moe_poison(GgMoeRun *r);
+/* After one forward: routing, permutation and output (moe.c's header says how); cpu_ref adds
+ * the fp64 CPU reference for small shapes. Returns 0 (chk says pass or not) or GG_EXIT_CHECK. */
+int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk);
+/* The layer timed with gg_time's protocol, then the per-step medians (events between steps). */
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);
+/* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */
+int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
+                              GgMoeCheck *second);
+#endif

@@ -1,0 +1,442 @@
+/* The MoE layer (k4_moe) in the harness: its buffers, inputs, check, timing and graph replay.
+ *
+ * The check, after one forward, in three parts:
+ *  1. Routing. Reference logits X Wr in fp32 (cuBLAS). For every token the chosen experts are
+ *     distinct, and no unchosen expert's reference logit beats a chosen one by more than the
+ *     layer's bf16 logits can hide: a swap needs |l_a - l_b| <= ulp-level rounding of both,
+ *     so the test allows 2^-8 (|l_a| + |l_b|) + 1e-6 d. The weights equal the softmax (renormalised
+ *     or not) of the layer's own bf16 logits, recomputed in double: 1e-5 + 1e-4 |w|.
+ *  2. Permutation, exactly: row offsets = the scan of the per-expert counts; each expert's
+ *     rows hold its tokens in increasing order; row_of points back to the row of each (token, slot).
+ *  3. Output. The layer in fp32 on the GPU (cuBLAS per expert) over the checked routing: U =
+ *     Xg W1 in fp32, H = bf16(silu(gate) up) rounded like the layer's, Y = H W2 in fp32, out =
+ *     sum_j w_tj Y. Tolerance |out - ref| <= 2^-6 rms(ref) + 2^-7 |ref|: the layer's Y and out
+ *     are bf16 (2^-9 relative each), and the unfused path also rounds gate and up to bf16
+ *     before SwiGLU (about 2^-8 relative on H, spread over F terms of each Y). Small shapes
+ *     are also compared with an fp64 CPU reference of the same layer, same tolerance. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+
+#include "gg_harness.h"
+#include "gg_moe.h"
+
+cudaError_t gg_fill_uniform_scaled_bf16(uint16_t *p, size_t n, unsigned long long seed, float scale,
+                                        cudaStream_t stream);
+cudaError_t gg_moe_ref_gather(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg, cudaStream_t st);
+cudaError_t gg_moe_ref_swiglu(const float *u, int rows, int f, uint16_t *h, cudaStream_t st);
+cudaError_t gg_moe_ref_combine(const float *y, const int *row_of, const float *w, int tokens, int topk, int d,
+                               float *out, cudaStream_t st);
+
+static float bf16_to_float(uint16_t v) {
+    union {
+        uint32_t u;
+        float f;
+    } x = {(uint32_t)v << 16};
+    return x.f;
+}
+static uint16_t float_to_bf16(float f) { /* round to nearest even; inputs finite */
+    union {
+        float f;
+        uint32_t u;
+    } x = {f};
+    return (uint16_t)((x.u + 0x7fffu + ((x.u >> 16) & 1u)) >> 16);
+}
+
+/* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
+static float input_scale(int k) { return ldexpf(4.0f, -(int)lround(log2(sqrt((double)k)))); }
+
+int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
+    memset(r, 0, sizeof *r);
+    if (gg_pool_open()) return GG_EXIT_CHECK;
+    GgMoeLayer *l = &r->layer;
+    l->s = *s;
+    l->num_sms = num_sms;
+    l->stream = gg_stream();
+    const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
+    const size_t bytes[GG_MOE_BUFS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * d * 2 * f, 2 * e * f * d,
+                                       2 * t * d, k4_moe_workspace_bytes(s, 0)};
+    for (int i = 0; i < GG_MOE_BUFS; ++i)
+        if (bytes[i] && cudaMalloc(&r->buf[i], bytes[i]) != cudaSuccess) {
+            gg_error_set("cudaMalloc of %zu bytes for the MoE layer failed", bytes[i]);
+            gg_moe_close(r);
+            return GG_EXIT_CHECK;
+        }
+    l->x = r->buf[0];
+    l->wr = r->buf[1];
+    l->w1 = r->buf[2];
+    l->w1_packed = r->buf[3];
+    l->w2 = r->buf[4];
+    l->out = r->buf[5];
+    if (r->buf[6]) k4_moe_workspace(r->buf[6], s, 0, &l->ws); /* the unfused path's: a superset */
+    return GG_EXIT_OK;
+}
+
+void gg_moe_close(GgMoeRun *r) {
+    cudaStreamSynchronize(gg_stream());
+    for (int i = 0; i < GG_MOE_BUFS; ++i) cudaFree(r->buf[i]);
+    memset(r, 0, sizeof *r);
+}
+
+int gg_moe_fill_x(GgMoeRun *r, unsigned long long seed) {
+    const GgMoeLayer *l = &r->layer;
+    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->x, (size_t)l->s.tokens * l->s.d, 5 * seed, 1.0f, l->stream));
+    return GG_EXIT_OK;
+}
+
+int gg_moe_fill(GgMoeRun *r, unsigned long long seed) {
+    const GgMoeLayer *l = &r->layer;
+    const GgMoeShape *s = &l->s;
+    const size_t d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
+    if (gg_moe_fill_x(r, seed)) return GG_EXIT_CHECK;
+    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->wr, d * e, 5 * seed + 1, input_scale(s->d), l->stream));
+    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->w1, e * d * 2 * f, 5 * seed + 2, input_scale(s->d), l->stream));
+    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->w2, e * f * d, 5 * seed + 3, input_scale(s->f), l->stream));
+    if (s->tokens > 0) GG_CUDA(k4_moe_setup(l));
+    return GG_EXIT_OK;
+}
+
+int gg_moe_poison(GgMoeRun *r) {
+    const GgMoeLayer *l = &r->layer;
+    if (l->s.tokens > 0) GG_CUDA(cudaMemsetAsync(l->out, 0xff, 2 * (size_t)l->s.tokens * l->s.d, l->stream)); /* NaN */
+    return GG_EXIT_OK;
+}
+
+/* ---- the check ---- */
+
+typedef struct Host {
+    int *expert, *row_offsets, *src_token, *row_of;
+    float *weight, *ref_logits;
+    uint16_t *logits;
+} Host;
+
+static void host_free(Host *h) {
+    free(h->expert);
+    free(h->row_offsets);
+    free(h->src_token);
+    free(h->row_of);
+    free(h->weight);
+    free(h->ref_logits);
+    free(h->logits);
+}
+
+#define FAIL(...)                                                   \
+    do {                                                            \
+        snprintf(chk->why, sizeof chk->why, __VA_ARGS__);           \
+        return GG_EXIT_OK; /* checked: wrong, not an error */       \
+    } while (0)
+
+static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
+    const int E = s->experts, K = s->topk;
+    for (int t = 0; t < s->tokens; ++t) {
+        const int *ch = h->expert + (size_t)t * K;
+        const float *ref = h->ref_logits + (size_t)t * E;
+        unsigned char chosen[K4_MAX_EXPERTS] = {0};
+        for (int j = 0; j < K; ++j) {
+            if (ch[j] < 0 || ch[j] >= E || chosen[ch[j]])
+                FAIL("routing: token %d slot %d chose expert %d (twice or out of range)", t, j, ch[j]);
+            chosen[ch[j]] = 1;
+        }
+        for (int j = 0; j < K; ++j)
+            for (int e = 0; e < E; ++e)
+                if (!chosen[e] && ref[e] - ref[ch[j]] > ldexp(fabs(ref[e]) + fabs(ref[ch[j]]), -8) + 1e-6 * s->d)
+                    FAIL("routing: token %d chose expert %d (logit %.5g) over expert %d (logit %.5g)", t, ch[j],
+                         ref[ch[j]], e, ref[e]);
+        /* weights: softmax of the layer's own bf16 logits, in double */
+        double top = -INFINITY, sum = 0, chosen_sum = 0;
+        for (int e = 0; e < E; ++e) top = fmax(top, bf16_to_float(h->logits[(size_t)t * E + e]));
+        for (int e = 0; e < E; ++e) sum += exp(bf16_to_float(h->logits[(size_t)t * E + e]) - top);
+        for (int j = 0; j < K; ++j) chosen_sum += exp(bf16_to_float(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
+        for (int j = 0; j < K; ++j) {
+            double w = exp(bf16_to_float(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
+            if (s->renorm) w /= chosen_sum;
+            const double got = h->weight[(size_t)t * K + j];
+            if (!(fabs(got - w) <= 1e-5 + 1e-4 * fabs(w)))
+                FAIL("routing: token %d slot %d weight %.7g, softmax of its logits gives %.7g", t, j, got, w);
+        }
+    }
+    chk->routing_ok = 1;
+    return GG_EXIT_OK;
+}
+
+static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
+    const int E = s->experts, R = s->tokens * s->topk;
+    int *next = calloc((size_t)E + 1, sizeof *next);
+    if (!next) {
+        gg_error_set("out of host memory");
+        return GG_EXIT_CHECK;
+    }
+    for (int a = 0; a < R; ++a) next[h->expert[a] + 1]++;
+    for (int e = 0; e < E; ++e) next[e + 1] += next[e];
+    int rc = GG_EXIT_OK, bad = 0;
+    for (int e = 0; e <= E && !bad; ++e)
+        if (h->row_offsets[e] != next[e]) {
+            snprintf(chk->why, sizeof chk->why, "permute: row_offsets[%d] = %d, the counts give %d", e,
+                     h->row_offsets[e], next[e]);
+            bad = 1;
+        }
+    for (int a = 0; a < R && !bad; ++a) { /* assignments in order: each expert's rows by token */
+        const int row = next[h->expert[a]]++;
+        if (h->row_of[a] != row || h->src_token[row] != a / s->topk) {
+            snprintf(chk->why, sizeof chk->why, "permute: token %d slot %d -> row %d (expected %d, holding token %d)",
+                     a / s->topk, a % s->topk, h->row_of[a], row, h->src_token[row]);
+            bad = 1;
+        }
+    }
+    free(next);
+    chk->permute_ok = !bad;
+    return rc;
+}
+
+/* C [m x n] fp32 = A [m x k] bf16 row-major times B [k x n] bf16 row-major (cuBLAS is
+ * column-major: C^T = B^T A^T). */
+static int gemm_ref(const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
+    const float one = 1.f, zero = 0.f;
+    GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, n, a, CUDA_R_16BF, k,
+                         &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return GG_EXIT_OK;
+}
+
+/* fp64 on the CPU, for small shapes: out[t] = sum_j w_tj (bf16(silu(x W1g) (x W1u))) W2. */
+static int cpu_reference(const GgMoeRun *r, const Host *h, double *out) {
+    const GgMoeLayer *l = &r->layer;
+    const GgMoeShape *s = &l->s;
+    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts, K = s->topk;
+    uint16_t *x = malloc(2 * T * d), *w1 = malloc(2 * E * d * 2 * f), *w2 = malloc(2 * E * f * d);
+    double *u = malloc(sizeof(double) * 2 * f), *hh = malloc(sizeof(double) * f);
+    int rc = x && w1 && w2 && u && hh ? GG_EXIT_OK : GG_EXIT_CHECK;
+    if (rc) gg_error_set("out of host memory for the CPU reference");
+    if (!rc && (cudaMemcpy(x, l->x, 2 * T * d, cudaMemcpyDeviceToHost) ||
+                cudaMemcpy(w1, l->w1, 2 * E * d * 2 * f, cudaMemcpyDeviceToHost) ||
+                cudaMemcpy(w2, l->w2, 2 * E * f * d, cudaMemcpyDeviceToHost))) {
+        gg_error_set("copying the layer's inputs to the host failed");
+        rc = GG_EXIT_CHECK;
+    }
+    for (size_t i = 0; !rc && i < T * d; ++i) out[i] = 0;
+    for (size_t t = 0; !rc && t < T; ++t)
+        for (size_t j = 0; j < K; ++j) {
+            const size_t e = (size_t)h->expert[t * K + j];
+            for (size_t c = 0; c < 2 * f; ++c) u[c] = 0;
+            for (size_t q = 0; q < d; ++q) {
+                const double xv = bf16_to_float(x[t * d + q]);
+                const uint16_t *row = w1 + (e * d + q) * 2 * f;
+                for (size_t c = 0; c < 2 * f; ++c) u[c] += xv * bf16_to_float(row[c]);
+            }
+            for (size_t c = 0; c < f; ++c) hh[c] = bf16_to_float(float_to_bf16((float)(u[c] / (1 + exp(-u[c])) * u[f + c])));
+            const double w = h->weight[t * K + j];
+            for (size_t c = 0; c < f; ++c) {
+                const uint16_t *row = w2 + (e * f + c) * d;
+                for (size_t q = 0; q < d; ++q) out[t * d + q] += w * hh[c] * bf16_to_float(row[q]);
+            }
+        }
+    free(x);
+    free(w1);
+    free(w2);
+    free(u);
+    free(hh);
+    return rc;
+}
+
+/* Compares out (bf16, device) with ref (host, fp32 or fp64 through get()). */
+static void compare(const uint16_t *out, const float *ref32, const double *ref64, size_t n, GgMoeCheck *chk) {
+    double sq = 0, max_ref = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double v = ref64 ? ref64[i] : ref32[i];
+        sq += v * v;
+        max_ref = fmax(max_ref, fabs(v));
+    }
+    const double rms = n ? sqrt(sq / n) : 0, atol = ldexp(rms, -6), rtol = ldexp(1.0, -7);
+    for (size_t i = 0; i < n; ++i) {
+        const double v = ref64 ? ref64[i] : ref32[i], o = bf16_to_float(out[i]), err = fabs(o - v);
+        if (!(err <= atol + rtol * fabs(v))) { /* NaN (unwritten) fails too */
+            if (!chk->bad++)
+                snprintf(chk->why, sizeof chk->why, "output: element %zu is %.6g, the %s reference %.6g", i, o,
+                         ref64 ? "fp64 CPU" : "cuBLAS fp32", v);
+        }
+        if (err == err) chk->max_abs_err = fmax(chk->max_abs_err, err);
+    }
+    chk->rel_err = max_ref > 0 ? chk->max_abs_err / max_ref : 0;
+}
+
+int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
+    const GgMoeLayer *l = &r->layer;
+    const GgMoeShape *s = &l->s;
+    memset(chk, 0, sizeof *chk);
+    const size_t T = s->tokens, E = s->experts, K = s->topk, R = T * K, d = s->d, f = s->f;
+    if (T == 0) { /* nothing to write, nothing written */
+        chk->pass = chk->routing_ok = chk->permute_ok = 1;
+        return GG_EXIT_OK;
+    }
+    GG_CUDA(cudaStreamSynchronize(l->stream));
+    Host h = {0};
+    h.expert = malloc(4 * R);
+    h.weight = malloc(4 * R);
+    h.row_of = malloc(4 * R);
+    h.src_token = malloc(4 * R);
+    h.row_offsets = malloc(4 * (E + 1));
+    h.ref_logits = malloc(4 * T * E);
+    h.logits = malloc(2 * T * E);
+    uint16_t *out = malloc(2 * T * d);
+    float *ref = malloc(4 * T * d);
+    double *ref64 = NULL;
+    void *dev = NULL;
+    int rc = h.expert && h.weight && h.row_of && h.src_token && h.row_offsets && h.ref_logits && h.logits && out && ref
+                 ? GG_EXIT_OK
+                 : GG_EXIT_CHECK;
+    if (rc) gg_error_set("out of host memory for the MoE check");
+    /* device scratch: ref logits [T x E], Xg [R x d] bf16, U [R x 2F] fp32, H [R x F] bf16, Y [R x d] fp32, out fp32 */
+    const size_t o_logits = 0, o_xg = o_logits + 4 * T * E, o_u = o_xg + 2 * R * d, o_h = o_u + 4 * R * 2 * f,
+                 o_y = o_h + 2 * R * f, o_out = o_y + 4 * R * d, total = o_out + 4 * T * d;
+    if (!rc && cudaMalloc(&dev, total) != cudaSuccess) {
+        gg_error_set("cudaMalloc of %zu bytes for the MoE reference failed", total);
+        rc = GG_EXIT_CHECK;
+    }
+    char *dv = dev;
+    if (!rc) rc = gemm_ref(l->x, l->wr, (float *)(dv + o_logits), (int)T, (int)E, (int)d);
+#define D2H(dst, src, bytes) \
+    if (!rc && cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) { \
+        gg_error_set("copying %s to the host failed", #src); \
+        rc = GG_EXIT_CHECK; \
+    }
+    D2H(h.ref_logits, dv + o_logits, 4 * T * E);
+    D2H(h.logits, l->ws.logits, 2 * T * E);
+    D2H(h.expert, l->ws.topk_expert, 4 * R);
+    D2H(h.weight, l->ws.topk_weight, 4 * R);
+    D2H(h.row_of, l->ws.row_of, 4 * R);
+    D2H(h.src_token, l->ws.src_token, 4 * R);
+    D2H(h.row_offsets, l->ws.row_offsets, 4 * (E + 1));
+    D2H(out, l->out, 2 * T * d);
+    if (!rc) rc = check_routing(s, &h, chk);
+    if (!rc && chk->routing_ok) rc = check_permutation(s, &h, chk);
+    if (!rc && chk->permute_ok) { /* the layer in fp32 over the checked routing and permutation */
+        cudaStream_t st = l->stream;
+        if (gg_moe_ref_gather(l->x, l->ws.src_token, (int)R, (int)d, (uint16_t *)(dv + o_xg), st)) rc = GG_EXIT_CHECK;
+        for (size_t e = 0; !rc && e < E; ++e) {
+            const int m = h.row_offsets[e + 1] - h.row_offsets[e], row0 = h.row_offsets[e];
+            if (m == 0) continue;
+            rc = gemm_ref((const uint16_t *)(dv + o_xg) + (size_t)row0 * d, l->w1 + e * d * 2 * f,
+                          (float *)(dv + o_u) + (size_t)row0 * 2 * f, m, (int)(2 * f), (int)d);
+        }
+        if (!rc && gg_moe_ref_swiglu((const float *)(dv + o_u), (int)R, (int)f, (uint16_t *)(dv + o_h), st))
+            rc = GG_EXIT_CHECK;
+        for (size_t e = 0; !rc && e < E; ++e) {
+            const int m = h.row_offsets[e + 1] - h.row_offsets[e], row0 = h.row_offsets[e];
+            if (m == 0) continue;
+            rc = gemm_ref((const uint16_t *)(dv + o_h) + (size_t)row0 * f, l->w2 + e * f * d,
+                          (float *)(dv + o_y) + (size_t)row0 * d, m, (int)d, (int)f);
+        }
+        if (!rc && gg_moe_ref_combine((const float *)(dv + o_y), l->ws.row_of, l->ws.topk_weight, (int)T, (int)K,
+                                      (int)d, (float *)(dv + o_out), st))
+            rc = GG_EXIT_CHECK;
+        D2H(ref, dv + o_out, 4 * T * d);
+        if (!rc) compare(out, ref, NULL, T * d, chk);
+        /* fp64 CPU reference: up to ~2^29 multiply-adds (about a second) */
+        if (!rc && cpu_ref && (double)R * d * f * 3 <= (double)(1 << 29)) {
+            ref64 = malloc(sizeof(double) * T * d);
+            if (!ref64) {
+                gg_error_set("out of host memory for the CPU reference");
+                rc = GG_EXIT_CHECK;
+            }
+            if (!rc) rc = cpu_reference(r, &h, ref64);
+            if (!rc) {
+                GgMoeCheck c2 = {0};
+                compare(out, NULL, ref64, T * d, &c2);
+                chk->cpu_ref = 1;
+                if (c2.bad && !chk->bad) memcpy(chk->why, c2.why, sizeof chk->why);
+                chk->bad += c2.bad;
+            }
+        }
+        chk->pass = !rc && chk->bad == 0;
+    }
+#undef D2H
+    cudaFree(dev);
+    host_free(&h);
+    free(out);
+    free(ref);
+    free(ref64);
+    return rc;
+}
+
+/* ---- timing ---- */
+
+typedef struct {
+    GgMoeRun *r;
+    int fused;
+} Ctx;
+static cudaError_t forward(void *p) {
+    Ctx *c = p;
+    return k4_moe_forward(&c->r->layer, c->fused, NULL);
+}
+static int cmp_double(const void *x, const void *y) {
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
+    Ctx c = {r, fused};
+    if (gg_time(forward, &c, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
+    /* The breakdown: the same protocol, events between the steps, medians per step. */
+    cudaEvent_t marks[GG_MOE_STEPS + 1];
+    int made = 0, rc = GG_EXIT_OK;
+    for (; made <= GG_MOE_STEPS; ++made)
+        if (cudaEventCreate(&marks[made]) != cudaSuccess) break;
+    double *t = malloc(sizeof(double) * reps * GG_MOE_STEPS);
+    if (made <= GG_MOE_STEPS || !t) {
+        gg_error_set("events or host memory for the step timing");
+        rc = GG_EXIT_CHECK;
+    }
+    for (int i = 0; !rc && i < reps; ++i) {
+        float ms;
+        if (gg_flush_l2() || k4_moe_forward(&r->layer, fused, marks) != cudaSuccess ||
+            cudaEventSynchronize(marks[GG_MOE_STEPS]) != cudaSuccess) {
+            gg_error_set("a forward failed while timing its steps");
+            rc = GG_EXIT_CHECK;
+            break;
+        }
+        for (int s = 0; s < GG_MOE_STEPS; ++s) {
+            if (r->layer.s.tokens == 0) ms = 0;
+            else cudaEventElapsedTime(&ms, marks[s], marks[s + 1]);
+            t[s * reps + i] = ms * 1e3;
+        }
+    }
+    for (int s = 0; !rc && s < GG_MOE_STEPS; ++s) {
+        qsort(t + s * reps, reps, sizeof(double), cmp_double);
+        step_us[s] = reps % 2 ? t[s * reps + reps / 2] : 0.5 * (t[s * reps + reps / 2 - 1] + t[s * reps + reps / 2]);
+    }
+    for (int i = 0; i < made; ++i) cudaEventDestroy(marks[i]);
+    free(t);
+    return rc;
+}
+
+/* ---- graph replay ---- */
+
+int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
+                              GgMoeCheck *second) {
+    cudaStream_t st = r->layer.stream;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (gg_moe_poison(r)) return GG_EXIT_CHECK;
+    GG_CUDA(cudaStreamSynchronize(st));
+    GG_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    const cudaError_t fe = k4_moe_forward(&r->layer, fused, NULL);
+    const cudaError_t ce = cudaStreamEndCapture(st, &graph);
+    if (fe != cudaSuccess || ce != cudaSuccess) {
+        gg_error_set("capturing the layer in a graph failed: %s", cudaGetErrorString(fe != cudaSuccess ? fe : ce));
+        if (graph) cudaGraphDestroy(graph);
+        return GG_EXIT_CHECK;
+    }
+    int rc = cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess ? GG_EXIT_OK : GG_EXIT_CHECK;
+    if (rc) gg_error_set("cudaGraphInstantiate failed for the layer");
+    if (!rc && cudaGraphLaunch(exec, st) != cudaSuccess) rc = GG_EXIT_CHECK;
+    if (!rc) rc = gg_moe_check(r, 0, first);
+    /* New X: new routing, new rows per expert; the same graph. */
+    if (!rc) rc = gg_moe_fill_x(r, seed2) || gg_moe_poison(r);
+    if (!rc && cudaGraphLaunch(exec, st) != cudaSuccess) rc = GG_EXIT_CHECK;
+    if (!rc) rc = gg_moe_check(r, 0, second);
+    if (rc && !*gg_error()) gg_error_set("graph launch failed");
+    if (exec) cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    return rc;
+}

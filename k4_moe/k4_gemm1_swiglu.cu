@@ -1,0 +1,214 @@
+// k4_gemm1_swiglu — the MoE layer's first GEMM with its gather and its activation fused in:
+//   H[r, :] = silu(X[src(r)] W1_gate[e]) * (X[src(r)] W1_up[e])   for routed row r of expert e
+// (sm_90a). The grid, the device schedule, the ring and the consumers are k3_wgmma's
+// (k3_wgmma/k3_wgmma.cu); what changed since k3:
+//
+// 1. A is gathered. Routed row r reads token src_token[r] of X: no gathered copy of X exists.
+//    Tiled TMA copies boxes of consecutive rows and cannot gather, so the whole producer
+//    warpgroup (128 threads) issues 16-byte cp.async copies, each into the chunk position the
+//    128B swizzle gives it (gg_swizzle128: the layout TMA would have written, which the wgmma
+//    descriptors expect). Thread t copies chunk t % 8 of rows t / 8 + 16 i: a warp covers four
+//    whole 128-byte row segments per instruction. B (W1) still comes by TMA from thread 0.
+// 2. One barrier for both. full[s] expects 1 + 128 arrivals: thread 0's arrive.expect_tx for the
+//    B bytes, and one cp.async.mbarrier.arrive.noinc per producer thread, which fires when that
+//    thread's copies have landed. cp.async writes through the generic proxy and wgmma reads
+//    through the async proxy, so each consumer fences (fence.proxy.async) after its wait.
+// 3. SwiGLU in the epilogue. W1 is packed once (k4_pack_w1): packed column block b (256 wide)
+//    holds gate columns [128b, 128b + 128) then the same up columns. In the wgmma accumulator,
+//    column c and column c + 128 sit in the same thread, 64 registers apart, so
+//    h = silu(gate) * up is computed in registers and only the 128 H columns are stored.
+//
+// Block tile   128 (or 64) rows x 256 packed columns (128 H columns) x 64 k.
+//              128-row tile: consumer c computes rows 64c .. 64c + 63 (wgmma.m64n256k16).
+//              64-row tile (an expert's remainder of 1..64 rows, when the schedule is adaptive):
+//              consumer 0 computes it alone, consumer 1 follows the ring idle (the gate/up pairing
+//              forbids k3's column split, which would give one consumer only gate columns).
+// Threads      384 = producer warpgroup (setmaxnreg.dec 40) + 2 consumer warpgroups (232).
+// Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack.
+// Preconditions  d % 64 == 0; F % 128 == 0; experts <= 256; X, W1, H 16-byte aligned.
+// Run it       build/bin/ggemm moe --model qwen3 --tokens 4096 --fused
+#include <cuda.h>
+#include <stdint.h>
+
+#include "gg_check.h"
+#include "gg_desc_sm90.h"
+#include "gg_kernel.h"
+#include "gg_launch.h"
+#include "gg_pipeline.h"
+#include "gg_schedule.cuh"
+#include "gg_swizzle.h"
+#include "gg_tma.h"
+#include "gg_wgmma_store.cuh"
+#include "k4_moe.h"
+#include "ptx/ptx_ampere.cuh"
+#include "ptx/ptx_tma.cuh"
+#include "ptx/ptx_wgmma.cuh"
+
+namespace {
+
+constexpr int BLOCK_M = 128, BLOCK_N = 2 * K4_PACK_N, BLOCK_K = 64, WG_ROWS = 64;
+constexpr int H_N = K4_PACK_N;                            // H columns per tile
+constexpr int THREADS = 384, WG_THREADS = 128, CONSUMER_WARPS = 8;
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+constexpr int PANEL_N = 64, PANELS = BLOCK_N / PANEL_N;
+constexpr int ROW_BYTES = BLOCK_K * 2, CHUNKS = ROW_BYTES / 16;
+constexpr int ROWS_PER_PASS = WG_THREADS / CHUNKS;        // rows one sweep of the producer covers
+constexpr int A_BYTES = BLOCK_M * ROW_BYTES;
+constexpr int PANEL_BYTES = BLOCK_K * PANEL_N * 2;
+constexpr int STAGE_BYTES = A_BYTES + PANELS * PANEL_BYTES;
+constexpr int STAGING_BYTES = CONSUMER_WARPS * gg::WGMMA_STORE_STAGING_BYTES;
+constexpr int SWIZZLE_ALIGN = 1024;
+constexpr int STAGES = (220 * 1024 - SWIZZLE_ALIGN - STAGING_BYTES) / STAGE_BYTES;
+constexpr size_t SMEM_BYTES = SWIZZLE_ALIGN + STAGES * STAGE_BYTES + STAGING_BYTES;
+constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators per thread
+static_assert(ROW_BYTES == GG_SWIZZLE128_ROW_BYTES, "a stage row is one 128-byte swizzle row");
+static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
+static_assert(STAGES >= 3 && STAGE_BYTES % SWIZZLE_ALIGN == 0, "ring shape");
+static_assert(CONSUMER_REGS * 2 * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 65536, "registers");
+
+using Schedule = gg::TileSchedule<K4_MAX_EXPERTS>;
+
+__device__ __forceinline__ float silu(float g) { return g / (1.0f + __expf(-g)); }
+
+__global__ void __launch_bounds__(THREADS, 1)
+gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t *__restrict__ x,
+                    const int *__restrict__ src_token, const int *__restrict__ row_offsets,
+                    uint16_t *__restrict__ h, int rows, int experts, int d, int f, bool adaptive) {
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ Schedule sched;
+    const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
+    uint8_t *smem = smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gg::mbarrier_init(&full[s], 1 + WG_THREADS);  // B's expect_tx + every copier
+            gg::mbarrier_init(&empty[s], CONSUMER_WARPS);
+        }
+        gg::fence_mbarrier_init();
+    }
+    // Packed W1 has 2F columns; the schedule walks them in 256-wide blocks.
+    sched.build(row_offsets, experts, rows, 2 * f, BLOCK_N, adaptive);  // ends with __syncthreads
+    const int num_tiles = sched.total(), k_blocks = d / BLOCK_K;
+    const int wg = threadIdx.x / WG_THREADS;
+
+    if (wg == 0) {
+        // ---------------- producer warpgroup: gather A by cp.async, B by TMA ----------------
+        gg::setmaxnreg_dec<PRODUCER_REGS>();
+        const int chunk = threadIdx.x % CHUNKS, row_in_pass = threadIdx.x / CHUNKS;
+        GgPipe pipe = {0, 0};
+        for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+            const gg::SchedTile tile = sched.at(t);
+            const int passes = tile.height / ROWS_PER_PASS;
+            // This thread's source rows for the whole tile (-1: past the expert's rows, never
+            // stored, so not loaded: the stale shared memory there feeds only unstored rows).
+            int src[BLOCK_M / ROWS_PER_PASS];
+#pragma unroll
+            for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i) {
+                const int r = row_in_pass + i * ROWS_PER_PASS;
+                src[i] = (i < passes && r < tile.rows) ? __ldg(src_token + tile.row0 + r) : -1;
+            }
+            for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+                gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
+                uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
+                if (threadIdx.x == 0) {
+                    gg::mbarrier_arrive_expect_tx(&full[pipe.stage], PANELS * PANEL_BYTES);
+                    for (int p = 0; p < PANELS; ++p)
+                        gg::tma_load_3d(a_tile + A_BYTES + p * PANEL_BYTES, &tmap_w1,
+                                        tile.col0 + p * PANEL_N, kb * BLOCK_K, tile.expert,
+                                        &full[pipe.stage]);
+                }
+#pragma unroll
+                for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
+                    if (src[i] >= 0)
+                        gg::cp_async_16(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
+                                        x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8, 16);
+                gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
+            }
+        }
+    } else {
+        // ---------------- consumers: k3's MMA loop, SwiGLU epilogue ----------------
+        gg::setmaxnreg_inc<CONSUMER_REGS>();
+        const int c = wg - 1;
+        const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+        const bool leader = lane == 0;
+        uint8_t *staging = smem + STAGES * STAGE_BYTES + (c * 4 + warp) * gg::WGMMA_STORE_STAGING_BYTES;
+        const uint32_t base = gg::smem_u32(smem);
+        GgPipe pipe = {0, 0};
+        float acc[ACC];
+        for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+            const gg::SchedTile tile = sched.at(t);
+            // 128-row tile: both consumers, one 64-row half each. 64-row tile: consumer 0 only;
+            // consumer 1 follows the ring without reading it.
+            if (tile.height != BLOCK_M && c == 1) {
+                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+                    gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+                    if (leader) gg::mbarrier_arrive(&empty[pipe.stage]);
+                }
+                continue;
+            }
+            int prev_stage = 0;
+            for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+                gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+                gg::fence_proxy_async_smem();  // the gathered rows were written by cp.async
+                const uint32_t a_addr = base + pipe.stage * STAGE_BYTES + c * WG_ROWS * ROW_BYTES;
+                const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(a_addr);
+                const uint64_t desc_b =
+                    gg_wgmma_desc_b_mnmajor_sw128(base + pipe.stage * STAGE_BYTES + A_BYTES, PANEL_BYTES);
+                gg::wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_K / 16; ++kk)
+                    gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(
+                        acc, gg_wgmma_desc_advance(desc_a, kk * GG_WGMMA_KMAJOR_K16_BYTES),
+                        gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES),
+                        (kb > 0 || kk > 0) ? 1 : 0);
+                gg::wgmma_commit_group();
+                gg::wgmma_wait_group<1>();  // the previous stage's MMAs have read their operands
+                if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
+                prev_stage = pipe.stage;
+            }
+            gg::wgmma_wait_group<0>();
+            if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+            for (int i = 0; i < ACC; ++i) gg::wgmma_fence_operand(acc[i]);
+            // Gate column j is register i, up column j + 128 register i + ACC / 2 (4 registers
+            // per 8 columns, gg_fragments.h): SwiGLU in place into the first half.
+#pragma unroll
+            for (int i = 0; i < ACC / 2; ++i) acc[i] = silu(acc[i]) * acc[i + ACC / 2];
+            const int warp_row = (tile.height == BLOCK_M ? c * WG_ROWS : 0) + warp * gg::WGMMA_STORE_ROWS;
+            gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, tile.row0 + warp_row,
+                                                     tile.rows - warp_row, tile.col0 / 2, lane);
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
+                                       const uint16_t *w1_packed, uint16_t *h, int tokens, int rows,
+                                       int experts, int d, int f, int num_sms, cudaStream_t st) {
+    if (rows <= 0) return cudaSuccess;
+    if (d % BLOCK_K || f % H_N || experts > K4_MAX_EXPERTS || tokens <= 0) return cudaErrorInvalidValue;
+    if (((uintptr_t)x | (uintptr_t)w1_packed | (uintptr_t)h) % 16) return cudaErrorInvalidValue;
+    // W1 packed as a [experts x d x 2F] B operand, in k3's 64 x 64 boxes.
+    GgLaunch b = {};
+    b.b = w1_packed;
+    b.experts = experts;
+    b.k = d;
+    b.n = 2 * f;
+    CUtensorMap tmap_w1;
+    if (gg_tmap_b(&tmap_w1, &b)) return cudaErrorInvalidValue;
+    // k3_wgmma's row rule (k3_wgmma_entry.c): 64-row remainder tiles pay when the experts
+    // average at most two 128-row tiles.
+    const bool adaptive = (long)rows <= 2L * BLOCK_M * experts;
+    const void *kernel = (const void *)gemm1_swiglu_kernel;
+    CUDA_TRY(gg_launch_smem_opt_in(kernel, SMEM_BYTES));
+    // Persistent: one CTA per SM, no more than the tiles there can be (every tile has a row).
+    const long row_tiles = rows / (adaptive ? WG_ROWS : BLOCK_M) + experts;
+    const long tiles = row_tiles * (2L * f / BLOCK_N);
+    const int grid = (int)(tiles < num_sms ? tiles : num_sms);
+    gemm1_swiglu_kernel<<<grid, THREADS, SMEM_BYTES, st>>>(tmap_w1, x, src_token, row_offsets, h, rows,
+                                                           experts, d, f, adaptive);
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}

@@ -1,0 +1,185 @@
+/* k4_moe: the layer's host side (C11). It enqueues the steps of k4_moe.h on one stream; every
+ * size it needs is known from the shape, and the per-expert rows reach the grouped GEMMs only
+ * through device memory (row_offsets), so nothing here waits for the GPU. */
+#include <math.h>
+#include <stdio.h>
+
+#include "k3_wgmma/k3_wgmma.h"
+#include "k4_moe.h"
+
+const char *const gg_moe_step_names[GG_MOE_STEPS] = {"route", "permute", "gemm1", "gemm2", "combine"};
+
+/* Public configurations of three open MoE models: width d, expert FFN width F, experts, top-k,
+ * and whether the chosen weights are renormalised (Mixtral and Qwen3 do; OLMoE does not). */
+const GgMoeModel gg_moe_models[] = {
+    {"mixtral", "Mixtral-8x7B", 4096, 14336, 8, 2, 1},
+    {"qwen3", "Qwen3-30B-A3B", 2048, 768, 128, 8, 1},
+    {"olmoe", "OLMoE-1B-7B", 2048, 1024, 64, 8, 0},
+};
+const int gg_moe_model_count = (int)(sizeof gg_moe_models / sizeof gg_moe_models[0]);
+
+int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
+    if (s->experts < 1 || s->experts > K4_MAX_EXPERTS || s->experts % 8) {
+        snprintf(why, len, "k4_moe needs 1 <= experts <= %d and experts %% 8 == 0 (the router GEMM's N) (experts = %d)",
+                 K4_MAX_EXPERTS, s->experts);
+        return 0;
+    }
+    if (s->topk < 1 || s->topk > s->experts) {
+        snprintf(why, len, "k4_moe needs 1 <= topk <= experts (topk = %d, experts = %d)", s->topk, s->experts);
+        return 0;
+    }
+    if (s->d < 64 || s->d % 64) {
+        snprintf(why, len, "k4_moe needs d %% 64 == 0 and d >= 64 (GEMM1's K) (d = %d)", s->d);
+        return 0;
+    }
+    if (s->f < K4_PACK_N || s->f % K4_PACK_N) {
+        snprintf(why, len, "k4_moe needs F %% %d == 0 and F >= %d (the fused GEMM1's gate/up tile) (F = %d)",
+                 K4_PACK_N, K4_PACK_N, s->f);
+        return 0;
+    }
+    if (s->tokens < 0 || (long)s->tokens * s->topk > (1L << 30) / (s->d > s->f ? s->d : s->f)) {
+        snprintf(why, len, "k4_moe: tokens x topk x max(d, F) must stay below 2^30 elements (tokens = %d)", s->tokens);
+        return 0;
+    }
+    return 1;
+}
+
+/* The buffers in carving order: elements and element size, per shape and path. */
+enum { BUFS = 12 };
+static void sizes(const GgMoeShape *s, int fused, size_t n[BUFS], size_t el[BUFS]) {
+    const size_t t = (size_t)s->tokens, r = t * s->topk, e = (size_t)s->experts;
+    const size_t chunks = (r + K4_CHUNK - 1) / K4_CHUNK;
+    const size_t want[BUFS] = {t * e, r, r, chunks * e, e + 1, 2, r, r,
+                               fused ? 0 : r * s->d, fused ? 0 : r * 2 * s->f, r * s->f, r * s->d};
+    const size_t size[BUFS] = {2, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2};
+    for (int i = 0; i < BUFS; ++i) {
+        n[i] = want[i];
+        el[i] = size[i];
+    }
+}
+static size_t round256(size_t b) { return (b + 255) / 256 * 256; } /* every buffer 256-byte aligned */
+
+size_t k4_moe_workspace_bytes(const GgMoeShape *s, int fused) {
+    size_t n[BUFS], el[BUFS], total = 0;
+    sizes(s, fused, n, el);
+    for (int i = 0; i < BUFS; ++i) total += round256(n[i] * el[i]);
+    return total;
+}
+
+void k4_moe_workspace(void *base, const GgMoeShape *s, int fused, GgMoeWorkspace *ws) {
+    size_t n[BUFS], el[BUFS];
+    sizes(s, fused, n, el);
+    char *p = base;
+    void *slot[BUFS];
+    for (int i = 0; i < BUFS; ++i) {
+        slot[i] = n[i] ? p : NULL;
+        p += round256(n[i] * el[i]);
+    }
+    ws->logits = slot[0];
+    ws->topk_expert = slot[1];
+    ws->topk_weight = slot[2];
+    ws->chunk_base = slot[3];
+    ws->row_offsets = slot[4];
+    ws->route_offsets = slot[5];
+    ws->src_token = slot[6];
+    ws->row_of = slot[7];
+    ws->xg = slot[8];
+    ws->u = slot[9];
+    ws->h = slot[10];
+    ws->y = slot[11];
+}
+
+cudaError_t k4_moe_setup(const GgMoeLayer *l) {
+    cudaError_t e = k4_set_route_offsets(l->ws.route_offsets, l->s.tokens, l->stream);
+    if (e == cudaSuccess && l->w1_packed)
+        e = k4_pack_w1(l->w1, l->s.experts, l->s.d, l->s.f, l->w1_packed, l->stream);
+    return e;
+}
+
+/* One grouped GEMM through k3_wgmma, the stage-3 entry point (it picks its configuration from
+ * the shape; the rows of each expert stay on the device). */
+static cudaError_t grouped_gemm(const GgMoeLayer *l, const uint16_t *a, const uint16_t *b, uint16_t *c,
+                                int rows, int experts, int k, int n, const int *offsets) {
+    GgLaunch g = {0};
+    g.a = a;
+    g.b = b;
+    g.c = c;
+    g.tokens = rows;
+    g.experts = experts;
+    g.k = k;
+    g.n = n;
+    g.row_offsets = offsets;
+    g.num_sms = l->num_sms;
+    g.stream = l->stream;
+    return k3_wgmma_launch(&g);
+}
+
+#define STEP(call)                                   \
+    do {                                             \
+        cudaError_t step_err_ = (call);              \
+        if (step_err_ != cudaSuccess) return step_err_; \
+    } while (0)
+#define MARK(i) \
+    if (marks) STEP(cudaEventRecord(marks[i], l->stream))
+
+cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
+    const GgMoeShape *s = &l->s;
+    const GgMoeWorkspace *w = &l->ws;
+    const int rows = s->tokens * s->topk;
+    if (s->tokens == 0) return cudaSuccess; /* an empty layer: nothing to write */
+    MARK(GG_MOE_ROUTE);
+    /* Router logits: a grouped GEMM of one expert (X [T x d] times Wr [1 x d x E]). */
+    STEP(grouped_gemm(l, l->x, l->wr, w->logits, s->tokens, 1, s->d, s->experts, w->route_offsets));
+    STEP(k4_route_topk(w->logits, s->tokens, s->experts, s->topk, s->renorm, w->topk_expert, w->topk_weight,
+                       l->stream));
+    MARK(GG_MOE_PERMUTE);
+    STEP(k4_permute(w->topk_expert, s->tokens, s->topk, s->experts, w->chunk_base, w->row_offsets, w->src_token,
+                    w->row_of, l->stream));
+    if (!fused) STEP(k4_gather_rows(l->x, w->src_token, rows, s->d, w->xg, l->stream));
+    MARK(GG_MOE_GEMM1);
+    if (fused) {
+        STEP(k4_gemm1_swiglu(l->x, w->src_token, w->row_offsets, l->w1_packed, w->h, s->tokens, rows, s->experts,
+                             s->d, s->f, l->num_sms, l->stream));
+    } else {
+        STEP(grouped_gemm(l, w->xg, l->w1, w->u, rows, s->experts, s->d, 2 * s->f, w->row_offsets));
+        STEP(k4_swiglu(w->u, rows, s->f, w->h, l->stream));
+    }
+    MARK(GG_MOE_GEMM2);
+    STEP(grouped_gemm(l, w->h, l->w2, w->y, rows, s->experts, s->f, s->d, w->row_offsets));
+    MARK(GG_MOE_COMBINE);
+    STEP(k4_combine(w->y, w->row_of, w->topk_weight, s->tokens, s->topk, s->d, l->out, l->stream));
+    MARK(GG_MOE_STEPS);
+    return cudaSuccess;
+}
+
+/* One GEMM's floor: max(FLOPs at the dense rate, compulsory bytes at the copy bandwidth). */
+static double floor_s(double flops, double bytes, double tflops, double gbps) {
+    const double compute = tflops > 0 ? flops / (tflops * 1e12) : 0, memory = gbps > 0 ? bytes / (gbps * 1e9) : 0;
+    return compute > memory ? compute : memory;
+}
+
+/* The three GEMMs: FLOPs and compulsory bytes (bf16: 2 bytes an element). GEMM1 reads each
+ * token once, its output is H [R x F]; GEMM2 reads H and writes Y [R x d]. */
+static void gemms(const GgMoeShape *s, double flops[3], double bytes[3]) {
+    const double t = s->tokens, r = (double)s->tokens * s->topk, d = s->d, f = s->f, e = s->experts;
+    const double active = r < e ? r : e;
+    flops[0] = 2 * t * d * e;
+    bytes[0] = 2 * (t * d + d * e + t * e);
+    flops[1] = 2 * r * d * 2 * f;
+    bytes[1] = 2 * (t * d + active * d * 2 * f + r * f);
+    flops[2] = 2 * r * f * d;
+    bytes[2] = 2 * (r * f + active * f * d + r * d);
+}
+
+double k4_moe_gemm_flops(const GgMoeShape *s) {
+    double flops[3], bytes[3];
+    gemms(s, flops, bytes);
+    return flops[0] + flops[1] + flops[2];
+}
+
+double k4_moe_floor_us(const GgMoeShape *s, double gemm_tflops, double bw_gbps) {
+    double flops[3], bytes[3], sum = 0;
+    gemms(s, flops, bytes);
+    for (int i = 0; i < 3; ++i) sum += floor_s(flops[i], bytes[i], gemm_tflops, bw_gbps);
+    return sum * 1e6;
+}

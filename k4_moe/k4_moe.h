@@ -1,0 +1,110 @@
+/* k4_moe: the whole Mixture-of-Experts FFN forward around the stage-3 grouped GEMM.
+ *
+ *   X [T x d] --route--> (expert, weight) per token and slot --permute--> routed rows grouped
+ *   by expert --GEMM1 + SwiGLU--> H [R x F] --GEMM2--> Y [R x d] --combine--> out [T x d]
+ *
+ * R = T * topk routed rows. Weights: Wr [d x E], W1 [E x d x 2F] (columns [0, F) gate, [F, 2F)
+ * up), W2 [E x F x d]; every tensor bf16, N contiguous like the stages' B. Two paths share the
+ * route, the permutation, GEMM2 (k3_wgmma, the entry point) and the combine:
+ *   unfused  gather X into Xg [R x d]; k3_wgmma on Xg and W1 -> U [R x 2F]; SwiGLU U -> H;
+ *   fused    k4_gemm1_swiglu.cu: the GEMM1 producer gathers X rows by index and the epilogue
+ *            applies SwiGLU, so neither Xg nor U exists (W1 is packed once, k4_moe_setup).
+ * Everything after setup is enqueued on one stream without a host synchronisation, so the
+ * layer is captured in one CUDA graph and replays with new X (new routing).
+ * Host code is C (k4_moe.c); kernels are k4_moe_steps.cu and k4_gemm1_swiglu.cu. */
+#ifndef K4_MOE_H
+#define K4_MOE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The layer's steps, in order; the per-step timing records an event between them. */
+typedef enum { GG_MOE_ROUTE, GG_MOE_PERMUTE, GG_MOE_GEMM1, GG_MOE_GEMM2, GG_MOE_COMBINE, GG_MOE_STEPS } GgMoeStep;
+extern const char *const gg_moe_step_names[GG_MOE_STEPS]; /* "route", "permute", ... */
+
+typedef struct GgMoeShape {
+    int tokens;   /* T; 0 is a valid, empty layer */
+    int d, f;     /* model width, expert FFN width */
+    int experts, topk;
+    int renorm;   /* 1: weights renormalised over the chosen topk (Mixtral); 0: raw softmax */
+} GgMoeShape;
+
+/* Named shapes (k4_moe.c): mixtral, qwen3, olmoe. */
+typedef struct GgMoeModel {
+    const char *name, *what;
+    int d, f, experts, topk, renorm;
+} GgMoeModel;
+extern const GgMoeModel gg_moe_models[];
+extern const int gg_moe_model_count;
+
+/* Scratch of one forward, carved from one allocation by k4_moe_workspace. */
+typedef struct GgMoeWorkspace {
+    uint16_t *logits;      /* [T x E] bf16, X Wr */
+    int *topk_expert;      /* [T x topk] chosen experts, best first */
+    float *topk_weight;    /* [T x topk] their weights */
+    int *chunk_base;       /* [chunks x E] rows of each expert in earlier chunks of assignments */
+    int *row_offsets;      /* [E + 1] expert e owns routed rows [off[e], off[e + 1]) */
+    int *route_offsets;    /* [2] = {0, T}: the router GEMM is a grouped GEMM of one expert */
+    int *src_token;        /* [R] routed row -> token */
+    int *row_of;           /* [T x topk] (token, slot) -> routed row */
+    uint16_t *xg;          /* [R x d] gathered X (unfused only) */
+    uint16_t *u;           /* [R x 2F] gate | up (unfused only) */
+    uint16_t *h;           /* [R x F] SwiGLU output */
+    uint16_t *y;           /* [R x d] GEMM2 output, one row per (token, slot) */
+} GgMoeWorkspace;
+
+typedef struct GgMoeLayer {
+    GgMoeShape s;
+    const uint16_t *x, *wr, *w1, *w2;
+    uint16_t *w1_packed;   /* [E x d x 2F]: W1 with gate and up columns interleaved by tile */
+    uint16_t *out;         /* [T x d] */
+    GgMoeWorkspace ws;
+    int num_sms;
+    cudaStream_t stream;
+} GgMoeLayer;
+
+/* 1 if both paths can run this shape; else 0 and one line in why (top-k outside 1..E, E above
+ * the supported maximum or not a multiple of 8, d or F off the kernels' alignment). */
+int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len);
+/* Bytes of workspace for shape s (fused = 0 adds Xg and U), and the carving of base. */
+size_t k4_moe_workspace_bytes(const GgMoeShape *s, int fused);
+void k4_moe_workspace(void *base, const GgMoeShape *s, int fused, GgMoeWorkspace *ws);
+/* Once per set of weights: pack W1 for the fused path and write route_offsets. */
+cudaError_t k4_moe_setup(const GgMoeLayer *l);
+/* One forward. marks: NULL, or GG_MOE_STEPS + 1 events recorded before each step and after
+ * the last (the per-step breakdown). */
+cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks);
+
+/* FLOPs of the layer's three GEMMs (router, GEMM1, GEMM2), and the layer's roofline floor in
+ * microseconds: the sum over the three of max(FLOPs / gemm_tflops, compulsory bytes / bw),
+ * counting every expert as receiving rows (each of its weights is read once). */
+double k4_moe_gemm_flops(const GgMoeShape *s);
+double k4_moe_floor_us(const GgMoeShape *s, double gemm_tflops, double bw_gbps);
+
+/* The kernels' launchers (k4_moe_steps.cu, k4_gemm1_swiglu.cu). */
+cudaError_t k4_route_topk(const uint16_t *logits, int tokens, int experts, int topk, int renorm,
+                          int *topk_expert, float *topk_weight, cudaStream_t st);
+cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, int *chunk_base,
+                       int *row_offsets, int *src_token, int *row_of, cudaStream_t st);
+cudaError_t k4_gather_rows(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg,
+                           cudaStream_t st);
+cudaError_t k4_swiglu(const uint16_t *u, int rows, int f, uint16_t *h, cudaStream_t st);
+cudaError_t k4_combine(const uint16_t *y, const int *row_of, const float *topk_weight, int tokens,
+                       int topk, int d, uint16_t *out, cudaStream_t st);
+cudaError_t k4_pack_w1(const uint16_t *w1, int experts, int d, int f, uint16_t *w1_packed,
+                       cudaStream_t st);
+cudaError_t k4_set_route_offsets(int *route_offsets, int tokens, cudaStream_t st);
+cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
+                            const uint16_t *w1_packed, uint16_t *h, int tokens, int rows,
+                            int experts, int d, int f, int num_sms, cudaStream_t st);
+/* Assignments (token, slot) per permutation chunk, and the fused kernel's packing width. */
+enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_MAX_EXPERTS = 256 };
+
+#ifdef __cplusplus
+}
+#endif
+#endif
