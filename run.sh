@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: build everything; on a GPU run the sweep (every case set of harness/cases.csv:
 # every stage this GPU can run, cuBLAS peers, torch._grouped_mm when PyTorch is present) into
-# results/<gpu>/sweep.csv, record the kernels' resources, rewrite the README tables, and redraw
+# results/<gpu>/sweep.csv, record the kernels' resources, run the MoE layer (k4_moe, and eager
+# PyTorch when present) into results/<gpu>/moe.csv, rewrite the README tables, and redraw
 # the figures. Needs only the CUDA toolkit, CMake and a C/C++ compiler; each optional part that
 # is missing is skipped with one line naming the package that brings it.
 set -euo pipefail
@@ -36,6 +37,22 @@ if name=$($bin device 2>/dev/null); then
         [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
     else
         skip "PyTorch not found: the torch_grouped_mm peer is not run (pip install torch)"
+    fi
+    # k4_moe: the whole MoE FFN layer (route, permute, GEMM1, GEMM2, combine) per model and token
+    # count, fused and unfused, then the same cases in eager PyTorch.
+    moe="results/$slug/moe.csv"
+    moe_tokens=256,4096,16384
+    echo "== moe layer on $name -> $moe"
+    $bin moe --model all --tokens $moe_tokens --out "$moe"
+    if [ $have_python -eq 1 ] && python3 -c 'import torch' 2>/dev/null; then
+        cases=$(mktemp)
+        $bin moe --model all --tokens $moe_tokens --list >"$cases"
+        rc=0
+        python3 harness/peers/torch_moe.py --csv "$moe" --cases "$cases" || rc=$?
+        rm -f "$cases"
+        [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
+    else
+        skip "PyTorch not found: the torch_moe peer is not run (pip install torch)"
     fi
 else
     echo "== no GPU here ($($bin device 2>&1 || true)): tables and figures from the committed results/"

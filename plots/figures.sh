@@ -4,7 +4,9 @@
 # (the model's η and compulsory bytes). plots/figdata.py writes the tables the scripts read.
 # Usage: plots/figures.sh BUILD_DIR [RESULTS_DIR]  (RESULTS_DIR defaults to results/h200).
 # Figures: fig01-stage-progression.png, fig03-tile-quantization.png, fig07-bm-resources.png,
-# fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png (each by plots/<name>.gp).
+# fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png (each by plots/<name>.gp);
+# from RESULTS_DIR/moe.csv (k4_moe's layer and the torch_moe peer, read by the scripts directly),
+# fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing.
 # Skips with one line (exit 0) when gnuplot or python3 is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,3 +26,17 @@ for name in fig01-stage-progression fig03-tile-quantization fig07-bm-resources f
     gnuplot -e "dir='$tmp'; out='$root/results/figures/$name.png'" "$root/plots/$name.gp"
     echo "== figure: results/figures/$name.png"
 done
+# The MoE layer (k4_moe): one line instead of the figure when the run did not write its rows.
+moe=$res/moe.csv
+if [ -e "$moe" ]; then
+    gnuplot -e "csv='$moe'; out='$root/results/figures/fig18-moe-steps.png'" "$root/plots/fig18-moe-steps.gp"
+    echo "== figure: results/figures/fig18-moe-steps.png"
+    if grep -q '^torch_moe,' "$moe"; then
+        gnuplot -e "csv='$moe'; out='$root/results/figures/fig19-moe-speedup.png'" "$root/plots/fig19-moe-speedup.gp"
+        echo "== figure: results/figures/fig19-moe-speedup.png"
+    else
+        echo "== skip: no torch_moe rows in ${moe#"$root"/}: fig19-moe-speedup not redrawn (pip install torch, then ./run.sh on a GPU)"
+    fi
+else
+    echo "== skip: no ${moe#"$root"/}: fig18-moe-steps and fig19-moe-speedup not redrawn (./run.sh on a GPU writes it)"
+fi

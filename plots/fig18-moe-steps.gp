@@ -1,0 +1,88 @@
+# Figure 18: where the MoE layer's time goes. Per model (columns) and token count (rows), one stacked
+# bar per implementation: k4_moe fused, k4_moe unfused, torch_moe eager; the segments are the
+# per-step medians (route, permute, GEMM1, GEMM2, combine, each timed between CUDA events in reps
+# of their own), the black tick the whole layer's median (timed without the events), the dashed
+# line the layer's roofline floor. Each panel has its own y range: Mixtral's layer is ~10x the others.
+# Data: results/<gpu>/moe.csv as written (ggemm moe, then harness/peers/torch_moe.py), read directly.
+# usage: gnuplot -e "csv='results/h200/moe.csv'; out='results/figures/fig18-moe-steps.png'" plots/fig18-moe-steps.gp
+models = "mixtral qwen3 olmoe"
+tokens = "4096 16384"
+nm = words(models)
+nt = words(tokens)
+device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
+set datafile separator ","
+
+# One pass over the CSV: each panel's highest point (bar top, whole-layer tick or floor) and each
+# model's shape, for the y ranges and the panel titles.
+array ymax[nm * nt]
+array shape[nm]
+do for [i=1:nm*nt] { ymax[i] = 0 }
+do for [i=1:nm] { shape[i] = "" }
+mi(m) = sum [i=1:nm] (word(models, i) eq m ? i : 0)
+ti(t) = sum [i=1:nt] (word(tokens, i) + 0 == t ? i : 0)
+panel(m, t) = (mi(m) && ti(t) ? (ti(t) - 1) * nm + mi(m) : 0)
+steps(dummy) = column("route_us") + column("permute_us") + column("gemm1_us") + column("gemm2_us") + column("combine_us")
+top(dummy) = (steps(0) > column("time_us_median") ? steps(0) : column("time_us_median"))
+top2(dummy) = (top(0) > column("floor_us") ? top(0) : column("floor_us"))
+set table $null
+plot csv using (p = panel(strcol("model"), column("tokens")), \
+                (p && top2(0) > ymax[p] ? ymax[p] = top2(0) : 0), \
+                (mi(strcol("model")) ? shape[mi(strcol("model"))] = sprintf("d=%d, F=%d, %d experts, top-%d", \
+                    column("d"), column("f"), column("experts"), column("topk")) : ""), 0):(0) with table
+unset table
+keyp = 0  # the panel that draws the legend: the first with data
+do for [i=nm*nt:1:-1] { if (ymax[i] > 0) { keyp = i } }
+
+set terminal pngcairo size 1600,950 font "sans,12"
+set output out
+set termoption noenhanced
+set encoding utf8
+set style fill solid 0.9 border -1
+set grid ytics
+set xrange [-0.6:2.6]
+set xtics ("k4_moe\nfused" 0, "k4_moe\nunfused" 1, "torch_moe\neager" 2) nomirror
+set ytics nomirror
+# x of a row's bar: its implementation and path; NaN for rows of other panels.
+bar(m, t) = (strcol("model") eq m && column("tokens") == t ? \
+             (strcol("impl") eq "k4_moe" ? (strcol("path") eq "fused" ? 0 : strcol("path") eq "unfused" ? 1 : NaN) : \
+              strcol("impl") eq "torch_moe" ? 2 : NaN) : NaN)
+names = "route permute GEMM1 GEMM2 combine"  # the stack, bottom to top
+cols = "route_us permute_us gemm1_us gemm2_us combine_us"
+colors = "#9467bd #8c564b #1f77b4 #17becf #e377c2"
+below(j) = (j == 1 ? 0 : sum [i=1:j-1] column(word(cols, i)))
+w = 0.3
+set multiplot layout nt,nm margins 0.06,0.86,0.1,0.88 spacing 0.05,0.13 \
+    title sprintf("MoE FFN layer on %s: time per step (stacked medians), whole-layer median and roofline floor", device) \
+    font "sans,14"
+do for [r=1:nt] {
+  do for [c=1:nm] {
+    m = word(models, c)
+    t = word(tokens, r) + 0
+    p = (r - 1) * nm + c
+    set title sprintf("%s, T = %d tokens\n%s", m, t, shape[c]) font "sans,12"
+    set ylabel (c == 1 ? "time, µs" : "")
+    set xlabel (r == nt ? "implementation, path" : "") offset 0,-0.5
+    # One legend for the figure, drawn in the strip right of the panels.
+    if (p == keyp) { set key at screen 0.87, 0.5 left center vertical Left reverse samplen 2 spacing 1.3 } else { unset key }
+    if (ymax[p] > 0) {
+      set yrange [0:ymax[p] * 1.12]
+      plot for [j=1:5] csv using (bar(m, t)):(below(j) + column(word(cols, j)) / 2):(bar(m, t) - w):(bar(m, t) + w): \
+               (below(j)):(below(j) + column(word(cols, j))) with boxxyerror lc rgb word(colors, j) title word(names, j), \
+           csv using (bar(m, t) - w - 0.04):"time_us_median":(2 * w + 0.08):(0) with vectors nohead lw 3 \
+               lc rgb "#000000" title "whole layer", \
+           csv using (bar(m, t)):"time_us_median":(sprintf("%.0f", column("time_us_median"))) with labels \
+               offset 0,0.7 font "sans,10" notitle, \
+           csv using (bar(m, t) >= 0 ? -0.6 : NaN):"floor_us":(3.2):(0) with vectors nohead lw 2 dt 2 \
+               lc rgb "#ff7f0e" title "roofline floor"
+    } else {
+      # Nothing measured for this panel: say so instead of an empty frame with a meaningless axis.
+      set yrange [0:1]
+      unset ytics
+      set label 1 "not measured" at 1, 0.5 center
+      plot NaN notitle
+      unset label 1
+      set ytics nomirror
+    }
+  }
+}
+unset multiplot
