@@ -10,10 +10,14 @@
  *     rows hold its tokens in increasing order; row_of points back to the row of each (token, slot).
  *  3. Output. The layer in fp32 on the GPU (cuBLAS per expert) over the checked routing: U =
  *     Xg W1 in fp32, H = bf16(silu(gate) up) rounded like the layer's, Y = H W2 in fp32, out =
- *     sum_j w_tj Y. Tolerance |out - ref| <= 2^-6 rms(ref) + 2^-7 |ref|: the layer's Y and out
- *     are bf16 (2^-9 relative each), and the unfused path also rounds gate and up to bf16
- *     before SwiGLU (about 2^-8 relative on H, spread over F terms of each Y). Small shapes
- *     are also compared with an fp64 CPU reference of the same layer, same tolerance. */
+ *     sum_j w_tj Y. Tolerance |out - ref| <= 2^-5 rms(ref) + 2^-7 |ref|. The second term covers
+ *     the layer's bf16 Y and out (2^-9 relative each). The first covers H: where the layer's
+ *     pre-rounding H differs from the reference's by a little (fp32 sums in another order; the
+ *     unfused path also rounds gate and up to bf16 first) the two round to neighbouring bf16
+ *     values, 2^-8 relative apart, in up to about half of H's elements. Through F terms of
+ *     random sign that is about 2^-8.5 rms(Y) per output, and the largest of 10^7..10^8
+ *     outputs lies about six standard deviations out: 2^-5.9 rms. Small shapes are also
+ *     compared with an fp64 CPU reference of the same layer, same tolerance. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,7 +251,7 @@ static void compare(const uint16_t *out, const float *ref32, const double *ref64
         sq += v * v;
         max_ref = fmax(max_ref, fabs(v));
     }
-    const double rms = n ? sqrt(sq / n) : 0, atol = ldexp(rms, -6), rtol = ldexp(1.0, -7);
+    const double rms = n ? sqrt(sq / n) : 0, atol = ldexp(rms, -5), rtol = ldexp(1.0, -7);
     for (size_t i = 0; i < n; ++i) {
         const double v = ref64 ? ref64[i] : ref32[i], o = bf16_to_float(out[i]), err = fabs(o - v);
         if (!(err <= atol + rtol * fabs(v))) { /* NaN (unwritten) fails too */
@@ -295,8 +299,11 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
     }
     char *dv = dev;
     if (!rc) rc = gemm_ref(l->x, l->wr, (float *)(dv + o_logits), (int)T, (int)E, (int)d);
+    /* The reference kernels and cuBLAS run on the layer's stream, which does not order with
+     * the legacy default stream of cudaMemcpy: wait for it before each copy. */
 #define D2H(dst, src, bytes) \
-    if (!rc && cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) { \
+    if (!rc && (cudaStreamSynchronize(l->stream) != cudaSuccess || \
+                cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)) { \
         gg_error_set("copying %s to the host failed", #src); \
         rc = GG_EXIT_CHECK; \
     }
