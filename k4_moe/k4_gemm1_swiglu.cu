@@ -13,16 +13,16 @@
 //    B bytes, and one cp.async.mbarrier.arrive.noinc per producer thread, which fires when that
 //    thread's copies have landed. cp.async writes through the generic proxy and wgmma reads
 //    through the async proxy, so each consumer fences (fence.proxy.async) after its wait.
-// 3. SwiGLU in the epilogue. W1 is packed once (k4_pack_w1): packed column block b (256 wide)
-//    holds gate columns [128b, 128b + 128) then the same up columns. In the wgmma accumulator,
-//    column c and column c + 128 sit in the same thread, 64 registers apart, so
-//    h = silu(gate) * up is computed in registers and only the 128 H columns are stored.
+// 3. SwiGLU in the epilogue. W1 is packed once (k4_pack_w1): in every 256-column block the
+//    64-column panels alternate gate, up, gate, up, so each gate column has its up column one
+//    panel (32 accumulator registers of the same thread) to its right: h = silu(gate) * up is
+//    computed in registers and only the 128 H columns of the block are stored.
 //
 // Block tile   128 (or 64) rows x 256 packed columns (128 H columns) x 64 k.
 //              128-row tile: consumer c computes rows 64c .. 64c + 63 (wgmma.m64n256k16).
 //              64-row tile (an expert's remainder of 1..64 rows, when the schedule is adaptive):
-//              consumer 0 computes it alone, consumer 1 follows the ring idle (the gate/up pairing
-//              forbids k3's column split, which would give one consumer only gate columns).
+//              split by columns like k3's, at a gate/up pair: consumer c computes all 64 rows of
+//              pair c (wgmma.m64n128k16), 64 H columns each.
 // Threads      384 = producer warpgroup (setmaxnreg.dec 40) + 2 consumer warpgroups (232).
 // Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack.
 // Preconditions  d % 64 == 0; F % 128 == 0; experts <= 256; X, W1, H 16-byte aligned.
@@ -48,6 +48,7 @@ namespace {
 
 constexpr int BLOCK_M = 128, BLOCK_N = 2 * K4_PACK_N, BLOCK_K = 64, WG_ROWS = 64;
 constexpr int H_N = K4_PACK_N;                            // H columns per tile
+static_assert(K4_GLU_PANEL == 64, "gate/up interleave = one 64-column B panel (swiglu below)");
 constexpr int THREADS = 384, WG_THREADS = 128, CONSUMER_WARPS = 8;
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 constexpr int PANEL_N = 64, PANELS = BLOCK_N / PANEL_N;
@@ -69,6 +70,53 @@ static_assert(CONSUMER_REGS * 2 * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 655
 using Schedule = gg::TileSchedule<K4_MAX_EXPERTS>;
 
 __device__ __forceinline__ float silu(float g) { return g / (1.0f + __expf(-g)); }
+
+// SwiGLU on an m64nN accumulator of N packed columns: panels alternate gate, up (64 columns
+// each, k4_pack_w1), and a 64-column panel is 32 registers (4 per 8 columns, gg_fragments.h),
+// so gate register i of pair q pairs with up register i + 32. H panel q lands in registers
+// 32q .. 32q + 31: the layout gg::wgmma_store_warp_rows reads. Pair 0 is read before pair 1
+// overwrites registers 32..63.
+template <int N>
+__device__ __forceinline__ void swiglu(float (&acc)[ACC]) {
+#pragma unroll
+    for (int q = 0; q < N / (2 * PANEL_N); ++q)
+#pragma unroll
+        for (int i = 0; i < PANEL_N / 2; ++i) acc[32 * q + i] = silu(acc[64 * q + i]) * acc[64 * q + 32 + i];
+}
+
+// A consumer warpgroup's walk over the ring (k3's ConsumerRing, without the pairs).
+struct Consumer {
+    uint64_t *full, *empty;
+    uint32_t base;  // shared address of stage 0
+    bool leader;    // lane 0: arrives for its warp
+    GgPipe pipe = {0, 0};
+    // One tile: N packed columns from B offset b_off, A from a_off, into acc[0 .. N/2 - 1].
+    template <int N>
+    __device__ __forceinline__ void mma(float (&acc)[ACC], uint32_t a_off, uint32_t b_off, int k_blocks) {
+        int prev_stage = 0;
+        for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+            gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+            gg::fence_proxy_async_smem();  // the gathered rows were written by cp.async
+            const uint32_t stage = base + pipe.stage * STAGE_BYTES;
+            const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(stage + a_off);
+            const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(stage + A_BYTES + b_off, PANEL_BYTES);
+            gg::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 16; ++kk)
+                gg::wgmma_m64k16_bf16<N, 0, 1>(acc, gg_wgmma_desc_advance(desc_a, kk * GG_WGMMA_KMAJOR_K16_BYTES),
+                                               gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES),
+                                               (kb > 0 || kk > 0) ? 1 : 0);
+            gg::wgmma_commit_group();
+            gg::wgmma_wait_group<1>();  // the previous stage's MMAs have read their operands
+            if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
+            prev_stage = pipe.stage;
+        }
+        gg::wgmma_wait_group<0>();
+        if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+        for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
+    }
+};
 
 __global__ void __launch_bounds__(THREADS, 1)
 gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t *__restrict__ x,
@@ -131,53 +179,25 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t 
         gg::setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
         const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-        const bool leader = lane == 0;
         uint8_t *staging = smem + STAGES * STAGE_BYTES + (c * 4 + warp) * gg::WGMMA_STORE_STAGING_BYTES;
-        const uint32_t base = gg::smem_u32(smem);
-        GgPipe pipe = {0, 0};
+        Consumer ring{full, empty, gg::smem_u32(smem), lane == 0};
         float acc[ACC];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
-            // 128-row tile: both consumers, one 64-row half each. 64-row tile: consumer 0 only;
-            // consumer 1 follows the ring without reading it.
-            if (tile.height != BLOCK_M && c == 1) {
-                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
-                    gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
-                    if (leader) gg::mbarrier_arrive(&empty[pipe.stage]);
-                }
-                continue;
+            int row = tile.row0 + warp * gg::WGMMA_STORE_ROWS, col = tile.col0 / 2;
+            if (tile.height == BLOCK_M) {
+                // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
+                ring.mma<BLOCK_N>(acc, c * WG_ROWS * ROW_BYTES, 0, k_blocks);
+                row += c * WG_ROWS;
+                swiglu<BLOCK_N>(acc);
+                gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
+            } else {
+                // 64-row tile: consumer c takes gate/up panel pair c (128 packed columns = 64 H
+                // columns), so both consumers work, each on its own pair.
+                ring.mma<BLOCK_N / 2>(acc, 0, c * 2 * PANEL_BYTES, k_blocks);
+                swiglu<BLOCK_N / 2>(acc);
+                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + c * PANEL_N, lane);
             }
-            int prev_stage = 0;
-            for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
-                gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
-                gg::fence_proxy_async_smem();  // the gathered rows were written by cp.async
-                const uint32_t a_addr = base + pipe.stage * STAGE_BYTES + c * WG_ROWS * ROW_BYTES;
-                const uint64_t desc_a = gg_wgmma_desc_a_kmajor_sw128(a_addr);
-                const uint64_t desc_b =
-                    gg_wgmma_desc_b_mnmajor_sw128(base + pipe.stage * STAGE_BYTES + A_BYTES, PANEL_BYTES);
-                gg::wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BLOCK_K / 16; ++kk)
-                    gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(
-                        acc, gg_wgmma_desc_advance(desc_a, kk * GG_WGMMA_KMAJOR_K16_BYTES),
-                        gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES),
-                        (kb > 0 || kk > 0) ? 1 : 0);
-                gg::wgmma_commit_group();
-                gg::wgmma_wait_group<1>();  // the previous stage's MMAs have read their operands
-                if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
-                prev_stage = pipe.stage;
-            }
-            gg::wgmma_wait_group<0>();
-            if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) gg::wgmma_fence_operand(acc[i]);
-            // Gate column j is register i, up column j + 128 register i + ACC / 2 (4 registers
-            // per 8 columns, gg_fragments.h): SwiGLU in place into the first half.
-#pragma unroll
-            for (int i = 0; i < ACC / 2; ++i) acc[i] = silu(acc[i]) * acc[i + ACC / 2];
-            const int warp_row = (tile.height == BLOCK_M ? c * WG_ROWS : 0) + warp * gg::WGMMA_STORE_ROWS;
-            gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, tile.row0 + warp_row,
-                                                     tile.rows - warp_row, tile.col0 / 2, lane);
         }
     }
 }

@@ -60,7 +60,7 @@ typedef struct GgMoeWorkspace {
 typedef struct GgMoeLayer {
     GgMoeShape s;
     const uint16_t *x, *wr, *w1, *w2;
-    uint16_t *w1_packed;   /* [E x d x 2F]: W1 with gate and up columns interleaved by tile */
+    uint16_t *w1_packed;   /* [E x d x 2F]: W1 with gate and up columns interleaved every 64 */
     uint16_t *out;         /* [T x d] */
     GgMoeWorkspace ws;
     int num_sms;
@@ -101,8 +101,9 @@ cudaError_t k4_set_route_offsets(int *route_offsets, int tokens, cudaStream_t st
 cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
                             const uint16_t *w1_packed, uint16_t *h, int tokens, int rows,
                             int experts, int d, int f, int num_sms, cudaStream_t st);
-/* Assignments (token, slot) per permutation chunk, and the fused kernel's packing width. */
-enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_MAX_EXPERTS = 256 };
+/* Assignments (token, slot) per permutation chunk; H columns per fused GEMM1 tile; the width of
+ * W1's gate/up interleave in its packed copy; the most experts (the device schedule's table). */
+enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256 };
 
 #ifdef __cplusplus
 }
