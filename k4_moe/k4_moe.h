@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
+#include "gg_hd.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -104,6 +106,16 @@ cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *
 /* Assignments (token, slot) per permutation chunk; H columns per fused GEMM1 tile; the width of
  * W1's gate/up interleave in its packed copy; the most experts (the device schedule's table). */
 enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256 };
+
+/* The column of W1 [.. x 2F] that packed column c holds (k4_pack_w1): panels of K4_GLU_PANEL
+ * columns alternate gate, up, so packed panel 2p is gate columns [64p, 64p + 64) and panel
+ * 2p + 1 the same up columns, F further on. tests/suite_moe.c checks it on the CPU. */
+GG_HD int k4_packed_w1_column(int c, int f) {
+    const int panel = c / K4_GLU_PANEL;         /* which 64-column panel of the packed row */
+    const int up = panel % 2;                   /* odd panels: up columns */
+    const int pair = panel / 2;                 /* gate/up pair = 64-column panel of H */
+    return up * f + pair * K4_GLU_PANEL + c % K4_GLU_PANEL;
+}
 
 #ifdef __cplusplus
 }

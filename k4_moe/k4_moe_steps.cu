@@ -216,17 +216,12 @@ __global__ void combine_kernel(const uint4 *__restrict__ y, const int *__restric
     }
 }
 
-// ---- setup: W1's packed copy. Gate and up columns alternate in panels of G = K4_GLU_PANEL:
-// packed panel 2p holds gate columns [G p, G p + G), panel 2p + 1 the same up columns
-// [F + G p, F + G p + G) ----
+// ---- setup: W1's packed copy, gate and up interleaved every K4_GLU_PANEL columns
+// (k4_packed_w1_column) ----
 __global__ void pack_w1_kernel(const uint16_t *__restrict__ w1, size_t rows, int f, uint16_t *__restrict__ w1p) {
     const int n2 = 2 * f;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows * n2; i += (size_t)gridDim.x * blockDim.x) {
-        const size_t r = i / n2;
-        const int c = (int)(i % n2), panel = c / K4_GLU_PANEL, in = c % K4_GLU_PANEL;
-        const int src = (panel % 2 ? f : 0) + panel / 2 * K4_GLU_PANEL + in;
-        w1p[i] = w1[r * n2 + src];
-    }
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < rows * n2; i += (size_t)gridDim.x * blockDim.x)
+        w1p[i] = w1[i / n2 * n2 + k4_packed_w1_column((int)(i % n2), f)];
 }
 
 __global__ void set_route_offsets_kernel(int *off, int tokens) {

@@ -18,6 +18,7 @@ Suite *layouts_suite(void);
 Suite *schedule_suite(void);
 Suite *entry_suite(void);
 Suite *trace_suite(void);
+Suite *moe_suite(void);
 
 /* ---------------- skew split ---------------- */
 START_TEST(split_sums_and_is_monotone) {
@@ -397,6 +398,7 @@ int main(void) {
     SRunner *r = srunner_create(model_suite());
     srunner_add_suite(r, harness_suite());
     srunner_add_suite(r, swizzle_suite());
+    srunner_add_suite(r, moe_suite());
     srunner_add_suite(r, desc_sm90_suite());
     srunner_add_suite(r, desc_sm100_suite());
     srunner_add_suite(r, props_suite());
