@@ -19,6 +19,21 @@ export GG_COMMIT=${GG_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || ech
 
 have_python=0
 command -v python3 >/dev/null && have_python=1
+# A PyTorch peer (harness/peers/SCRIPT.py): `ggemm ARGS...` lists its cases, it appends its rows to
+# CSV. Exit 77 (no GPU or no torch._grouped_mm) is a skip; without torch, one line.
+peer() {
+    local script=$1 out=$2 cases rc=0
+    shift 2
+    if [ $have_python -eq 1 ] && python3 -c 'import torch' 2>/dev/null; then
+        cases=$(mktemp)
+        $bin "$@" >"$cases"
+        python3 "harness/peers/$script.py" --csv "$out" --cases "$cases" || rc=$?
+        rm -f "$cases"
+        [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
+    else
+        skip "PyTorch not found: the $script peer is not run (pip install torch)"
+    fi
+}
 slug=
 if name=$($bin device 2>/dev/null); then
     slug=$(echo "$name" | awk '{print tolower($NF)}')
@@ -28,32 +43,14 @@ if name=$($bin device 2>/dev/null); then
     $bin sweep --out "$csv"
     $bin list --format csv >"results/$slug/kernels.csv"
     echo "== resources -> results/$slug/kernels.csv"
-    if [ $have_python -eq 1 ] && python3 -c 'import torch' 2>/dev/null; then
-        cases=$(mktemp)
-        $bin cases --kernels torch_grouped_mm --format csv >"$cases"
-        rc=0
-        python3 harness/peers/torch_grouped_mm.py --csv "$csv" --cases "$cases" || rc=$?
-        rm -f "$cases"
-        [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
-    else
-        skip "PyTorch not found: the torch_grouped_mm peer is not run (pip install torch)"
-    fi
+    peer torch_grouped_mm "$csv" cases --kernels torch_grouped_mm --format csv
     # k4_moe: the whole MoE FFN layer (route, permute, GEMM1, GEMM2, combine) per model and token
     # count, fused and unfused, then the same cases in eager PyTorch.
     moe="results/$slug/moe.csv"
     moe_tokens=256,4096,16384
     echo "== moe layer on $name -> $moe"
     $bin moe --model all --tokens $moe_tokens --out "$moe"
-    if [ $have_python -eq 1 ] && python3 -c 'import torch' 2>/dev/null; then
-        cases=$(mktemp)
-        $bin moe --model all --tokens $moe_tokens --list >"$cases"
-        rc=0
-        python3 harness/peers/torch_moe.py --csv "$moe" --cases "$cases" || rc=$?
-        rm -f "$cases"
-        [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
-    else
-        skip "PyTorch not found: the torch_moe peer is not run (pip install torch)"
-    fi
+    peer torch_moe "$moe" moe --model all --tokens $moe_tokens --list
 else
     echo "== no GPU here ($($bin device 2>&1 || true)): tables and figures from the committed results/"
 fi

@@ -12,10 +12,11 @@ order, and its metadata lines give the ceilings for the roofline column.
 usage: torch_grouped_mm.py --csv results/h200/sweep.csv --cases CASES.csv [--reps 30] [--warmup 5]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU or no torch._grouped_mm.
 """
-import argparse
 import csv
 import math
 import sys
+
+import peer_args
 
 
 def read_sweep(path):
@@ -38,26 +39,8 @@ def read_cases(path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", required=True, help="sweep CSV to append to (its metadata gives the ceilings)")
-    ap.add_argument("--cases", required=True, help="output of ggemm cases --kernels torch_grouped_mm --format csv")
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    try:
-        args = ap.parse_args()
-    except SystemExit as e:
-        sys.exit(2 if e.code else 0)
-    if args.reps < 1 or args.warmup < 0:
-        print("torch_grouped_mm: --reps must be >= 1 and --warmup >= 0", file=sys.stderr)
-        sys.exit(2)
-    try:
-        import torch
-    except ImportError:
-        print("torch_grouped_mm: skip: torch is not installed", file=sys.stderr)
-        sys.exit(77)
-    if not torch.cuda.is_available() or not hasattr(torch, "_grouped_mm"):
-        print("torch_grouped_mm: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
-        sys.exit(77)
+    args, torch = peer_args.parse("torch_grouped_mm", __doc__, "sweep CSV to append to (its metadata gives the ceilings)",
+                                  "output of ggemm cases --kernels torch_grouped_mm --format csv")
     try:
         meta, columns = read_sweep(args.csv)
         cases = read_cases(args.cases)

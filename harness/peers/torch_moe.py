@@ -15,10 +15,11 @@ per-step medians; rows are appended to moe.csv in its own column order (impl tor
 usage: torch_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no torch._grouped_mm.
 """
-import argparse
 import csv
 import math
 import sys
+
+import peer_args
 
 STEPS = ("route", "permute", "gemm1", "gemm2", "combine")
 
@@ -164,26 +165,8 @@ def run_case(torch, case, args, flush):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", required=True, help="moe.csv written by ggemm moe, to append to")
-    ap.add_argument("--cases", required=True, help="output of ggemm moe --model all --tokens ... --list")
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    try:
-        args = ap.parse_args()
-    except SystemExit as e:
-        sys.exit(2 if e.code else 0)
-    if args.reps < 1 or args.warmup < 0:
-        print("torch_moe: --reps must be >= 1 and --warmup >= 0", file=sys.stderr)
-        sys.exit(2)
-    try:
-        import torch
-    except ImportError:
-        print("torch_moe: skip: torch is not installed", file=sys.stderr)
-        sys.exit(77)
-    if not torch.cuda.is_available() or not hasattr(torch, "_grouped_mm"):
-        print("torch_moe: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
-        sys.exit(77)
+    args, torch = peer_args.parse("torch_moe", __doc__, "moe.csv written by ggemm moe, to append to",
+                                  "output of ggemm moe --model all --tokens ... --list")
     try:
         columns = read_header(args.csv)
         cases = read_cases(args.cases)

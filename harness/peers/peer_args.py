@@ -1,0 +1,30 @@
+"""What every PyTorch peer starts with: its command line (--csv, --cases, --reps, --warmup) and a
+torch that can run torch._grouped_mm on a GPU. Bad usage exits 2; no torch, GPU or
+torch._grouped_mm exits 77 (a skip), each with one line on stderr."""
+import argparse
+import sys
+
+
+def parse(name, doc, csv_help, cases_help):
+    """(args, torch) for the peer `name` whose module docstring is `doc`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--csv", required=True, help=csv_help)
+    ap.add_argument("--cases", required=True, help=cases_help)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    try:
+        args = ap.parse_args()
+    except SystemExit as e:
+        sys.exit(2 if e.code else 0)
+    if args.reps < 1 or args.warmup < 0:
+        print(f"{name}: --reps must be >= 1 and --warmup >= 0", file=sys.stderr)
+        sys.exit(2)
+    try:
+        import torch
+    except ImportError:
+        print(f"{name}: skip: torch is not installed", file=sys.stderr)
+        sys.exit(77)
+    if not torch.cuda.is_available() or not hasattr(torch, "_grouped_mm"):
+        print(f"{name}: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
+        sys.exit(77)
+    return args, torch
