@@ -13,6 +13,14 @@ typedef struct GgMoeEdgeLayer {
 extern const GgMoeEdgeLayer gg_moe_edge_layers[];
 extern const int gg_moe_edge_layer_count;
 
+/* The reference's elementwise steps (moe_ref.cu) and the scaled input fill (fill.cu). */
+cudaError_t gg_fill_uniform_scaled_bf16(uint16_t *p, size_t n, unsigned long long seed, float scale,
+                                        cudaStream_t stream);
+cudaError_t gg_moe_ref_gather(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg, cudaStream_t st);
+cudaError_t gg_moe_ref_swiglu(const float *u, int rows, int f, uint16_t *h, cudaStream_t st);
+cudaError_t gg_moe_ref_combine(const float *y, const int *row_of, const float *w, int tokens, int topk, int d,
+                               float *out, cudaStream_t st);
+
 enum { GG_MOE_BUFS = 7 }; /* X, Wr, W1, W1 packed, W2, out, workspace */
 
 typedef struct GgMoeRun {

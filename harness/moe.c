@@ -1,23 +1,25 @@
 /* The MoE layer (k4_moe) in the harness: its buffers, inputs, check, timing and graph replay.
  *
  * The check, after one forward, in three parts:
- *  1. Routing. Reference logits X Wr in fp32 (cuBLAS). For every token the chosen experts are
- *     distinct, and no unchosen expert's reference logit beats a chosen one by more than the
- *     layer's bf16 logits can hide: a swap needs |l_a - l_b| <= ulp-level rounding of both,
- *     so the test allows 2^-8 (|l_a| + |l_b|) + 1e-6 d. The weights equal the softmax (renormalised
- *     or not) of the layer's own bf16 logits, recomputed in double: 1e-5 + 1e-4 |w|.
+ *  1. Routing. Reference logits X Wr in fp32 (cuBLAS). Each of the layer's bf16 logits is its
+ *     reference rounded: within 2^-8 |ref| + 1e-5 (bf16 keeps 8 significant bits; fp32 sums
+ *     in another order add next to nothing). For every token the chosen experts are distinct,
+ *     and no unchosen expert's reference logit beats a chosen one by more than that rounding
+ *     can hide: 2^-8 (|l_a| + |l_b|) + 1e-6 d. The weights equal the softmax (renormalised or
+ *     not) of the layer's own bf16 logits, recomputed in double: 1e-5 + 1e-4 |w|.
  *  2. Permutation, exactly: row offsets = the scan of the per-expert counts; each expert's
  *     rows hold its tokens in increasing order; row_of points back to the row of each (token, slot).
  *  3. Output. The layer in fp32 on the GPU (cuBLAS per expert) over the checked routing: U =
  *     Xg W1 in fp32, H = bf16(silu(gate) up) rounded like the layer's, Y = H W2 in fp32, out =
- *     sum_j w_tj Y. Tolerance |out - ref| <= 2^-5 rms(ref) + 2^-7 |ref|. The second term covers
- *     the layer's bf16 Y and out (2^-9 relative each). The first covers H: where the layer's
- *     pre-rounding H differs from the reference's by a little (fp32 sums in another order; the
- *     unfused path also rounds gate and up to bf16 first) the two round to neighbouring bf16
- *     values, 2^-8 relative apart, in up to about half of H's elements. Through F terms of
- *     random sign that is about 2^-8.5 rms(Y) per output, and the largest of 10^7..10^8
- *     outputs lies about six standard deviations out: 2^-5.9 rms. Small shapes are also
- *     compared with an fp64 CPU reference of the same layer, same tolerance. */
+ *     sum_j w_tj Y. Tolerance |out - ref| <= 2^-4 rms(ref) + 2^-7 |ref|. The second term covers
+ *     the layer's bf16 Y and out (at most 2^-8 relative each). The first covers H: where the
+ *     layer's pre-rounding H differs a little from the reference's (fp32 sums in another order;
+ *     the unfused path also rounds gate and up to bf16 first) the two round to neighbouring
+ *     bf16 values, 2^-8 to 2^-7 relative apart, in up to about half of H's elements: about
+ *     2^-8 rms(h) of error per element, so about 2^-8 rms(Y) per output after F terms of
+ *     random sign. The largest of 10^7..10^8 outputs lies about six standard deviations out,
+ *     2^-5.4 rms; 2^-4 leaves a factor of about 2.6 for outputs that are not Gaussian. Small
+ *     shapes are also compared with an fp64 CPU reference of the same layer, same tolerance. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,33 +29,19 @@
 #include "gg_harness.h"
 #include "gg_moe.h"
 
-cudaError_t gg_fill_uniform_scaled_bf16(uint16_t *p, size_t n, unsigned long long seed, float scale,
-                                        cudaStream_t stream);
-cudaError_t gg_moe_ref_gather(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg, cudaStream_t st);
-cudaError_t gg_moe_ref_swiglu(const float *u, int rows, int f, uint16_t *h, cudaStream_t st);
-cudaError_t gg_moe_ref_combine(const float *y, const int *row_of, const float *w, int tokens, int topk, int d,
-                               float *out, cudaStream_t st);
-
-static float bf16_to_float(uint16_t v) {
-    union {
-        uint32_t u;
-        float f;
-    } x = {(uint32_t)v << 16};
-    return x.f;
-}
-static uint16_t float_to_bf16(float f) { /* round to nearest even; inputs finite */
-    union {
-        float f;
-        uint32_t u;
-    } x = {f};
-    return (uint16_t)((x.u + 0x7fffu + ((x.u >> 16) & 1u)) >> 16);
-}
+#define bf16_to_float gg_bf16_to_f32
+#define float_to_bf16 gg_f32_to_bf16
 
 /* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
 static float input_scale(int k) { return ldexpf(4.0f, -(int)lround(log2(sqrt((double)k)))); }
 
 int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
     memset(r, 0, sizeof *r);
+    char why[256];
+    if (!k4_moe_can_implement(s, why, sizeof why)) { /* the buffers and the check assume it */
+        gg_error_set("%s", why);
+        return GG_EXIT_USAGE;
+    }
     if (gg_pool_open()) return GG_EXIT_CHECK;
     GgMoeLayer *l = &r->layer;
     l->s = *s;
@@ -137,6 +125,11 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
     for (int t = 0; t < s->tokens; ++t) {
         const int *ch = h->expert + (size_t)t * K;
         const float *ref = h->ref_logits + (size_t)t * E;
+        for (int e = 0; e < E; ++e) {
+            const double got = bf16_to_float(h->logits[(size_t)t * E + e]);
+            if (!(fabs(got - ref[e]) <= ldexp(fabs(ref[e]), -8) + 1e-5))
+                FAIL("routing: token %d expert %d logit %.6g, the cuBLAS fp32 reference %.6g", t, e, got, ref[e]);
+        }
         unsigned char chosen[K4_MAX_EXPERTS] = {0};
         for (int j = 0; j < K; ++j) {
             if (ch[j] < 0 || ch[j] >= E || chosen[ch[j]])
@@ -174,7 +167,7 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
     }
     for (int a = 0; a < R; ++a) next[h->expert[a] + 1]++;
     for (int e = 0; e < E; ++e) next[e + 1] += next[e];
-    int rc = GG_EXIT_OK, bad = 0;
+    int bad = 0;
     for (int e = 0; e <= E && !bad; ++e)
         if (h->row_offsets[e] != next[e]) {
             snprintf(chk->why, sizeof chk->why, "permute: row_offsets[%d] = %d, the counts give %d", e,
@@ -191,7 +184,7 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
     }
     free(next);
     chk->permute_ok = !bad;
-    return rc;
+    return GG_EXIT_OK;
 }
 
 /* C [m x n] fp32 = A [m x k] bf16 row-major times B [k x n] bf16 row-major (cuBLAS is
@@ -243,7 +236,7 @@ static int cpu_reference(const GgMoeRun *r, const Host *h, double *out) {
     return rc;
 }
 
-/* Compares out (bf16, device) with ref (host, fp32 or fp64 through get()). */
+/* Compares out (bf16, host copy) with the reference: ref32 (fp32, GPU) or, if given, ref64 (fp64, CPU). */
 static void compare(const uint16_t *out, const float *ref32, const double *ref64, size_t n, GgMoeCheck *chk) {
     double sq = 0, max_ref = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -251,7 +244,7 @@ static void compare(const uint16_t *out, const float *ref32, const double *ref64
         sq += v * v;
         max_ref = fmax(max_ref, fabs(v));
     }
-    const double rms = n ? sqrt(sq / n) : 0, atol = ldexp(rms, -5), rtol = ldexp(1.0, -7);
+    const double rms = n ? sqrt(sq / n) : 0, atol = ldexp(rms, -4), rtol = ldexp(1.0, -7);
     for (size_t i = 0; i < n; ++i) {
         const double v = ref64 ? ref64[i] : ref32[i], o = bf16_to_float(out[i]), err = fabs(o - v);
         if (!(err <= atol + rtol * fabs(v))) { /* NaN (unwritten) fails too */
@@ -403,8 +396,11 @@ int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, doub
             break;
         }
         for (int s = 0; s < GG_MOE_STEPS; ++s) {
-            if (r->layer.s.tokens == 0) ms = 0;
-            else cudaEventElapsedTime(&ms, marks[s], marks[s + 1]);
+            ms = 0;
+            if (r->layer.s.tokens > 0 && cudaEventElapsedTime(&ms, marks[s], marks[s + 1]) != cudaSuccess) {
+                gg_error_set("reading the step events failed");
+                rc = GG_EXIT_CHECK;
+            }
             t[s * reps + i] = ms * 1e3;
         }
     }

@@ -205,10 +205,16 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t 
 }  // namespace
 
 extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
-                                       const uint16_t *w1_packed, uint16_t *h, int tokens, int rows,
-                                       int experts, int d, int f, int num_sms, cudaStream_t st) {
+                                       const uint16_t *w1_packed, uint16_t *h, int rows, int experts,
+                                       int d, int f, int num_sms, cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
-    if (d % BLOCK_K || f % H_N || experts > K4_MAX_EXPERTS || tokens <= 0) return cudaErrorInvalidValue;
+    if (d < BLOCK_K || d % BLOCK_K || f < H_N || f % H_N || experts < 1 || experts > K4_MAX_EXPERTS)
+        return cudaErrorInvalidValue;
+    if (num_sms <= 0) {  // not given: this device's
+        int dev;
+        CUDA_TRY(cudaGetDevice(&dev));
+        CUDA_TRY(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
+    }
     if (((uintptr_t)x | (uintptr_t)w1_packed | (uintptr_t)h) % 16) return cudaErrorInvalidValue;
     // W1 packed as a [experts x d x 2F] B operand, in k3's 64 x 64 boxes.
     GgLaunch b = {};

@@ -1,7 +1,7 @@
 /* k4_moe: the layer's host side (C11). It enqueues the steps of k4_moe.h on one stream; every
  * size it needs is known from the shape, and the per-expert rows reach the grouped GEMMs only
  * through device memory (row_offsets), so nothing here waits for the GPU. */
-#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "k3_wgmma/k3_wgmma.h"
@@ -37,8 +37,9 @@ int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
                  K4_PACK_N, K4_PACK_N, s->f);
         return 0;
     }
-    if (s->tokens < 0 || (long)s->tokens * s->topk > (1L << 30) / (s->d > s->f ? s->d : s->f)) {
-        snprintf(why, len, "k4_moe: tokens x topk x max(d, F) must stay below 2^30 elements (tokens = %d)", s->tokens);
+    if (s->tokens < 0 || (int64_t)s->tokens * s->topk > K4_MAX_ROWS) {
+        snprintf(why, len, "k4_moe needs 0 <= tokens x topk <= %d routed rows (tokens = %d, topk = %d)", K4_MAX_ROWS,
+                 s->tokens, s->topk);
         return 0;
     }
     return 1;
@@ -114,19 +115,22 @@ static cudaError_t grouped_gemm(const GgMoeLayer *l, const uint16_t *a, const ui
     return k3_wgmma_launch(&g);
 }
 
-#define STEP(call)                                   \
-    do {                                             \
-        cudaError_t step_err_ = (call);              \
+#define STEP(call)                                      \
+    do {                                                \
+        cudaError_t step_err_ = (call);                 \
         if (step_err_ != cudaSuccess) return step_err_; \
     } while (0)
-#define MARK(i) \
-    if (marks) STEP(cudaEventRecord(marks[i], l->stream))
+#define MARK(i)                                                     \
+    do {                                                            \
+        if (marks) STEP(cudaEventRecord(marks[i], l->stream));      \
+    } while (0)
 
 cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
     const GgMoeShape *s = &l->s;
     const GgMoeWorkspace *w = &l->ws;
     const int rows = s->tokens * s->topk;
     if (s->tokens == 0) return cudaSuccess; /* an empty layer: nothing to write */
+    if (fused ? !l->w1_packed : !w->xg || !w->u) return cudaErrorInvalidValue; /* the path's buffers */
     MARK(GG_MOE_ROUTE);
     /* Router logits: a grouped GEMM of one expert (X [T x d] times Wr [1 x d x E]). */
     STEP(grouped_gemm(l, l->x, l->wr, w->logits, s->tokens, 1, s->d, s->experts, w->route_offsets));
@@ -138,8 +142,8 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
     if (!fused) STEP(k4_gather_rows(l->x, w->src_token, rows, s->d, w->xg, l->stream));
     MARK(GG_MOE_GEMM1);
     if (fused) {
-        STEP(k4_gemm1_swiglu(l->x, w->src_token, w->row_offsets, l->w1_packed, w->h, s->tokens, rows, s->experts,
-                             s->d, s->f, l->num_sms, l->stream));
+        STEP(k4_gemm1_swiglu(l->x, w->src_token, w->row_offsets, l->w1_packed, w->h, rows, s->experts, s->d, s->f,
+                             l->num_sms, l->stream));
     } else {
         STEP(grouped_gemm(l, w->xg, l->w1, w->u, rows, s->experts, s->d, 2 * s->f, w->row_offsets));
         STEP(k4_swiglu(w->u, rows, s->f, w->h, l->stream));
@@ -151,6 +155,8 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
     MARK(GG_MOE_STEPS);
     return cudaSuccess;
 }
+#undef MARK
+#undef STEP
 
 /* One GEMM's floor: max(FLOPs at the dense rate, compulsory bytes at the copy bandwidth). */
 static double floor_s(double flops, double bytes, double tflops, double gbps) {

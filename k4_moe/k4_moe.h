@@ -83,7 +83,8 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks);
 
 /* FLOPs of the layer's three GEMMs (router, GEMM1, GEMM2), and the layer's roofline floor in
  * microseconds: the sum over the three of max(FLOPs / gemm_tflops, compulsory bytes / bw),
- * counting every expert as receiving rows (each of its weights is read once). */
+ * counting min(R, E) experts as receiving rows (each of their weights is read once): a floor
+ * from the shape alone, so the PyTorch peer divides by the same one. */
 double k4_moe_gemm_flops(const GgMoeShape *s);
 double k4_moe_floor_us(const GgMoeShape *s, double gemm_tflops, double bw_gbps);
 
@@ -101,11 +102,14 @@ cudaError_t k4_pack_w1(const uint16_t *w1, int experts, int d, int f, uint16_t *
                        cudaStream_t st);
 cudaError_t k4_set_route_offsets(int *route_offsets, int tokens, cudaStream_t st);
 cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
-                            const uint16_t *w1_packed, uint16_t *h, int tokens, int rows,
-                            int experts, int d, int f, int num_sms, cudaStream_t st);
+                            const uint16_t *w1_packed, uint16_t *h, int rows, int experts, int d,
+                            int f, int num_sms, cudaStream_t st);
 /* Assignments (token, slot) per permutation chunk; H columns per fused GEMM1 tile; the width of
  * W1's gate/up interleave in its packed copy; the most experts (the device schedule's table). */
 enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256 };
+/* The most routed rows T x topk: row indices are int in the kernels and in k3's launch, and
+ * R x max(d, 2F) elements must stay far from 2^31 in the row tiles' arithmetic. */
+#define K4_MAX_ROWS (1 << 24)
 
 /* The column of W1 [.. x 2F] that packed column c holds (k4_pack_w1): panels of K4_GLU_PANEL
  * columns alternate gate, up, so packed panel 2p is gate columns [64p, 64p + 64) and panel

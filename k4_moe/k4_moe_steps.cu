@@ -45,6 +45,7 @@ __global__ void route_topk_kernel(const uint16_t *__restrict__ logits, int token
     for (int i = 0; i < MAX_PER_LANE; ++i) {
         const int e = lane + i * WARP;
         v[i] = e < experts ? bf16_to_float(logits[(size_t)token * experts + e]) : -INFINITY;
+        if (isnan(v[i])) v[i] = -INFINITY;  // a NaN logit is never chosen ahead of a number
         top = fmaxf(top, v[i]);
     }
     for (int o = WARP / 2; o > 0; o /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
@@ -90,10 +91,8 @@ __global__ void route_topk_kernel(const uint16_t *__restrict__ logits, int token
             }
         }
     }
-    if (renorm) {  // every slot is written above; scale them by the chosen sum
-        __syncwarp();
+    if (renorm)  // each lane rescales the slots it wrote
         for (int slot = lane; slot < topk; slot += WARP) topk_weight[(size_t)token * topk + slot] /= chosen_sum;
-    }
 }
 
 // ---- permute, 1/3: assignments (token, slot) a = token * topk + slot in chunks of K4_CHUNK;
@@ -266,7 +265,9 @@ extern "C" cudaError_t k4_gather_rows(const uint16_t *x, const int *src_token, i
 
 extern "C" cudaError_t k4_swiglu(const uint16_t *u, int rows, int f, uint16_t *h, cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
-    swiglu_kernel<<<4 * 132, 256, 0, st>>>(reinterpret_cast<const uint4 *>(u), rows, f / 8,
+    const size_t vectors = (size_t)rows * (f / 8);
+    const int blocks = (int)((vectors + 255) / 256 < 4096 ? (vectors + 255) / 256 : 4096);  // grid-stride past that
+    swiglu_kernel<<<blocks, 256, 0, st>>>(reinterpret_cast<const uint4 *>(u), rows, f / 8,
                                             reinterpret_cast<uint4 *>(h));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;

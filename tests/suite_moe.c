@@ -58,6 +58,7 @@ START_TEST(workspace_buffers_disjoint_aligned_inside) {
                 const void *p;
                 size_t bytes;
             } b[] = {{w.logits, 2 * t * s->experts}, {w.topk_expert, 4 * r}, {w.topk_weight, 4 * r},
+                     {w.chunk_base, 4 * ((r + K4_CHUNK - 1) / K4_CHUNK) * s->experts},
                      {w.row_offsets, 4 * ((size_t)s->experts + 1)}, {w.route_offsets, 8}, {w.src_token, 4 * r},
                      {w.row_of, 4 * r}, {w.xg, fused ? 0 : 2 * r * s->d}, {w.u, fused ? 0 : 4 * r * s->f},
                      {w.h, 2 * r * s->f}, {w.y, 2 * r * s->d}};
@@ -84,7 +85,7 @@ START_TEST(can_implement_refuses_and_accepts) {
     }
     const GgMoeShape bad[] = {{8, 64, 128, 8, 0, 1},   {8, 64, 128, 8, 9, 1},   {8, 100, 128, 8, 2, 1},
                               {8, 64, 192, 8, 2, 1},   {8, 64, 128, 12, 2, 1},  {8, 64, 128, 264, 2, 1},
-                              {-1, 64, 128, 8, 2, 1}};
+                              {-1, 64, 128, 8, 2, 1},  {K4_MAX_ROWS / 2 + 1, 64, 128, 8, 2, 1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         why[0] = 0;
         ck_assert_msg(!k4_moe_can_implement(&bad[i], why, sizeof why), "bad shape %zu accepted", i);

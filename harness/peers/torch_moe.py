@@ -124,7 +124,7 @@ def run_case(torch, case, args, flush):
             h = (fn.silu(u[:, :F]) * u[:, F:]).float()
             ref.index_add_(0, t, (h @ w2[e].float()) * w[t, j][:, None])
     err = (out - ref).abs()
-    tol = 2.0 ** -5 * ref.square().mean().sqrt() + 2.0 ** -7 * ref.abs()  # harness/moe.c's tolerance
+    tol = 2.0 ** -4 * ref.square().mean().sqrt() + 2.0 ** -7 * ref.abs()  # harness/moe.c's tolerance
     passed = bool((err <= tol).all())  # NaN compares false: an unwritten row fails
     max_err = float(err.max())
     rel = max_err / max(float(ref.abs().max()), 1e-30)
