@@ -443,6 +443,50 @@ def fig_tile_list(bin_dir, out, tokens=1024, experts=16, skew=1.2):
     fig.savefig(out, dpi=DPI)
 
 
+# ---------------------------------------------------------------- fig20: k4's gate/up pairing
+GATE, UP, H = "#a6cee3", "#fdbf6f", "#b2df8a"
+
+
+def fig_glu(bin_dir, out, f=768):
+    rows, _ = layout(bin_dir, "glu", f)
+    fig, (ax, bx) = plt.subplots(2, 1, figsize=(16, 6.6), gridspec_kw={"height_ratios": [1, 2.2]})
+    width, panel = len(rows), 64
+    for r in rows:
+        ax.add_patch(mpatches.Rectangle((r["packed_col"], 0), 1, 1, facecolor=UP if r["up"] else GATE, linewidth=0))
+    for p in range(width // panel):
+        part = rows[p * panel:(p + 1) * panel]
+        lo, hi, up = min(r["src_col"] for r in part), max(r["src_col"] for r in part), part[0]["up"]
+        name = f"up: W1 columns F+{lo - f}..F+{hi - f}" if up else f"gate: W1 columns {lo}..{hi}"
+        ax.text(p * panel + panel / 2, 0.5, f"{name}\n(pair {part[0]['pair']})", ha="center", va="center", fontsize=9)
+        ax.axvline(p * panel, color="black", linewidth=1)
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    ax.set_xticks(range(0, width + 1, 32))
+    ax.set_xlabel("column of the first 256-column block of the packed W1 (one fused GEMM1 tile: 128 H columns)")
+    ax.set_title(f"(a) k4_pack_w1 (k4_packed_w1_column), F = {f}: 64-column panels alternate gate and up", fontsize=10)
+    # (b) thread 0, accumulator row 0: each gate register and its up register, 32 apart, and where h goes
+    held = {r["reg_thread0"]: r for r in rows if r["reg_thread0"] >= 0}
+    gates = sorted(reg for reg, r in held.items() if not r["up"])
+    for k, reg in enumerate(gates):
+        g, u = held[reg], held[reg + 32]
+        assert u["src_col"] == g["src_col"] + f, "the up register must hold the gate column's partner"
+        cell(bx, k, 0, f"d{reg}\n{g['src_col']}", GATE, fontsize=6)
+        cell(bx, k, 1, f"d{reg + 32}\nF+{u['src_col'] - f}", UP, fontsize=6)
+        cell(bx, k, 2, f"d{reg - 32 * g['pair']}\nH {g['src_col']}", H, fontsize=6)
+    grid_axes(bx, len(gates), 3, "gate/up register pairs of thread 0 (warp 0, lane 0) in accumulator row 0",
+              "", "(b) in the m64n256 accumulator a gate column and its up column sit 32 registers apart in the "
+              "same thread;\nh = silu(gate) * up lands in register 32 pair + i, the layout the epilogue stores "
+              "(64 H columns per pair)", yticks=[])
+    bx.set_yticks([0.5, 1.5, 2.5])
+    bx.set_yticklabels(["gate: d(i), W1 col", "up: d(i+32), W1 col", "h: register, H col"], fontsize=8)
+    bx.set_xticks([])
+    fig.suptitle("k4_gemm1_swiglu: SwiGLU in the accumulator registers, from the packing and the wgmma D layout "
+                 "(gg_layouts glu)", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.savefig(out, dpi=DPI)
+
+
 FIGURES = {
     "fig02-tile-list.png": fig_tile_list,
     "fig04-ldmatrix.png": fig_ldmatrix,
@@ -452,6 +496,7 @@ FIGURES = {
     "fig10-mbarrier-ring.png": fig_ring,
     "fig12-wgmma-accumulator.png": fig_wgmma,
     "fig13-k3-roles.png": fig_k3_roles,
+    "fig20-k4-glu-pairing.png": fig_glu,
 }
 
 

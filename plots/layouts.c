@@ -10,6 +10,8 @@
  *   gg_layouts k1pipe SLICES [LATENCY]   k1's cp.async double buffer as a timeline (k1pipe below)
  *   gg_layouts tiles TOKENS EXPERTS SKEW   the row tiles of the flat list under BM 128, 64, adaptive
  *   gg_layouts kernel NAME        a registered kernel's GgKernelInfo (threads, tile, stages, smem)
+ *   gg_layouts glu F              k4's packed W1 (k4_packed_w1_column) over one 256-column tile, and
+ *                                 which accumulator register of thread 0 holds each column (row 0)
  *
  * No GPU needed. Exit 2 with one line on bad usage. */
 #include <stdio.h>
@@ -23,12 +25,13 @@
 #include "gg_pipeline.h"
 #include "gg_problem.h"
 #include "gg_swizzle.h"
+#include "k4_moe/k4_moe.h"
 
 enum { LANES = 32, WARPGROUP = 128, X4_REGS = 4, MAX_SLICES = 200 };
 
 static int usage(const char *why) {
     fprintf(stderr, "gg_layouts: %s (ldmatrix addr|frag, mma, wgmma N, swizzle, ring STAGES KBLOCKS, "
-                    "k1pipe SLICES [LATENCY], tiles TOKENS EXPERTS SKEW, kernel NAME)\n", why);
+                    "k1pipe SLICES [LATENCY], tiles TOKENS EXPERTS SKEW, kernel NAME, glu F)\n", why);
     return GG_EXIT_USAGE;
 }
 
@@ -185,6 +188,22 @@ static int kernel(const char *name) {
     return GG_EXIT_OK;
 }
 
+/* One fused-GEMM1 tile of packed W1 (2 x K4_PACK_N columns): where each column comes from, and
+ * the register of thread 0 (warp 0, lane 0) that holds it in row 0 of the m64n256 accumulator
+ * (-1: another thread's column). SwiGLU pairs register i with i + 32 (k4_gemm1_swiglu.cu). */
+static void glu(int f) {
+    puts("packed_col,src_col,up,pair,reg_thread0");
+    const int tile = 2 * K4_PACK_N;
+    int reg_of[2 * K4_PACK_N];
+    for (int c = 0; c < tile; ++c) reg_of[c] = -1;
+    for (int reg = 0; reg < tile / 2; ++reg)
+        if (gg_wgmma_d_row(0, reg) == 0) reg_of[gg_wgmma_d_col(0, reg)] = reg;
+    for (int c = 0; c < tile; ++c) {
+        const int src = k4_packed_w1_column(c, f);
+        printf("%d,%d,%d,%d,%d\n", c, src, src >= f, c / (2 * K4_GLU_PANEL), reg_of[c]);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return usage("missing layout");
     const char *what = argv[1];
@@ -212,6 +231,11 @@ int main(int argc, char **argv) {
             return usage("tiles TOKENS EXPERTS SKEW: 1..2^20 rows, 1..1024 experts, skew 0..10");
         return tiles(a, b, skew);
     } else if (!strcmp(what, "kernel") && argc == 3) return kernel(argv[2]);
+    else if (!strcmp(what, "glu") && argc == 3) {
+        if (gg_parse_int(argv[2], K4_PACK_N, 1 << 18, &a) || a % K4_PACK_N)
+            return usage("glu F: F a multiple of 128");
+        glu(a);
+    }
     else return usage("unknown layout or wrong arguments");
     return GG_EXIT_OK;
 }
