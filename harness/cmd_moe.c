@@ -3,7 +3,6 @@
  * --list prints the cases (and their roofline floors) for the PyTorch peer. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "gg_commands.h"
 #include "gg_moe.h"
@@ -153,9 +152,8 @@ int gg_cmd_moe(const GgOptions *o) {
             fprintf(stderr, "ggemm: cannot write %s\n", o->out);
             return GG_EXIT_USAGE;
         }
-        char date[32];
-        const time_t now = time(NULL);
-        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+        char date[64];
+        gg_utc_now(date, sizeof date);
         gg_csv_metadata(csv, &d, gg_commit(), date);
         fputs("# check=routing (chosen >= unchosen logits within bf16 rounding; softmax weights), permutation "
               "(exact), output vs cuBLAS fp32 layer: |out-ref| <= 2^-4 rms(ref) + 2^-7 |ref|; logits within 2^-8 |ref| + 1e-5 of fp32\n",

@@ -144,8 +144,7 @@ int gg_cmd_sweep(const GgOptions *o) {
         return rc;
     }
     char date[64];
-    const time_t t0 = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t0));
+    gg_utc_now(date, sizeof date);
     gg_csv_metadata(f, &d, gg_commit(), date);
     gg_csv_header(f);
     fflush(f);

@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "gg_commands.h"
 
@@ -28,8 +27,7 @@ static void write_summary(FILE *f, const GgDeviceInfo *d, const GgImpl *impl, co
                           const GgOptions *o, const GgTrace *tr, const GgTraceSummary *s, const GgTiming *plain,
                           const GgTiming *traced) {
     char date[64];
-    const time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    gg_utc_now(date, sizeof date);
     fprintf(f, "# device=%s\n# sms=%d\n# commit=%s\n# date=%s\n", d->name, d->sms, gg_commit(), date);
     fputs("kernel,tokens,experts,k,n,skew,seed,events,capacity,sms,sms_idle,tiles,kernel_us,busy_fraction,"
           "first_idle_us,tail_us,imbalance,reps,untraced_us,traced_us,overhead_pct\n",

@@ -1,12 +1,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gg_harness.h"
 
 #ifndef GG_GIT_COMMIT
 #define GG_GIT_COMMIT "unknown"
 #endif
+
+void gg_utc_now(char *buf, size_t len) {
+    const time_t now = time(NULL);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+}
 
 const char *gg_commit(void) {
     const char *c = getenv("GG_COMMIT"); /* set by run.sh where the build has no .git */

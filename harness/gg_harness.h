@@ -232,6 +232,8 @@ typedef cudaError_t (*GgTimedFn)(void *ctx);
 /* The protocol: warm-up, then per rep an L2 flush (a memset of twice the L2; flush = 0 skips
  * it), event, launch, event; median and p10/p90 of the per-rep times. */
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm);
+/* Median and p10/p90 of reps per-rep times (microseconds; t is sorted in place). */
+void gg_timing_summarize(double *t, int reps, GgTiming *tm);
 /* The flush alone, enqueued on gg_stream(): what a timed rep starts from. */
 int gg_flush_l2(void);
 
@@ -367,6 +369,8 @@ void gg_csv_text(FILE *f, const char *s);
 void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgCheck *chk,
                  const GgTiming *tm, unsigned long long seed);
 
+/* Now, UTC, ISO 8601 (2026-12-01T06:42:05Z): the date field of every CSV's metadata. */
+void gg_utc_now(char *buf, size_t len);
 /* The commit this binary was built from (GG_COMMIT in the environment overrides it). */
 const char *gg_commit(void);
 

@@ -29,8 +29,6 @@
 #include "gg_harness.h"
 #include "gg_moe.h"
 
-#define bf16_to_float gg_bf16_to_f32
-#define float_to_bf16 gg_f32_to_bf16
 
 /* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
 static float input_scale(int k) { return ldexpf(4.0f, -(int)lround(log2(sqrt((double)k)))); }
@@ -126,7 +124,7 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
         const int *ch = h->expert + (size_t)t * K;
         const float *ref = h->ref_logits + (size_t)t * E;
         for (int e = 0; e < E; ++e) {
-            const double got = bf16_to_float(h->logits[(size_t)t * E + e]);
+            const double got = gg_bf16_to_f32(h->logits[(size_t)t * E + e]);
             if (!(fabs(got - ref[e]) <= ldexp(fabs(ref[e]), -8) + 1e-5))
                 FAIL("routing: token %d expert %d logit %.6g, the cuBLAS fp32 reference %.6g", t, e, got, ref[e]);
         }
@@ -143,11 +141,11 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
                          ref[ch[j]], e, ref[e]);
         /* weights: softmax of the layer's own bf16 logits, in double */
         double top = -INFINITY, sum = 0, chosen_sum = 0;
-        for (int e = 0; e < E; ++e) top = fmax(top, bf16_to_float(h->logits[(size_t)t * E + e]));
-        for (int e = 0; e < E; ++e) sum += exp(bf16_to_float(h->logits[(size_t)t * E + e]) - top);
-        for (int j = 0; j < K; ++j) chosen_sum += exp(bf16_to_float(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
+        for (int e = 0; e < E; ++e) top = fmax(top, gg_bf16_to_f32(h->logits[(size_t)t * E + e]));
+        for (int e = 0; e < E; ++e) sum += exp(gg_bf16_to_f32(h->logits[(size_t)t * E + e]) - top);
+        for (int j = 0; j < K; ++j) chosen_sum += exp(gg_bf16_to_f32(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
         for (int j = 0; j < K; ++j) {
-            double w = exp(bf16_to_float(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
+            double w = exp(gg_bf16_to_f32(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
             if (s->renorm) w /= chosen_sum;
             const double got = h->weight[(size_t)t * K + j];
             if (!(fabs(got - w) <= 1e-5 + 1e-4 * fabs(w)))
@@ -217,15 +215,15 @@ static int cpu_reference(const GgMoeRun *r, const Host *h, double *out) {
             const size_t e = (size_t)h->expert[t * K + j];
             for (size_t c = 0; c < 2 * f; ++c) u[c] = 0;
             for (size_t q = 0; q < d; ++q) {
-                const double xv = bf16_to_float(x[t * d + q]);
+                const double xv = gg_bf16_to_f32(x[t * d + q]);
                 const uint16_t *row = w1 + (e * d + q) * 2 * f;
-                for (size_t c = 0; c < 2 * f; ++c) u[c] += xv * bf16_to_float(row[c]);
+                for (size_t c = 0; c < 2 * f; ++c) u[c] += xv * gg_bf16_to_f32(row[c]);
             }
-            for (size_t c = 0; c < f; ++c) hh[c] = bf16_to_float(float_to_bf16((float)(u[c] / (1 + exp(-u[c])) * u[f + c])));
+            for (size_t c = 0; c < f; ++c) hh[c] = gg_bf16_to_f32(gg_f32_to_bf16((float)(u[c] / (1 + exp(-u[c])) * u[f + c])));
             const double w = h->weight[t * K + j];
             for (size_t c = 0; c < f; ++c) {
                 const uint16_t *row = w2 + (e * f + c) * d;
-                for (size_t q = 0; q < d; ++q) out[t * d + q] += w * hh[c] * bf16_to_float(row[q]);
+                for (size_t q = 0; q < d; ++q) out[t * d + q] += w * hh[c] * gg_bf16_to_f32(row[q]);
             }
         }
     free(x);
@@ -246,7 +244,7 @@ static void compare(const uint16_t *out, const float *ref32, const double *ref64
     }
     const double rms = n ? sqrt(sq / n) : 0, atol = ldexp(rms, -4), rtol = ldexp(1.0, -7);
     for (size_t i = 0; i < n; ++i) {
-        const double v = ref64 ? ref64[i] : ref32[i], o = bf16_to_float(out[i]), err = fabs(o - v);
+        const double v = ref64 ? ref64[i] : ref32[i], o = gg_bf16_to_f32(out[i]), err = fabs(o - v);
         if (!(err <= atol + rtol * fabs(v))) { /* NaN (unwritten) fails too */
             if (!chk->bad++)
                 snprintf(chk->why, sizeof chk->why, "output: element %zu is %.6g, the %s reference %.6g", i, o,
@@ -369,10 +367,6 @@ static cudaError_t forward(void *p) {
     Ctx *c = p;
     return k4_moe_forward(&c->r->layer, c->fused, NULL);
 }
-static int cmp_double(const void *x, const void *y) {
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 
 int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
     Ctx c = {r, fused};
@@ -405,8 +399,9 @@ int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, doub
         }
     }
     for (int s = 0; !rc && s < GG_MOE_STEPS; ++s) {
-        qsort(t + s * reps, reps, sizeof(double), cmp_double);
-        step_us[s] = reps % 2 ? t[s * reps + reps / 2] : 0.5 * (t[s * reps + reps / 2 - 1] + t[s * reps + reps / 2]);
+        GgTiming step;
+        gg_timing_summarize(t + s * reps, reps, &step);
+        step_us[s] = step.median_us;
     }
     for (int i = 0; i < made; ++i) cudaEventDestroy(marks[i]);
     free(t);

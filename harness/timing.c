@@ -25,6 +25,14 @@ int gg_flush_l2(void) {
     return GG_EXIT_OK;
 }
 
+void gg_timing_summarize(double *t, int reps, GgTiming *tm) {
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    tm->reps = reps;
+    tm->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    tm->p10_us = t[(int)(0.1 * (reps - 1) + 0.5)];
+    tm->p90_us = t[(int)(0.9 * (reps - 1) + 0.5)];
+}
+
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm) {
     if (gg_pool_open()) return GG_EXIT_CHECK;
     void *scrub = NULL;
@@ -56,13 +64,7 @@ int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *
         gg_error_set("launch failed while timing: %s", cudaGetErrorString(err));
         rc = GG_EXIT_CHECK;
     }
-    if (rc == GG_EXIT_OK) {
-        qsort(t, (size_t)reps, sizeof(double), cmp_double);
-        tm->reps = reps;
-        tm->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-        tm->p10_us = t[(int)(0.1 * (reps - 1) + 0.5)];
-        tm->p90_us = t[(int)(0.9 * (reps - 1) + 0.5)];
-    }
+    if (rc == GG_EXIT_OK) gg_timing_summarize(t, reps, tm);
     free(t);
     cudaEventDestroy(ev[0]);
     cudaEventDestroy(ev[1]);

@@ -27,6 +27,8 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256) /* 128 x 256, 4 stages, persiste
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);
+/* The entry point's row rule: 1 if 64-row remainder tiles pay for this shape (k4 uses it too). */
+int k3_wgmma_adaptive_rows(const GgShape *s);
 int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }

@@ -58,11 +58,15 @@ static const Choice *find(int block_n, int adaptive, int *got_adaptive) {
     return other;
 }
 
+int k3_wgmma_adaptive_rows(const GgShape *s) {
+    return (long)s->tokens <= (long)ADAPTIVE_MAX_ROW_TILES * ROW_TILE * s->experts;
+}
+
 static const Choice *choose(const GgShape *s, char *why, size_t len) {
     int block_n = widths[0];
     for (int i = 1; i < (int)(sizeof widths / sizeof widths[0]); ++i)
         if (padded_columns(s->n, widths[i]) < padded_columns(s->n, block_n)) block_n = widths[i];
-    const int adaptive = (long)s->tokens <= (long)ADAPTIVE_MAX_ROW_TILES * ROW_TILE * s->experts;
+    const int adaptive = k3_wgmma_adaptive_rows(s);
     int got = adaptive;
     const Choice *c = find(block_n, adaptive, &got);
     if (why)

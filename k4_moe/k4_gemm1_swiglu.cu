@@ -39,6 +39,7 @@
 #include "gg_swizzle.h"
 #include "gg_tma.h"
 #include "gg_wgmma_store.cuh"
+#include "k3_wgmma/k3_wgmma.h"
 #include "k4_moe.h"
 #include "ptx/ptx_ampere.cuh"
 #include "ptx/ptx_tma.cuh"
@@ -210,29 +211,25 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, 
     if (rows <= 0) return cudaSuccess;
     if (d < BLOCK_K || d % BLOCK_K || f < H_N || f % H_N || experts < 1 || experts > K4_MAX_EXPERTS)
         return cudaErrorInvalidValue;
-    if (num_sms <= 0) {  // not given: this device's
-        int dev;
-        CUDA_TRY(cudaGetDevice(&dev));
-        CUDA_TRY(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
-    }
     if (((uintptr_t)x | (uintptr_t)w1_packed | (uintptr_t)h) % 16) return cudaErrorInvalidValue;
-    // W1 packed as a [experts x d x 2F] B operand, in k3's 64 x 64 boxes.
-    GgLaunch b = {};
-    b.b = w1_packed;
-    b.experts = experts;
-    b.k = d;
-    b.n = 2 * f;
+    // The GEMM as k3 sees it: routed rows x (W1 packed: a [experts x d x 2F] B operand, in k3's
+    // 64 x 64 boxes).
+    GgLaunch g = {};
+    g.b = w1_packed;
+    g.tokens = rows;
+    g.experts = experts;
+    g.k = d;
+    g.n = 2 * f;
+    g.num_sms = num_sms;
     CUtensorMap tmap_w1;
-    if (gg_tmap_b(&tmap_w1, &b)) return cudaErrorInvalidValue;
-    // k3_wgmma's row rule (k3_wgmma_entry.c): 64-row remainder tiles pay when the experts
-    // average at most two 128-row tiles.
-    const bool adaptive = (long)rows <= 2L * BLOCK_M * experts;
+    if (gg_tmap_b(&tmap_w1, &g)) return cudaErrorInvalidValue;
+    const GgShape shape = {rows, experts, d, 2 * f};
+    const bool adaptive = k3_wgmma_adaptive_rows(&shape);  // k3's rule for 64-row remainder tiles
     const void *kernel = (const void *)gemm1_swiglu_kernel;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, SMEM_BYTES));
-    // Persistent: one CTA per SM, no more than the tiles there can be (every tile has a row).
-    const long row_tiles = rows / (adaptive ? WG_ROWS : BLOCK_M) + experts;
-    const long tiles = row_tiles * (2L * f / BLOCK_N);
-    const int grid = (int)(tiles < num_sms ? tiles : num_sms);
+    const cudaLaunchConfig_t cfg = {};  // one CTA per cluster: no occupancy query needed
+    int grid;
+    CUDA_TRY(gg_launch_persistent_ctas(&g, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
     gemm1_swiglu_kernel<<<grid, THREADS, SMEM_BYTES, st>>>(tmap_w1, x, src_token, row_offsets, h, rows,
                                                            experts, d, f, adaptive);
     CUDA_LAUNCH_CHECK();

@@ -16,7 +16,7 @@ import csv
 import math
 import sys
 
-import peer_args
+import peer_common
 
 
 def read_sweep(path):
@@ -39,7 +39,7 @@ def read_cases(path):
 
 
 def main():
-    args, torch = peer_args.parse("torch_grouped_mm", __doc__, "sweep CSV to append to (its metadata gives the ceilings)",
+    args, torch = peer_common.parse("torch_grouped_mm", __doc__, "sweep CSV to append to (its metadata gives the ceilings)",
                                   "output of ggemm cases --kernels torch_grouped_mm --format csv")
     try:
         meta, columns = read_sweep(args.csv)
@@ -106,10 +106,7 @@ def main():
             run()
             stop[i].record()
         torch.cuda.synchronize()
-        t = sorted(s.elapsed_time(e) * 1e3 for s, e in zip(start, stop))
-        n = len(t)
-        median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
-        p10, p90 = t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
+        median, p10, p90 = peer_common.median_p10_p90([s.elapsed_time(e) * 1e3 for s, e in zip(start, stop)])
         useful = 2.0 * tokens * k * N
         min_bytes = 2.0 * (tokens * k + sum(1 for x in m if x) * k * N + tokens * N)
         sec = median * 1e-6

@@ -19,7 +19,8 @@ import csv
 import math
 import sys
 
-import peer_args
+import peer_common
+from peer_common import median_p10_p90
 
 STEPS = ("route", "permute", "gemm1", "gemm2", "combine")
 
@@ -36,12 +37,6 @@ def read_header(path):
 def read_cases(path):
     with open(path) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
-
-
-def median_p10_p90(t):
-    t, n = sorted(t), len(t)
-    median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
-    return median, t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
 
 
 def run_case(torch, case, args, flush):
@@ -165,7 +160,7 @@ def run_case(torch, case, args, flush):
 
 
 def main():
-    args, torch = peer_args.parse("torch_moe", __doc__, "moe.csv written by ggemm moe, to append to",
+    args, torch = peer_common.parse("torch_moe", __doc__, "moe.csv written by ggemm moe, to append to",
                                   "output of ggemm moe --model all --tokens ... --list")
     try:
         columns = read_header(args.csv)

@@ -1,6 +1,6 @@
-"""What every PyTorch peer starts with: its command line (--csv, --cases, --reps, --warmup) and a
-torch that can run torch._grouped_mm on a GPU. Bad usage exits 2; no torch, GPU or
-torch._grouped_mm exits 77 (a skip), each with one line on stderr."""
+"""What the PyTorch peers share: the command line (--csv, --cases, --reps, --warmup), a torch that
+can run torch._grouped_mm on a GPU (bad usage exits 2; no torch, GPU or torch._grouped_mm exits 77,
+a skip, each with one line on stderr), and the timing summary of harness/timing.c."""
 import argparse
 import sys
 
@@ -28,3 +28,10 @@ def parse(name, doc, csv_help, cases_help):
         print(f"{name}: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
         sys.exit(77)
     return args, torch
+
+
+def median_p10_p90(times):
+    """Median, p10 and p90 of per-rep times, as gg_timing_summarize computes them."""
+    t, n = sorted(times), len(times)
+    median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
+    return median, t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
