@@ -24,6 +24,10 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc)     /* split64 in row-tile pairs (cluster 
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc_n256)/* k3_wgmma_n256 in row-tile pairs, B multicast */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* split64 in column-block pairs (cluster 2), A multicast */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256) /* 128 x 256, 4 stages, persistent, device schedule */
+/* The front and the back of the tile list side by side (gg_sched_both_ends): */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_ends)            /* split64 */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256_ends)       /* n256 */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256_ends) /* persist_n256 */
 /* The epilogue's stores by the producer warpgroup's idle warps, from a tile-sized buffer: */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_epi)            /* split64, 4 stages */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_epi)    /* persist, 4 stages */

@@ -12,6 +12,8 @@
 //   k3_wgmma_mc, _mc_n256     row-tile pairs in 2-CTA clusters, B multicast to both
 //   k3_wgmma_mca              column-block pairs in 2-CTA clusters, A multicast to both
 //   k3_wgmma_persist_n256     k3_wgmma_persist at 256-wide column blocks
+//   k3_wgmma_ends, _n256_ends, _persist_n256_ends
+//                             the same, the front and the back of the tile list side by side
 //   k3_wgmma_epi, _persist_epi, _n256_epi, _persist_n256_epi
 //                             the same with the epilogue's stores handed to the producer
 //                             warpgroup's idle warps (StoreWarps)
@@ -36,6 +38,19 @@ struct HostTiles {
                             int *ctas) {
         *ctas = p->num_tiles;
         return cudaSuccess;
+    }
+};
+
+// ---- Tiles: the device schedule, both ends of its list at once (gg_sched_both_ends) ----
+// Slot t of the persistent stride (CTA i, round k) holds a tile from the front of the
+// expert-major list or from its back, by the parity of i + k. Under skew the front is the
+// heaviest experts' tiles (compute-bound: their B panels serve many row tiles from L2) and the
+// back the lightest experts' (memory-bound: a B panel from DRAM per tile or two); in the
+// lesson's order they run one after the other, here side by side. Unpaired CTAs only (the
+// stride is gridDim.x).
+struct BothEnds : DeviceTiles {
+    __device__ static gg::SchedTile at(const Schedule &s, const GgTile *, int t, int rank) {
+        return s.at(gg_sched_both_ends(t, s.total(), (int)gridDim.x), rank);
     }
 };
 
@@ -208,6 +223,15 @@ struct Mca : Lesson {
 struct PersistN256 : Persist {
     static constexpr int BLOCK_N = 256;
 };
+struct Ends : Lesson {
+    using Tiles = BothEnds;
+};
+struct N256Ends : N256 {
+    using Tiles = BothEnds;
+};
+struct PersistN256Ends : PersistN256 {
+    using Tiles = BothEnds;
+};
 struct Epi : Lesson {
     using Epilogue = StoreWarps;
 };
@@ -232,6 +256,9 @@ K3_CONFIG(k3_wgmma_mc, Mc)
 K3_CONFIG(k3_wgmma_mc_n256, McN256)
 K3_CONFIG(k3_wgmma_mca, Mca)
 K3_CONFIG(k3_wgmma_persist_n256, PersistN256)
+K3_CONFIG(k3_wgmma_ends, Ends)
+K3_CONFIG(k3_wgmma_n256_ends, N256Ends)
+K3_CONFIG(k3_wgmma_persist_n256_ends, PersistN256Ends)
 K3_CONFIG(k3_wgmma_epi, Epi)
 K3_CONFIG(k3_wgmma_persist_epi, PersistEpi)
 K3_CONFIG(k3_wgmma_n256_epi, N256Epi)
