@@ -52,6 +52,7 @@ const GgKernel gg_kernels[] = {
     TRACED(k3_wgmma_n256_ends, k3_wgmma, "n256, the front and the back of the tile list side by side"),
     TRACED(k3_wgmma_persist_n256_ends, k3_wgmma, "persist_n256, the front and the back of the tile list side by side"),
     TRACED(k3_wgmma_epi, k3_wgmma, "split64, stores by the producer warpgroup's idle warps"),
+    TRACED(k3_wgmma_s4, k3_wgmma, "split64 with one stage fewer (the shared memory of _epi)"),
     TRACED(k3_wgmma_persist_epi, k3_wgmma, "persist, stores by the producer warpgroup's idle warps"),
     TRACED(k3_wgmma_n256_epi, k3_wgmma, "n256, stores by the producer warpgroup's idle warps"),
     TRACED(k3_wgmma_persist_n256_epi, k3_wgmma, "persist_n256, stores by the producer warpgroup's idle warps"),

@@ -30,6 +30,7 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256_ends)       /* n256 */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256_ends) /* persist_n256 */
 /* The epilogue's stores by the producer warpgroup's idle warps, from a tile-sized buffer: */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_epi)            /* split64, 4 stages */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_s4)             /* split64 in _epi's shared memory: 4 stages */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_epi)    /* persist, 4 stages */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256_epi)       /* n256, 3 stages */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256_epi) /* persist_n256, 3 stages */
