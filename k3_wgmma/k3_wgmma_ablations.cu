@@ -179,7 +179,10 @@ struct StoreWarps {
     __device__ static void drain(Shared &sh, const uint8_t *buffer, GgPipe &pipe,
                                  const gg::SchedTile &tile, uint16_t *C, int n, int i) {
         constexpr int CHUNKS = BLOCK_N / 8, PANELS = BLOCK_N / PANEL_N;
-        gg::mbarrier_wait_parity(&sh.filled, gg_pipe_full_parity(pipe));
+        // One warp polls the barrier; the other two sleep on a named barrier until it has seen
+        // the phase (three warps spinning on try_wait cost the mainloop, commit 43e4273).
+        if (i < 32) gg::mbarrier_wait_parity(&sh.filled, gg_pipe_full_parity(pipe));
+        gg::named_barrier_sync(1, THREADS);
         const int rows = min(tile.rows, tile.height);  // 0 for an idle tile
         const int chunks = tile.col0 < n ? min(CHUNKS, (n - tile.col0) / 8) : 0;
         for (int idx = i; idx < rows * CHUNKS; idx += THREADS) {
