@@ -181,7 +181,8 @@ struct StoreWarps {
         constexpr int CHUNKS = BLOCK_N / 8, PANELS = BLOCK_N / PANEL_N;
         // One warp polls the barrier; the other two sleep on a named barrier until it has seen
         // the phase (three warps spinning on try_wait cost the mainloop, commit 43e4273).
-        if (i < 32) gg::mbarrier_wait_parity(&sh.filled, gg_pipe_full_parity(pipe));
+        if (i < 32)  // test, then sleep a microsecond: a tile takes several
+            while (!gg::mbarrier_test_parity(&sh.filled, gg_pipe_full_parity(pipe))) __nanosleep(1000);
         gg::named_barrier_sync(1, THREADS);
         const int rows = min(tile.rows, tile.height);  // 0 for an idle tile
         const int chunks = tile.col0 < n ? min(CHUNKS, (n - tile.col0) / 8) : 0;
