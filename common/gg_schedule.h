@@ -113,18 +113,4 @@ GG_HD GgSchedTile gg_sched_at(const int *row_start, const int *entry_start, cons
     return t;
 }
 
-/* Both ends at once (an order the k3 ablations try): a persistent grid of `grid` CTAs takes
- * slot t = i + grid k (CTA i, round k) as always, but slot t holds a tile from the front of the
- * expert-major list or from its back, by the parity of i + k, each end in order (the back
- * backwards). Under skew the front holds the heaviest experts (many row tiles share each B
- * panel through L2: compute-bound) and the back the lightest (each tile streams a B panel from
- * DRAM: memory-bound); this runs both kinds side by side, half the CTAs on each, and each CTA
- * alternates between them. In every round each end's slots hold consecutive tiles, so the
- * row tiles of a column block still run side by side. A bijection of [0, total) for any grid
- * (tests/suite_schedule.c): each round gives each end half its slots, the odd one in turn. */
-GG_HD int gg_sched_both_ends(int t, int total, int grid) {
-    const int back = (t / grid + t % grid) & 1;
-    return back ? total - 1 - t / 2 : t / 2;
-}
-
 #endif

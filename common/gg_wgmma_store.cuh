@@ -19,36 +19,13 @@ constexpr int WGMMA_STORE_ROWS = GG_WGMMA_WARP_ROWS;  // a warp's rows of the m6
 constexpr int WGMMA_STORE_PANEL_N = 64;  // columns per staging round: one 128-byte row
 constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_BYTES;
 
-// One 64-column panel of this warp's 16 accumulator rows (registers 32 panel .. 32 panel + 31)
-// as bf16 into a 2 KiB block laid out as a 128B-swizzled 16 x 64 box: row r, 16-byte chunk j
-// at gg_swizzle128(r, j). The whole warp calls it. The fragment (gg_wgmma_d_row /
-// gg_wgmma_d_col, gg_fragments.h): the 8x8 block of column group j and row half h is registers
-// 4j + 2h and + 1 of every lane, laid out as one stmatrix matrix.
-template <int ACC>
-__device__ __forceinline__ void wgmma_stage_panel(const float (&acc)[ACC], int panel,
-                                                  uint8_t *block, int lane) {
-    // stmatrix.x4 #p stores matrices q = 0..3: registers 4j + 2q and + 1 (j = 8 panel + 2p).
-    // Lane 8q + i addresses row i of matrix q: where the D layout puts register 2q of lane
-    // 4i (row i of that block), 2p chunks further right in the panel.
-    const int q = gg_x4_matrix(lane);
-    const int st_row = gg_wgmma_d_row(4 * gg_x4_matrix_row(lane), 2 * q);
-    const int st_chunk = gg_wgmma_d_col(0, 2 * q) / 8;
-#pragma unroll
-    for (int p = 0; p < 4; ++p) {
-        const int j = 8 * panel + 2 * p;
-        stmatrix_x4(block + gg_swizzle128(st_row, 2 * p + st_chunk),
-                    pack_bf16x2(acc[4 * j + 0], acc[4 * j + 1]),
-                    pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
-                    pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
-                    pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
-    }
-}
-
 // PANELS x 64 columns of acc (the first 32 PANELS registers) to C rows c_row .. c_row + 15
 // from column col0 on; only the first valid_rows rows are written (<= 0: none), and only
 // columns < n (n % 8 == 0, so an 8-column chunk is wholly inside or wholly past n).
 // staging: this warp's own WGMMA_STORE_STAGING_BYTES (1024-byte aligned: conflict-free).
 // The whole warp calls it.
+// Fragment (gg_wgmma_d_row / gg_wgmma_d_col, gg_fragments.h): the 8x8 block of column group j
+// and row half h is registers 4j + 2h and + 1 of every lane, laid out as one stmatrix matrix.
 template <int PANELS, int ACC>
 __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], uint8_t *staging,
                                                       uint16_t *__restrict__ C, int n, int c_row,
@@ -60,7 +37,21 @@ __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], u
         const int col = col0 + panel * WGMMA_STORE_PANEL_N;
         if (col >= n) break;  // warp-uniform: the rest of the tile is past n
         __syncwarp();         // the previous panel's reads of the buffer are done
-        wgmma_stage_panel(acc, panel, staging, lane);
+        // stmatrix.x4 #p stores matrices q = 0..3: registers 4j + 2q and + 1 (j = 8 panel + 2p).
+        // Lane 8q + i addresses row i of matrix q: where the D layout puts register 2q of lane
+        // 4i (row i of that block), 2p chunks further right in the panel.
+        const int q = gg_x4_matrix(lane);
+        const int st_row = gg_wgmma_d_row(4 * gg_x4_matrix_row(lane), 2 * q);
+        const int st_chunk = gg_wgmma_d_col(0, 2 * q) / 8;
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            const int j = 8 * panel + 2 * p;
+            stmatrix_x4(staging + gg_swizzle128(st_row, 2 * p + st_chunk),
+                        pack_bf16x2(acc[4 * j + 0], acc[4 * j + 1]),
+                        pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
+                        pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
+                        pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
+        }
         __syncwarp();
         // Read back 16-byte chunks: lane covers (row idx / 8, chunk idx % 8), 4 rows per pass.
 #pragma unroll

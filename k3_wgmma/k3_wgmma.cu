@@ -29,7 +29,7 @@
 //              stmatrix into a swizzled 2 KiB buffer, then 16-byte row-masked global stores.
 //              A TMA store of the box would write rows past the expert's end.
 // Ablations    k3_wgmma_ablations.cu instantiates this kernel with other configurations
-//              (Config below: tile width, host tile list, 64-row policy, CTA pairs, epilogue).
+//              (Config below: tile width, host tile list, 64-row policy, CTA pairs).
 // Tracing      TRACE = true builds the traced twin of a configuration (common/gg_trace.cuh):
 //              per CTA a set-up event, per tile the producer's and each consumer's span.
 // Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256; A, B, C 16-byte aligned.
@@ -81,15 +81,15 @@ static_assert(CONSUMER_REGS * 2 * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 655
 
 using Schedule = gg::TileSchedule<MAX_EXPERTS>;
 
-// The ring of stages, then the epilogue's buffer (EPILOGUE_BYTES, from the configuration).
-template <int BLOCK_N, int EPILOGUE_BYTES>
+template <int BLOCK_N>
 struct Ring {
     static_assert(BLOCK_N % PANEL_N == 0, "a B stage is whole 64-column panels");
     static constexpr int PANELS = BLOCK_N / PANEL_N;
     static constexpr int STAGE_BYTES = A_BYTES + PANELS * PANEL_BYTES;
-    static constexpr int STAGES = (SMEM_TARGET - SWIZZLE_ALIGN - EPILOGUE_BYTES) / STAGE_BYTES;
-    static constexpr int EPILOGUE_OFFSET = STAGES * STAGE_BYTES;
-    static constexpr size_t SMEM_BYTES = SWIZZLE_ALIGN + EPILOGUE_OFFSET + EPILOGUE_BYTES;
+    static constexpr int STAGING_BYTES = CONSUMER_WARPS * STAGING_WARP_BYTES;
+    static constexpr int STAGES = (SMEM_TARGET - SWIZZLE_ALIGN - STAGING_BYTES) / STAGE_BYTES;
+    static constexpr int STAGING_OFFSET = STAGES * STAGE_BYTES;
+    static constexpr size_t SMEM_BYTES = SWIZZLE_ALIGN + STAGING_OFFSET + STAGING_BYTES;
     static_assert(STAGES >= 3, "too few stages to keep a wgmma group and two loads in flight");
     static_assert(STAGE_BYTES % SWIZZLE_ALIGN == 0, "stages must keep the 1024-byte alignment");
 };
@@ -197,54 +197,28 @@ struct Unpaired {
 struct SplitColumns {
     static constexpr bool ADAPTIVE = true;
     __device__ static bool idle(const gg::SchedTile &, int) { return false; }
-    template <int BLOCK_N, class RING, int ACC, class OUT>
-    __device__ static void tile64(RING &ring, float (&acc)[ACC], OUT &out,
-                                  const gg::SchedTile &tile, int c, uint16_t *C, int n, int row,
-                                  int rows, int lane, int k_blocks) {
+    template <int BLOCK_N, class RING, int ACC>
+    __device__ static void tile64(RING &ring, float (&acc)[ACC], int c, uint8_t *staging,
+                                  uint16_t *C, int n, int row, int rows, int col0, int lane,
+                                  int k_blocks) {
         constexpr int N0 = (BLOCK_N / 2 + PANEL_N - 1) / PANEL_N * PANEL_N, N1 = BLOCK_N - N0;
         static_assert(N1 > 0, "both consumers need columns of a 64-row tile");
         if (c == 0) {
             ring.template mma_tile<N0>(acc, 0, 0, k_blocks);
-            out.template store<N0 / PANEL_N>(acc, tile, C, n, row, rows, tile.col0, lane);
+            gg::wgmma_store_warp_rows<N0 / PANEL_N>(acc, staging, C, n, row, rows, col0, lane);
         } else {
             ring.template mma_tile<N1>(acc, 0, N0 / PANEL_N * PANEL_BYTES, k_blocks);
-            out.template store<N1 / PANEL_N>(acc, tile, C, n, row, rows, tile.col0 + N0, lane);
+            gg::wgmma_store_warp_rows<N1 / PANEL_N>(acc, staging, C, n, row, rows, col0 + N0,
+                                                    lane);
         }
     }
-};
-// Epilogue: how a tile's accumulators reach C. Here: each consumer warp stores its own 16 rows
-// through its 2 KiB staging buffer (common/gg_wgmma_store.cuh) before it starts its next tile;
-// the producer warpgroup's other warps have nothing to do. A consumer thread calls store() or
-// skip() once per tile (the ablations' StoreWarps counts on it).
-struct WarpStores {
-    static constexpr bool STORE_WARPS = false;
-    static constexpr int bytes(int) { return CONSUMER_WARPS * STAGING_WARP_BYTES; }
-    struct Shared {
-        __device__ void init() {}
-    };
-    template <int BLOCK_N>
-    struct Out {
-        uint8_t *staging;  // this warp's 2 KiB
-        __device__ Out(Shared &, uint8_t *buffer, int c, int warp)
-            : staging(buffer + (c * 4 + warp) * STAGING_WARP_BYTES) {}
-        template <int PANELS, int ACC>
-        __device__ void store(const float (&acc)[ACC], const gg::SchedTile &, uint16_t *C, int n,
-                              int row, int rows, int col, int lane) {
-            gg::wgmma_store_warp_rows<PANELS>(acc, staging, C, n, row, rows, col, lane);
-        }
-        __device__ void skip() {}
-    };
 };
 struct Lesson {
     static constexpr int BLOCK_N = 192;
     using Tiles = DeviceTiles;
     using Pair = Unpaired;
     using Rows64 = SplitColumns;
-    using Epilogue = WarpStores;
 };
-
-template <class CFG>
-using RingOf = Ring<CFG::BLOCK_N, CFG::Epilogue::bytes(CFG::BLOCK_N)>;
 
 // tiles, num_host_tiles: the host tile list, read only by a HOST_LIST configuration.
 template <class CFG, bool TRACE>
@@ -253,8 +227,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
           uint16_t *__restrict__ C, const int *__restrict__ row_offsets,
           const GgTile *__restrict__ tiles, int num_host_tiles, int tokens, int experts, int k, int n,
           const typename gg::Trace<TRACE>::Sink trace) {
-    using Epi = typename CFG::Epilogue;
-    using R = RingOf<CFG>;
+    using R = Ring<CFG::BLOCK_N>;
     using Tiles = typename CFG::Tiles;
     using Pair = typename CFG::Pair;
     using Trace = gg::Trace<TRACE>;
@@ -264,7 +237,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ Schedule sched;
-    __shared__ typename Epi::Shared epi;
     // TMA and wgmma swizzle on absolute shared addresses: start the ring on a 1024 B boundary.
     const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
     uint8_t *smem = smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
@@ -277,7 +249,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
             gg::mbarrier_init(&full[s], 1);
             gg::mbarrier_init(&empty[s], CONSUMER_WARPS * Pair::CLUSTER);
         }
-        epi.init();
         gg::fence_mbarrier_init();  // the TMA unit (async proxy) uses these barriers
     }
     Tiles::build(sched, row_offsets, experts, tokens, n, CFG::BLOCK_N, CFG::Rows64::ADAPTIVE,
@@ -328,16 +299,6 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 span.end(trace, GG_TRACE_PRODUCER, t, tile.expert, tile.row0, tile.rows, tile.col0,
                          tile.height > 0 && tile.col0 < n);
             }
-        } else if constexpr (Epi::STORE_WARPS) {
-            // The producer warpgroup's other warps: the global stores, where the epilogue
-            // hands them over. They walk the consumers' tiles.
-            if (threadIdx.x >= 32) {
-                GgPipe pipe = {0, 0};
-                for (int t = cluster; t < num_tiles; t += clusters)
-                    Epi::template drain<CFG::BLOCK_N>(epi, smem + R::EPILOGUE_OFFSET, pipe,
-                                                      Tiles::at(sched, tiles, t, rank), C, n,
-                                                      threadIdx.x - 32);
-            }
         }
     } else {
         // ---------------- consumers ----------------
@@ -345,7 +306,7 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
         const int c = wg - 1;
         const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
         const int warp_row = warp * STAGING_ROWS;  // the warp's rows in its 64-row accumulator
-        typename Epi::template Out<CFG::BLOCK_N> out(epi, smem + R::EPILOGUE_OFFSET, c, warp);
+        uint8_t *staging = smem + R::STAGING_OFFSET + (c * 4 + warp) * STAGING_WARP_BYTES;
         ConsumerRing<STAGES, R::STAGE_BYTES, Pair> ring{full, empty, gg::smem_u32(smem), rank,
                                                         lane == 0};
         float acc[CFG::BLOCK_N / 2];
@@ -364,15 +325,14 @@ k3_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CU
                 // Nothing to compute here: the idle half of a pair entry (no rows or no
                 // columns), or a Rows64 choice that leaves this consumer out. Follow the ring.
                 ring.skip_tile(k_blocks);
-                out.skip();
             } else if (tile.height == BLOCK_M) {  // consumer c: rows 64c .. 64c + 63, all columns
                 ring.template mma_tile<CFG::BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks);
                 const int row = c * WG_ROWS + warp_row;
-                out.template store<R::PANELS>(acc, tile, C, n, tile.row0 + row, tile.rows - row,
-                                              tile.col0, lane);
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + row,
+                                                     tile.rows - row, tile.col0, lane);
             } else {  // 64 rows
-                CFG::Rows64::template tile64<CFG::BLOCK_N>(ring, acc, out, tile, c, C, n, row64,
-                                                           rows64, lane, k_blocks);
+                CFG::Rows64::template tile64<CFG::BLOCK_N>(ring, acc, c, staging, C, n, row64,
+                                                           rows64, tile.col0, lane, k_blocks);
             }
             if (threadIdx.x % WG_THREADS == 0)  // warp 0 speaks for its warpgroup
                 span.end(trace, GG_TRACE_CONSUMER + c, t, tile.expert, tile.row0, tile.rows, tile.col0,
@@ -386,12 +346,12 @@ template <class CFG>
 cudaError_t k3_info(GgKernelInfo *info) {
     info->kernel = (const void *)k3_kernel<CFG, false>;
     info->threads = THREADS;
-    info->dynamic_smem = RingOf<CFG>::SMEM_BYTES;
+    info->dynamic_smem = Ring<CFG::BLOCK_N>::SMEM_BYTES;
     info->cluster = CFG::Pair::CLUSTER;
     info->block_m = CFG::Rows64::ADAPTIVE ? 0 : BLOCK_M;  // 0: adaptive 128/64 rows
     info->block_n = CFG::BLOCK_N;
     info->block_k = BLOCK_K;
-    info->stages = RingOf<CFG>::STAGES;
+    info->stages = Ring<CFG::BLOCK_N>::STAGES;
     info->host_tiles = CFG::Tiles::HOST_LIST ? 1 : 0;
     return cudaSuccess;
 }
@@ -407,7 +367,7 @@ cudaError_t k3_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &
 
     constexpr int CLUSTER = CFG::Pair::CLUSTER;
     const void *kernel = (const void *)k3_kernel<CFG, TRACE>;
-    const size_t smem = RingOf<CFG>::SMEM_BYTES;
+    const size_t smem = Ring<CFG::BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchAttribute cluster_dim = {};
     cluster_dim.id = cudaLaunchAttributeClusterDimension;

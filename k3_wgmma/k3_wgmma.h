@@ -24,16 +24,6 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc)     /* split64 in row-tile pairs (cluster 
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc_n256)/* k3_wgmma_n256 in row-tile pairs, B multicast */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* split64 in column-block pairs (cluster 2), A multicast */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256) /* 128 x 256, 4 stages, persistent, device schedule */
-/* The front and the back of the tile list side by side (gg_sched_both_ends): */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_ends)            /* split64 */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256_ends)       /* n256 */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256_ends) /* persist_n256 */
-/* The epilogue's stores by the producer warpgroup's idle warps, from a tile-sized buffer: */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_epi)            /* split64, 4 stages */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_s4)             /* split64 in _epi's shared memory: 4 stages */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_epi)    /* persist, 4 stages */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256_epi)       /* n256, 3 stages */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256_epi) /* persist_n256, 3 stages */
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);

@@ -12,11 +12,6 @@
 //   k3_wgmma_mc, _mc_n256     row-tile pairs in 2-CTA clusters, B multicast to both
 //   k3_wgmma_mca              column-block pairs in 2-CTA clusters, A multicast to both
 //   k3_wgmma_persist_n256     k3_wgmma_persist at 256-wide column blocks
-//   k3_wgmma_ends, _n256_ends, _persist_n256_ends
-//                             the same, the front and the back of the tile list side by side
-//   k3_wgmma_epi, _persist_epi, _n256_epi, _persist_n256_epi
-//                             the same with the epilogue's stores handed to the producer
-//                             warpgroup's idle warps (StoreWarps)
 // The name k3_wgmma itself is the entry point (k3_wgmma_entry.c): it runs one of these,
 // chosen from the problem's shape.
 #include "k3_wgmma.cu"
@@ -41,27 +36,14 @@ struct HostTiles {
     }
 };
 
-// ---- Tiles: the device schedule, both ends of its list at once (gg_sched_both_ends) ----
-// Slot t of the persistent stride (CTA i, round k) holds a tile from the front of the
-// expert-major list or from its back, by the parity of i + k. Under skew the front is the
-// heaviest experts' tiles (compute-bound: their B panels serve many row tiles from L2) and the
-// back the lightest experts' (memory-bound: a B panel from DRAM per tile or two); in the
-// lesson's order they run one after the other, here side by side. Unpaired CTAs only (the
-// stride is gridDim.x).
-struct BothEnds : DeviceTiles {
-    __device__ static gg::SchedTile at(const Schedule &s, const GgTile *, int t, int rank) {
-        return s.at(gg_sched_both_ends(t, s.total(), (int)gridDim.x), rank);
-    }
-};
-
 // ---- Rows64: what becomes of an expert's remainder of 1..64 rows ----
 // Not adaptive: the schedule gives it a 128-row tile, so no tile is 64 rows high.
 struct Fixed128 {
     static constexpr bool ADAPTIVE = false;
     __device__ static bool idle(const gg::SchedTile &, int) { return false; }
-    template <int BLOCK_N, class RING, int ACC, class OUT>
-    __device__ static void tile64(RING &, float (&)[ACC], OUT &, const gg::SchedTile &, int,
-                                  uint16_t *, int, int, int, int, int) {}
+    template <int BLOCK_N, class RING, int ACC>
+    __device__ static void tile64(RING &, float (&)[ACC], int, uint8_t *, uint16_t *, int, int,
+                                  int, int, int, int) {}
 };
 // A 64-row tile on consumer 0 alone, all columns; consumer 1 follows the ring idle.
 struct Solo64 {
@@ -69,12 +51,12 @@ struct Solo64 {
     __device__ static bool idle(const gg::SchedTile &tile, int c) {
         return c == 1 && tile.height == WG_ROWS;
     }
-    template <int BLOCK_N, class RING, int ACC, class OUT>
-    __device__ static void tile64(RING &ring, float (&acc)[ACC], OUT &out,
-                                  const gg::SchedTile &tile, int, uint16_t *C, int n, int row,
-                                  int rows, int lane, int k_blocks) {
+    template <int BLOCK_N, class RING, int ACC>
+    __device__ static void tile64(RING &ring, float (&acc)[ACC], int, uint8_t *staging,
+                                  uint16_t *C, int n, int row, int rows, int col0, int lane,
+                                  int k_blocks) {
         ring.template mma_tile<BLOCK_N>(acc, 0, 0, k_blocks);
-        out.template store<BLOCK_N / PANEL_N>(acc, tile, C, n, row, rows, tile.col0, lane);
+        gg::wgmma_store_warp_rows<BLOCK_N / PANEL_N>(acc, staging, C, n, row, rows, col0, lane);
     }
 };
 
@@ -121,89 +103,6 @@ struct Paired {
     }
 };
 
-// ---- Epilogue: the consumers hand each tile to the producer warpgroup's three idle warps ----
-// In the lesson both consumers store their tile themselves, so the tensor cores wait from a
-// tile's last wgmma until the next tile's first: the shared-memory round trips and global
-// stores of the whole tile. Here a consumer warp writes its rows as bf16 (stmatrix, the same
-// 16 x 64 swizzled blocks) into a buffer the size of the tile and goes on to its next tile;
-// warps 1..3 of the producer warpgroup copy the buffer to C with the same masked 16-byte
-// stores. One buffer, walked like a ring of one stage: `filled` (count: the 256 consumer
-// threads, each arrives once per tile, idle or not) and `drained` (count: the 96 store
-// threads). Costs shared memory: a 128 x BLOCK_N bf16 tile (48 KiB at 192 columns) in place
-// of 16 KiB of staging, i.e. one ring stage fewer.
-struct StoreWarps {
-    static constexpr bool STORE_WARPS = true;
-    static constexpr int THREADS = WG_THREADS - 32;  // the producer warpgroup but warp 0
-    // Block (16-row slice b, panel p) of the tile: 2 KiB at (b * PANELS + p) * 2 KiB.
-    static constexpr int bytes(int block_n) {
-        return BLOCK_M / STAGING_ROWS * (block_n / PANEL_N) * STAGING_WARP_BYTES;
-    }
-    struct Shared {
-        uint64_t filled, drained;
-        __device__ void init() {
-            gg::mbarrier_init(&filled, 2 * WG_THREADS);
-            gg::mbarrier_init(&drained, THREADS);
-        }
-    };
-    template <int BLOCK_N>
-    struct Out {
-        Shared &sh;
-        uint8_t *buffer;
-        GgPipe pipe = {0, 0};
-        __device__ Out(Shared &s, uint8_t *buf, int, int) : sh(s), buffer(buf) {}
-        template <int PANELS, int ACC>
-        __device__ void store(const float (&acc)[ACC], const gg::SchedTile &tile, uint16_t *,
-                              int n, int row, int rows, int col, int lane) {
-            // The store warps have read the previous tile out of the buffer.
-            gg::mbarrier_wait_parity(&sh.drained, gg_pipe_empty_parity(pipe));
-            const int slice = (row - tile.row0) / STAGING_ROWS, panel0 = (col - tile.col0) / PANEL_N;
-            if (rows > 0) {  // warp-uniform: rows past the expert's end are not stored
-#pragma unroll
-                for (int p = 0; p < PANELS; ++p)
-                    if (col + p * PANEL_N < n)  // warp-uniform; panels past n are never read
-                        gg::wgmma_stage_panel(acc, p, buffer + (slice * (BLOCK_N / PANEL_N) + panel0 + p) *
-                                                                   STAGING_WARP_BYTES, lane);
-            }
-            gg::mbarrier_arrive(&sh.filled);
-            gg_pipe_advance(&pipe, 1);
-        }
-        __device__ void skip() {
-            gg::mbarrier_wait_parity(&sh.drained, gg_pipe_empty_parity(pipe));
-            gg::mbarrier_arrive(&sh.filled);
-            gg_pipe_advance(&pipe, 1);
-        }
-    };
-    // Store thread i (0..95): the tile's valid rows and columns, 16 bytes at a time, row-major
-    // so that eight neighbours write one 128-byte run of a row.
-    template <int BLOCK_N>
-    __device__ static void drain(Shared &sh, const uint8_t *buffer, GgPipe &pipe,
-                                 const gg::SchedTile &tile, uint16_t *C, int n, int i) {
-        constexpr int CHUNKS = BLOCK_N / 8, PANELS = BLOCK_N / PANEL_N;
-        // One warp polls the barrier; the other two sleep on a named barrier until it has seen
-        // the phase (three warps spinning on try_wait cost the mainloop, commit 43e4273).
-        if (i < 32)  // test, then sleep a microsecond: a tile takes several
-            while (!gg::mbarrier_test_parity(&sh.filled, gg_pipe_full_parity(pipe))) __nanosleep(1000);
-        gg::named_barrier_sync(1, THREADS);
-        const int rows = min(tile.rows, tile.height);  // 0 for an idle tile
-        const int chunks = tile.col0 < n ? min(CHUNKS, (n - tile.col0) / 8) : 0;
-        for (int idx = i; idx < rows * CHUNKS; idx += THREADS) {
-            const int r = idx / CHUNKS, j = idx % CHUNKS;
-            if (j >= chunks) continue;
-            const uint8_t *block = buffer + ((r / STAGING_ROWS) * PANELS + j / 8) * STAGING_WARP_BYTES;
-            const uint4 v = *reinterpret_cast<const uint4 *>(block + gg_swizzle128(r % STAGING_ROWS, j % 8));
-            *reinterpret_cast<uint4 *>(C + (size_t)(tile.row0 + r) * n + tile.col0 + 8 * j) = v;
-        }
-        gg::mbarrier_arrive(&sh.drained);
-        gg_pipe_advance(&pipe, 1);
-    }
-};
-
-// The lesson's epilogue in StoreWarps' shared memory: one ring stage fewer, nothing else, to
-// tell what StoreWarps' stage costs from what its handover gains.
-struct WarpStoresTileBuffer : WarpStores {
-    static constexpr int bytes(int block_n) { return StoreWarps::bytes(block_n); }
-};
-
 // ---- The measured configurations: each changes one thing from the one it derives from ----
 struct Tile : Lesson {
     using Tiles = HostTiles;
@@ -233,30 +132,6 @@ struct Mca : Lesson {
 struct PersistN256 : Persist {
     static constexpr int BLOCK_N = 256;
 };
-struct Ends : Lesson {
-    using Tiles = BothEnds;
-};
-struct N256Ends : N256 {
-    using Tiles = BothEnds;
-};
-struct PersistN256Ends : PersistN256 {
-    using Tiles = BothEnds;
-};
-struct Epi : Lesson {
-    using Epilogue = StoreWarps;
-};
-struct S4 : Lesson {
-    using Epilogue = WarpStoresTileBuffer;
-};
-struct PersistEpi : Persist {
-    using Epilogue = StoreWarps;
-};
-struct N256Epi : N256 {
-    using Epilogue = StoreWarps;
-};
-struct PersistN256Epi : PersistN256 {
-    using Epilogue = StoreWarps;
-};
 
 }  // namespace
 
@@ -269,11 +144,3 @@ K3_CONFIG(k3_wgmma_mc, Mc)
 K3_CONFIG(k3_wgmma_mc_n256, McN256)
 K3_CONFIG(k3_wgmma_mca, Mca)
 K3_CONFIG(k3_wgmma_persist_n256, PersistN256)
-K3_CONFIG(k3_wgmma_ends, Ends)
-K3_CONFIG(k3_wgmma_n256_ends, N256Ends)
-K3_CONFIG(k3_wgmma_persist_n256_ends, PersistN256Ends)
-K3_CONFIG(k3_wgmma_epi, Epi)
-K3_CONFIG(k3_wgmma_s4, S4)
-K3_CONFIG(k3_wgmma_persist_epi, PersistEpi)
-K3_CONFIG(k3_wgmma_n256_epi, N256Epi)
-K3_CONFIG(k3_wgmma_persist_n256_epi, PersistN256Epi)

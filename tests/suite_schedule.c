@@ -188,44 +188,6 @@ START_TEST(test_order) {
 }
 END_TEST
 
-/* gg_sched_both_ends: a bijection of [0, total) for every grid; in each round each end's
- * slots hold consecutive positions (the front's ascending from where the last round stopped,
- * the back's descending), half the round's slots each (the odd one to either), and a CTA that
- * takes a front tile in one round takes a back tile in the next (grid even). The tile where the
- * ends meet counts as either. */
-START_TEST(test_both_ends) {
-    for (int grid = 1; grid <= 140; ++grid)
-        for (int total = 0; total <= 700; total += 1 + total / 16) {
-            char *seen = calloc((size_t)total + 1, 1), *from_back = calloc((size_t)total + 1, 1);
-            int front = 0, back = total - 1, last = -1;  /* last: where the ends meet, either */
-            for (int t0 = 0; t0 < total; t0 += grid) {
-                int fronts = 0, backs = 0, meets = 0;
-                for (int t = t0; t < t0 + grid && t < total; ++t) {
-                    const int pos = gg_sched_both_ends(t, total, grid);
-                    ck_assert(pos >= 0 && pos < total);
-                    ck_assert(!seen[pos]);
-                    seen[pos] = 1;
-                    if (pos == front && pos == back) {
-                        ++front, last = t, meets = 1;
-                    } else if (pos == front) {
-                        ++front, ++fronts;
-                    } else {
-                        ck_assert_int_eq(pos, back);
-                        --back, ++backs;
-                        from_back[t] = 1;
-                    }
-                }
-                ck_assert_int_le(abs(fronts - backs), 1 + meets);
-            }
-            ck_assert_int_eq(front, back + 1);
-            for (int t = 0; grid % 2 == 0 && t + grid < total; ++t)
-                if (t != last && t + grid != last) ck_assert_int_ne(from_back[t], from_back[t + grid]);
-            free(seen);
-            free(from_back);
-        }
-}
-END_TEST
-
 /* The device schedule and the host model (common/problem.c, used for eta and the tile counts
  * in the tables) agree: same number of tiles and the same rows computed, adaptive or not. */
 START_TEST(test_matches_host_model) {
@@ -307,7 +269,6 @@ Suite *schedule_suite(void) {
     TCase *tc = tcase_create("tiles");
     tcase_add_test(tc, test_every_tile_exactly_once);
     tcase_add_test(tc, test_order);
-    tcase_add_test(tc, test_both_ends);
     tcase_add_test(tc, test_matches_host_model);
     tcase_add_test(tc, test_bad_offsets_stay_in_bounds);
     tcase_add_test(tc, test_hand_worked);

@@ -58,27 +58,6 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint64_t *bar, uint32_t par
         : "memory");
 }
 
-// Named CTA barrier `id` (1..15; 0 is __syncthreads) for `threads` threads (a multiple of 32):
-// the warps that reach it sleep in hardware until all have, with no polling.
-// #parallel-synchronization-and-communication-instructions-bar-barrier
-__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
-    asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-// One test of the phase with the given parity, without looping: true once it has completed.
-// #parallel-synchronization-and-communication-instructions-mbarrier-test-wait-try-wait
-__device__ __forceinline__ bool mbarrier_test_parity(uint64_t *bar, uint32_t parity) {
-    uint32_t done;
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-    return done != 0;
-}
-
 // cp.async completion as an mbarrier arrival (k4's gathering producer): once every cp.async
 // this thread issued before it has landed, the barrier gets one arrival. .noinc: that arrival
 // is one of the count the barrier was initialised with (the thread does not add to it).
