@@ -72,6 +72,13 @@ typedef struct GgShape {
     int tokens, experts, k, n;
 } GgShape;
 
+/* What a launch rule may read of the GPU beside the shape: its SMs (a persistent grid's size,
+ * hence how many tiles run at once) and its L2 bytes (gg_launch_gpu). */
+typedef struct GgGpu {
+    int sms;
+    long l2_bytes;
+} GgGpu;
+
 /* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */
 typedef int (*GgCanImplementFn)(const GgShape *shape, char *why, size_t why_len);
 

@@ -36,6 +36,9 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
                                       const cudaLaunchConfig_t *cfg, int cluster, int tile_m,
                                       int tile_n, int *ctas);
 
+/* The current device's GgGpu (gg_kernel.h; attributes, asked once per device). */
+cudaError_t gg_launch_gpu(GgGpu *gpu);
+
 #ifdef __cplusplus
 }
 #endif

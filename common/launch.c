@@ -90,3 +90,26 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
     *ctas = cluster * (int)(clusters > 1 ? clusters : 1);
     return cudaSuccess;
 }
+
+cudaError_t gg_launch_gpu(GgGpu *gpu) {
+    enum { DEVICES = 64 };
+    static GgGpu known[DEVICES];
+    int device;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return err;
+    pthread_mutex_lock(&seen_lock);
+    GgGpu g = device < DEVICES ? known[device] : (GgGpu){0, 0};
+    pthread_mutex_unlock(&seen_lock);
+    if (g.sms == 0) {
+        int sms, l2;
+        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
+            (err = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device)) != cudaSuccess)
+            return err;
+        g = (GgGpu){sms, l2};
+        pthread_mutex_lock(&seen_lock);
+        if (device < DEVICES) known[device] = g;
+        pthread_mutex_unlock(&seen_lock);
+    }
+    *gpu = g;
+    return cudaSuccess;
+}

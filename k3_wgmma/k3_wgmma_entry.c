@@ -1,22 +1,34 @@
 /* k3_wgmma, the entry point: one name that runs, for each problem, the registered configuration
- * a rule picks from the problem's shape. The rule reads only tokens, experts, K and N, never the
- * rows of each expert, so the choice needs no host copy of the split and a CUDA graph of the
- * launch replays correctly with new m_e (the device schedule reads them at run time).
+ * a rule picks from the problem's shape and two properties of the GPU (SMs, L2 bytes). The rule
+ * never reads the rows of each expert, so the choice needs no host copy of the split and a CUDA
+ * graph of the launch replays correctly with new m_e (the device schedule reads them at run time).
  *
- * 1. Column-block width BLOCK_N, from N alone: the width that pads the last column block least
- *    (a padded column costs a full K loop of MMAs and its B loads). Among equals: 192 first
- *    (five 40 KiB stages), then 256 (four stages; the widest MMA, and a 64-row tile splits
- *    evenly at its 128-column panel boundary), then 128 (six stages, but each A load feeds
- *    half as many columns).
- * 2. Row tiles: adaptive (a remainder of 1..64 rows gets a 64-row tile, split by columns over
- *    both consumers) when the experts average at most two 128-row tiles, where an expert's last,
- *    partial tile is a large share of its work; fixed 128-row tiles otherwise, where it is not
- *    and the split tile's uneven halves cost more than its padding saves (at BLOCK_N = 192 one
- *    consumer computes 128 columns, the other 64). k3_wgmma/README.md has the measurements.
+ * 1. Row tiles. Adaptive (an expert's remainder of 1..64 rows gets a 64-row tile, split by
+ *    columns over both consumers) only where it pays:
+ *    a. the experts average at most two 128-row tiles, where an expert's last, partial tile is a
+ *       large share of its work; above that, the split tile's uneven halves cost more than its
+ *       padding saves;
+ *    b. and, where experts have several row tiles (an average of at least one), the B panels
+ *       those row tiles share stay in L2 while they drift apart. The row tiles of one column
+ *       block start together and read the same B panel; a 64-row tile runs through its K loop
+ *       up to twice as fast as its 128-row neighbours, so by its end it leads them by up to
+ *       half the loop, and they re-read B from DRAM unless it is still in L2. In flight: one
+ *       column block per `row tiles per expert` of the `sms` tiles running, each needing half
+ *       of its K x BLOCK_N bf16 panel kept: sms / tiles_per_expert x K x BLOCK_N bytes. With
+ *       fixed rows every row tile of a block runs at one pace and B comes from DRAM once
+ *       (results/h200/evidence/ncu_k3_rows_dram-*.txt: DRAM bytes read, adaptive against fixed).
+ * 2. Column-block width BLOCK_N, from N: the width that pads the last column block least (a
+ *    padded column costs a full K loop of MMAs and its B loads). Among equals, with adaptive
+ *    rows: 192 (five 40 KiB stages), then 256, then 128 (half the columns per A load); with
+ *    fixed rows: 256 first (one A box feeds the most columns), then 192, then 128. The L2 test
+ *    of 1b is made at the width adaptive rows would use.
  * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels
- * must be shared in L2) and the 2-CTA pairs (slower in every case measured). */
+ * must be shared in L2) and the 2-CTA pairs (slower in every case measured).
+ * k3_wgmma/README.md has the measurements behind each branch. */
 #include <stdio.h>
+#include <string.h>
 
+#include "gg_launch.h"
 #include "k3_wgmma.h"
 
 /* The configurations the rule chooses from. Their width and row policy are read from their
@@ -34,12 +46,34 @@ static const Choice choices[] = {
 };
 enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
 
-/* Widths in the order that breaks ties, and the row-tile threshold (128-row tiles per expert,
- * on average) up to which rows are adaptive. */
-static const int widths[] = {192, 256, 128};
-enum { ADAPTIVE_MAX_ROW_TILES = 2, ROW_TILE = 128 };
+/* Widths in the order that breaks ties, per row policy; the row-tile threshold (128-row tiles
+ * per expert, on average) up to which rows may be adaptive. */
+static const int widths_adaptive[] = {192, 256, 128}, widths_fixed[] = {256, 192, 128};
+enum { WIDTHS = 3, ADAPTIVE_MAX_ROW_TILES = 2, ROW_TILE = 128 };
+
+/* Without a GPU (`ggemm problem` on a laptop), the rule is shown for the H200 whose results
+ * this repository commits (cudaDevAttrMultiProcessorCount, cudaDevAttrL2CacheSize there). */
+static const GgGpu reference_gpu = {132, 50L << 20};
 
 static long padded_columns(int n, int block_n) { return (long)(n + block_n - 1) / block_n * block_n - n; }
+
+static int width(int n, const int *order) {
+    int block_n = order[0];
+    for (int i = 1; i < WIDTHS; ++i)
+        if (padded_columns(n, order[i]) < padded_columns(n, block_n)) block_n = order[i];
+    return block_n;
+}
+
+/* 1b's bytes: the halves of the B panels in flight that drifting row tiles re-read. */
+static double drift_bytes(const GgShape *s, const GgGpu *g, double tiles_per_expert) {
+    return (double)g->sms / tiles_per_expert * s->k * width(s->n, widths_adaptive);
+}
+
+int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *g) {
+    const double tiles_per_expert = s->experts > 0 ? (double)s->tokens / ((double)ROW_TILE * s->experts) : 0;
+    if (tiles_per_expert > ADAPTIVE_MAX_ROW_TILES) return 0;
+    return tiles_per_expert < 1 || drift_bytes(s, g, tiles_per_expert) <= (double)g->l2_bytes;
+}
 
 /* The choice of this width and row policy; the other policy at this width when it has none. */
 static const Choice *find(int block_n, int adaptive, int *got_adaptive) {
@@ -58,33 +92,54 @@ static const Choice *find(int block_n, int adaptive, int *got_adaptive) {
     return other;
 }
 
-int k3_wgmma_adaptive_rows(const GgShape *s) {
-    return (long)s->tokens <= (long)ADAPTIVE_MAX_ROW_TILES * ROW_TILE * s->experts;
-}
-
-static const Choice *choose(const GgShape *s, char *why, size_t len) {
-    int block_n = widths[0];
-    for (int i = 1; i < (int)(sizeof widths / sizeof widths[0]); ++i)
-        if (padded_columns(s->n, widths[i]) < padded_columns(s->n, block_n)) block_n = widths[i];
-    const int adaptive = k3_wgmma_adaptive_rows(s);
+static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t len) {
+    const int adaptive = k3_wgmma_adaptive_rows(s, g);
+    const int block_n = width(s->n, adaptive ? widths_adaptive : widths_fixed);
     int got = adaptive;
     const Choice *c = find(block_n, adaptive, &got);
-    if (why)
-        snprintf(why, len, "%s: N %d pads %ld columns at BLOCK_N %d; %d rows over %d experts is %s %d %d-row tiles "
-                 "per expert: %s",
-                 c->name, s->n, padded_columns(s->n, block_n), block_n, s->tokens, s->experts,
-                 adaptive ? "at most" : "more than", ADAPTIVE_MAX_ROW_TILES, ROW_TILE,
-                 got == adaptive ? (adaptive ? "adaptive rows" : "fixed 128-row tiles")
-                                 : (got ? "adaptive rows (no fixed-row configuration at this width)"
-                                        : "fixed 128-row tiles (no adaptive configuration at this width)"));
+    if (why) {
+        const double tiles = s->experts > 0 ? (double)s->tokens / ((double)ROW_TILE * s->experts) : 0;
+        char rows[160];
+        if (tiles > ADAPTIVE_MAX_ROW_TILES)
+            snprintf(rows, sizeof rows, "%.2f 128-row tiles per expert > %d: fixed rows", tiles,
+                     ADAPTIVE_MAX_ROW_TILES);
+        else if (tiles < 1)
+            snprintf(rows, sizeof rows, "%.2f 128-row tiles per expert < 1: adaptive rows", tiles);
+        else
+            snprintf(rows, sizeof rows, "%.2f 128-row tiles per expert, drifting B %.0f MiB %s L2 %.0f MiB: %s",
+                     tiles, drift_bytes(s, g, tiles) / (1 << 20), adaptive ? "<=" : ">",
+                     (double)g->l2_bytes / (1 << 20), adaptive ? "adaptive rows" : "fixed rows");
+        snprintf(why, len, "%s: %s; N %d pads %ld at BLOCK_N %d%s", c->name, rows, s->n,
+                 padded_columns(s->n, block_n), block_n,
+                 got == adaptive ? "" : (got ? " (no fixed-row configuration at this width)"
+                                             : " (no adaptive configuration at this width)"));
+    }
     return c;
 }
 
-const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) { return choose(s, why, len)->name; }
+const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *g, char *why, size_t len) {
+    return choose(s, g, why, len)->name;
+}
+
+/* The current GPU, or the reference one (said in why) where there is none. */
+static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
+    GgGpu g;
+    if (gg_launch_gpu(&g) == cudaSuccess) return choose(s, &g, why, len);
+    cudaGetLastError(); /* no device: not an error of anything that follows */
+    const Choice *c = choose(s, &reference_gpu, why, len);
+    if (why) {
+        const size_t used = strlen(why);
+        snprintf(why + used, len - used, " (no GPU here: for %d SMs and %ld MiB of L2, the H200 of results/h200)",
+                 reference_gpu.sms, reference_gpu.l2_bytes >> 20);
+    }
+    return c;
+}
+
+const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) { return choose_here(s, why, len)->name; }
 
 static const Choice *choose_for(const GgLaunch *p) {
     const GgShape s = {p->tokens, p->experts, p->k, p->n};
-    return choose(&s, NULL, 0);
+    return choose_here(&s, NULL, 0);
 }
 
 cudaError_t k3_wgmma_launch(const GgLaunch *p) { return choose_for(p)->launch(p); }

@@ -224,7 +224,9 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, 
     CUtensorMap tmap_w1;
     if (gg_tmap_b(&tmap_w1, &g)) return cudaErrorInvalidValue;
     const GgShape shape = {rows, experts, d, 2 * f};
-    const bool adaptive = k3_wgmma_adaptive_rows(&shape);  // k3's rule for 64-row remainder tiles
+    GgGpu gpu;
+    CUDA_TRY(gg_launch_gpu(&gpu));
+    const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu);  // k3's rule for 64-row remainder tiles
     const void *kernel = (const void *)gemm1_swiglu_kernel;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, SMEM_BYTES));
     const cudaLaunchConfig_t cfg = {};  // one CTA per cluster: no occupancy query needed
