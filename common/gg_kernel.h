@@ -64,7 +64,8 @@ typedef cudaError_t (*GgInfoFn)(GgKernelInfo *);
 typedef cudaError_t (*GgTraceLaunchFn)(const GgLaunch *, const GgTraceBuffer *trace);
 /* The sizes a kernel may refuse. (Per-expert rows are run-time data and never refused.) */
 /* An entry point: the name of the registered configuration it runs for this shape, and in why
- * one line saying which property of the shape decided (see k3_wgmma/k3_wgmma_entry.c). */
+ * one line saying which property of the shape (or the GPU) decided (see
+ * k3_wgmma/k3_wgmma_entry.c); NULL, with why saying so, if the GPU cannot be asked. */
 struct GgShape;
 typedef const char *(*GgChooseFn)(const struct GgShape *shape, char *why, size_t why_len);
 

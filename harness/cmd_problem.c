@@ -39,8 +39,10 @@ int gg_cmd_problem(const GgOptions *o) {
         for (int i = 0; i < gg_kernel_count; ++i) /* entry points: what each would run here */
             if (gg_kernels[i].choose) {
                 char why[256];
-                gg_kernels[i].choose(&shape, why, sizeof why);
-                printf("%s would run %s\n", gg_kernels[i].name, why);
+                if (gg_kernels[i].choose(&shape, why, sizeof why))
+                    printf("%s would run %s\n", gg_kernels[i].name, why);
+                else
+                    printf("%s: %s\n", gg_kernels[i].name, why);
             }
     }
     gg_problem_free(&p);

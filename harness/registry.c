@@ -98,6 +98,10 @@ int gg_impl_resolve(GgImpl *impl, const GgShape *shape) {
     if (!impl->kernel || !impl->kernel->choose) return GG_EXIT_OK;
     GgImpl chosen;
     const char *name = impl->kernel->choose(shape, impl->chose, sizeof impl->chose);
+    if (!name) { /* a GPU that cannot be asked: a failure of the run, like a CUDA error */
+        gg_error_set("%s: %s", impl->name, impl->chose);
+        return GG_EXIT_CHECK;
+    }
     if (gg_impl_find(name, &chosen)) return GG_EXIT_USAGE;
     impl->kernel = chosen.kernel;
     impl->info = chosen.info;

@@ -26,13 +26,15 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* split64 in column-block pairs (clus
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256) /* 128 x 256, 4 stages, persistent, device schedule */
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
-/* On the current GPU; without one, on the H200 of results/h200 (why says so). */
+/* On the current GPU; without one, on the H200 of results/h200 (why says so); NULL (why says
+ * so) if the GPU is there but cannot be asked. */
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);
 /* On the GPU given. */
 const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len);
-/* The entry point's row rule: 1 if 64-row remainder tiles pay for this shape on this GPU (k4
- * uses it too). */
-int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *gpu);
+/* The entry point's row rule: 1 if 64-row remainder tiles pay for this shape on this GPU, at
+ * column width block_n (0: the width the rule would take with adaptive rows; k4's fused GEMM1
+ * passes its own). */
+int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *gpu, int block_n);
 int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }

@@ -14,9 +14,12 @@
  *       up to twice as fast as its 128-row neighbours, so by its end it leads them by up to
  *       half the loop, and they re-read B from DRAM unless it is still in L2. In flight: one
  *       column block per `row tiles per expert` of the `sms` tiles running, each needing half
- *       of its K x BLOCK_N bf16 panel kept: sms / tiles_per_expert x K x BLOCK_N bytes. With
- *       fixed rows every row tile of a block runs at one pace and B comes from DRAM once
- *       (results/h200/evidence/ncu_k3_rows_dram-*.txt: DRAM bytes read, adaptive against fixed).
+ *       of its K x BLOCK_N bf16 panel kept: sms / tiles_per_expert x K x BLOCK_N bytes.
+ *       Below one tile per expert on average most experts have a single row tile and nothing
+ *       drifts: adaptive. (Under skew the heavy experts have several even then; the rule cannot
+ *       see the skew, so the choice steps at an average of one tile.) With fixed rows every row
+ *       tile of a block runs at one pace (results/h200/evidence/ncu_k3_rows_dram-*.txt: DRAM
+ *       bytes read, adaptive against fixed; at width 256 fixed rows read B about once).
  * 2. Column-block width BLOCK_N, from N: the width that pads the last column block least (a
  *    padded column costs a full K loop of MMAs and its B loads). Among equals, with adaptive
  *    rows: 192 (five 40 KiB stages), then 256, then 128 (half the columns per A load); with
@@ -64,15 +67,21 @@ static int width(int n, const int *order) {
     return block_n;
 }
 
-/* 1b's bytes: the halves of the B panels in flight that drifting row tiles re-read. */
-static double drift_bytes(const GgShape *s, const GgGpu *g, double tiles_per_expert) {
-    return (double)g->sms / tiles_per_expert * s->k * width(s->n, widths_adaptive);
+static double tiles_per_expert(const GgShape *s) {
+    return s->experts > 0 ? (double)s->tokens / ((double)ROW_TILE * s->experts) : 0;
 }
 
-int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *g) {
-    const double tiles_per_expert = s->experts > 0 ? (double)s->tokens / ((double)ROW_TILE * s->experts) : 0;
-    if (tiles_per_expert > ADAPTIVE_MAX_ROW_TILES) return 0;
-    return tiles_per_expert < 1 || drift_bytes(s, g, tiles_per_expert) <= (double)g->l2_bytes;
+/* 1b's bytes, from one tile per expert on: the halves of the B panels in flight that drifting
+ * row tiles re-read. */
+static double drift_bytes(const GgShape *s, const GgGpu *g, int block_n) {
+    return (double)g->sms / tiles_per_expert(s) * s->k * block_n;
+}
+
+int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *g, int block_n) {
+    const double tiles = tiles_per_expert(s);
+    if (tiles > ADAPTIVE_MAX_ROW_TILES) return 0;
+    if (tiles < 1) return 1;  /* most experts have one row tile: nothing drifts */
+    return drift_bytes(s, g, block_n > 0 ? block_n : width(s->n, widths_adaptive)) <= (double)g->l2_bytes;
 }
 
 /* The choice of this width and row policy; the other policy at this width when it has none. */
@@ -93,21 +102,21 @@ static const Choice *find(int block_n, int adaptive, int *got_adaptive) {
 }
 
 static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t len) {
-    const int adaptive = k3_wgmma_adaptive_rows(s, g);
+    const int adaptive = k3_wgmma_adaptive_rows(s, g, 0);
     const int block_n = width(s->n, adaptive ? widths_adaptive : widths_fixed);
     int got = adaptive;
     const Choice *c = find(block_n, adaptive, &got);
     if (why) {
-        const double tiles = s->experts > 0 ? (double)s->tokens / ((double)ROW_TILE * s->experts) : 0;
+        const double tiles = tiles_per_expert(s);
         char rows[160];
         if (tiles > ADAPTIVE_MAX_ROW_TILES)
-            snprintf(rows, sizeof rows, "%.2f 128-row tiles per expert > %d: fixed rows", tiles,
-                     ADAPTIVE_MAX_ROW_TILES);
+            snprintf(rows, sizeof rows, "%d rows > %d x %d-row tiles x %d experts: fixed rows", s->tokens,
+                     ADAPTIVE_MAX_ROW_TILES, ROW_TILE, s->experts);
         else if (tiles < 1)
-            snprintf(rows, sizeof rows, "%.2f 128-row tiles per expert < 1: adaptive rows", tiles);
+            snprintf(rows, sizeof rows, "%.3f 128-row tiles per expert < 1: adaptive rows", tiles);
         else
-            snprintf(rows, sizeof rows, "%.2f 128-row tiles per expert, drifting B %.0f MiB %s L2 %.0f MiB: %s",
-                     tiles, drift_bytes(s, g, tiles) / (1 << 20), adaptive ? "<=" : ">",
+            snprintf(rows, sizeof rows, "%.3f 128-row tiles per expert, drifting B %.1f MiB %s L2 %.1f MiB: %s",
+                     tiles, drift_bytes(s, g, width(s->n, widths_adaptive)) / (1 << 20), adaptive ? "<=" : ">",
                      (double)g->l2_bytes / (1 << 20), adaptive ? "adaptive rows" : "fixed rows");
         snprintf(why, len, "%s: %s; N %d pads %ld at BLOCK_N %d%s", c->name, rows, s->n,
                  padded_columns(s->n, block_n), block_n,
@@ -121,11 +130,22 @@ const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *g, char *why, size
     return choose(s, g, why, len)->name;
 }
 
-/* The current GPU, or the reference one (said in why) where there is none. */
+/* No GPU to ask, as opposed to a GPU that failed. */
+static int no_gpu(cudaError_t err) {
+    return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver;
+}
+
+/* The current GPU, or the reference one (said in why) where there is none; NULL (why says so)
+ * if the GPU is there but cannot be asked. */
 static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
     GgGpu g;
-    if (gg_launch_gpu(&g) == cudaSuccess) return choose(s, &g, why, len);
-    cudaGetLastError(); /* no device: not an error of anything that follows */
+    const cudaError_t err = gg_launch_gpu(&g);
+    if (err == cudaSuccess) return choose(s, &g, why, len);
+    if (!no_gpu(err)) {
+        if (why) snprintf(why, len, "(cannot ask the GPU: %s)", cudaGetErrorString(err));
+        return NULL;
+    }
+    cudaGetLastError(); /* the failed query's own error, not one of the caller's */
     const Choice *c = choose(s, &reference_gpu, why, len);
     if (why) {
         const size_t used = strlen(why);
@@ -135,17 +155,32 @@ static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
     return c;
 }
 
-const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) { return choose_here(s, why, len)->name; }
-
-static const Choice *choose_for(const GgLaunch *p) {
-    const GgShape s = {p->tokens, p->experts, p->k, p->n};
-    return choose_here(&s, NULL, 0);
+const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) {
+    const Choice *c = choose_here(s, why, len);
+    return c ? c->name : NULL;
 }
 
-cudaError_t k3_wgmma_launch(const GgLaunch *p) { return choose_for(p)->launch(p); }
+/* A launch: its GPU, with its own SM count (the persistent grid's) where it gives one. */
+static cudaError_t choose_for(const GgLaunch *p, const Choice **c) {
+    const GgShape s = {p->tokens, p->experts, p->k, p->n};
+    GgGpu g;
+    const cudaError_t err = gg_launch_gpu(&g);
+    if (err != cudaSuccess) return err;
+    if (p->num_sms > 0) g.sms = p->num_sms;
+    *c = choose(&s, &g, NULL, 0);
+    return cudaSuccess;
+}
+
+cudaError_t k3_wgmma_launch(const GgLaunch *p) {
+    const Choice *c;
+    const cudaError_t err = choose_for(p, &c);
+    return err != cudaSuccess ? err : c->launch(p);
+}
 
 cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace) {
-    return choose_for(p)->trace_launch(p, trace);
+    const Choice *c;
+    const cudaError_t err = choose_for(p, &c);
+    return err != cudaSuccess ? err : c->trace_launch(p, trace);
 }
 
 /* Without a shape: the worklog's configuration (what the rule picks there), for listings. */

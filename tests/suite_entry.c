@@ -42,13 +42,14 @@ START_TEST(rows_per_expert) {
 END_TEST
 
 /* From one tile per expert on, adaptive rows only while half of each B panel in flight fits
- * in L2: SMs / (tiles per expert) x K x BLOCK_N bytes. */
+ * in L2: SMs / (tiles per expert) x K x BLOCK_N bytes; below one tile, adaptive. */
 START_TEST(drifting_panels_against_l2) {
     ck_assert_str_eq(pick(32768, 256, 7168, 4096), "k3_wgmma_persist_n256"); /* DeepSeek-V3-like: 231 MiB */
     ck_assert_str_eq(pick(16384, 64, 8192, 2688), "k3_wgmma_persist");  /* 66 x 8192 x 192: 99 MiB */
     ck_assert_str_eq(pick(16384, 64, 4928, 2688), "k3_wgmma_split64");  /* 59.6 MiB: just fits */
     ck_assert_str_eq(pick(16384, 64, 4992, 2688), "k3_wgmma_persist");  /* 60.3 MiB: just over */
-    ck_assert_str_eq(pick(8191, 64, 8192, 2688), "k3_wgmma_split64");   /* under one tile: no sharing */
+    ck_assert_str_eq(pick(8191, 64, 8192, 2688), "k3_wgmma_split64");   /* under one tile: nothing drifts */
+    ck_assert_str_eq(pick(8192, 64, 8192, 2688), "k3_wgmma_persist");   /* one: 132 x 8192 x 192, 198 MiB */
     const GgGpu small_l2 = {132, 8L << 20};                              /* the L2 decides */
     ck_assert_str_eq(pick_on(&small_l2, 16384, 64, 1024, 2688), "k3_wgmma_persist");
     const GgGpu few_sms = {16, 60L << 20};                                /* so do the SMs */
@@ -65,7 +66,7 @@ START_TEST(why_names_the_deciding_properties) {
     ck_assert_ptr_nonnull(strstr(why, "fixed rows"));
     const GgShape deepseek = {32768, 256, 7168, 4096};
     k3_wgmma_choose_on(&deepseek, &h200, why, sizeof why);
-    ck_assert_ptr_nonnull(strstr(why, "drifting B 231 MiB > L2 60 MiB"));
+    ck_assert_ptr_nonnull(strstr(why, "drifting B 231.0 MiB > L2 60.0 MiB"));
     const GgShape narrow = {65536, 8, 1024, 128}; /* many rows, but 128 wide has only adaptive rows */
     ck_assert_str_eq(k3_wgmma_choose_on(&narrow, &h200, why, sizeof why), "k3_wgmma_n128");
     ck_assert_ptr_nonnull(strstr(why, "(no fixed-row configuration at this width)"));
