@@ -36,8 +36,10 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
                                       const cudaLaunchConfig_t *cfg, int cluster, int tile_m,
                                       int tile_n, int *ctas);
 
-/* The current device's GgGpu (gg_kernel.h; attributes, asked once per device). */
-cudaError_t gg_launch_gpu(GgGpu *gpu);
+/* The GgGpu (gg_kernel.h) a launch runs on: the current device's attributes, asked once per
+ * device, with the launch's own SM count (p->num_sms, the persistent grid's) where it gives
+ * one. p may be NULL: the device as it is. */
+cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu);
 
 #ifdef __cplusplus
 }

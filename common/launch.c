@@ -69,15 +69,10 @@ cudaError_t gg_launch_max_clusters(const void *kernel, const cudaLaunchConfig_t 
 cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
                                       const cudaLaunchConfig_t *cfg, int cluster, int tile_m,
                                       int tile_n, int *ctas) {
-    cudaError_t err;
-    int sms = p->num_sms;
-    if (sms <= 0) {
-        int device;
-        if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-        if (err != cudaSuccess) return err;
-    }
-    long slots = sms / cluster;
+    GgGpu gpu;
+    cudaError_t err = gg_launch_gpu(p, &gpu);
+    if (err != cudaSuccess) return err;
+    long slots = gpu.sms / cluster;
     if (cluster > 1) {
         int resident;
         if ((err = gg_launch_max_clusters(kernel, cfg, cluster, &resident)) != cudaSuccess) return err;
@@ -91,7 +86,7 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
     return cudaSuccess;
 }
 
-cudaError_t gg_launch_gpu(GgGpu *gpu) {
+cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu) {
     enum { DEVICES = 64 };
     static GgGpu known[DEVICES];
     int device;
@@ -110,6 +105,7 @@ cudaError_t gg_launch_gpu(GgGpu *gpu) {
         if (device < DEVICES) known[device] = g;
         pthread_mutex_unlock(&seen_lock);
     }
+    if (p && p->num_sms > 0) g.sms = p->num_sms;
     *gpu = g;
     return cudaSuccess;
 }

@@ -139,7 +139,7 @@ static int no_gpu(cudaError_t err) {
  * if the GPU is there but cannot be asked. */
 static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
     GgGpu g;
-    const cudaError_t err = gg_launch_gpu(&g);
+    const cudaError_t err = gg_launch_gpu(NULL, &g);
     if (err == cudaSuccess) return choose(s, &g, why, len);
     if (!no_gpu(err)) {
         if (why) snprintf(why, len, "(cannot ask the GPU: %s)", cudaGetErrorString(err));
@@ -160,13 +160,12 @@ const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) {
     return c ? c->name : NULL;
 }
 
-/* A launch: its GPU, with its own SM count (the persistent grid's) where it gives one. */
+/* A launch: the GPU it runs on. */
 static cudaError_t choose_for(const GgLaunch *p, const Choice **c) {
     const GgShape s = {p->tokens, p->experts, p->k, p->n};
     GgGpu g;
-    const cudaError_t err = gg_launch_gpu(&g);
+    const cudaError_t err = gg_launch_gpu(p, &g);
     if (err != cudaSuccess) return err;
-    if (p->num_sms > 0) g.sms = p->num_sms;
     *c = choose(&s, &g, NULL, 0);
     return cudaSuccess;
 }

@@ -225,8 +225,7 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, 
     if (gg_tmap_b(&tmap_w1, &g)) return cudaErrorInvalidValue;
     const GgShape shape = {rows, experts, d, 2 * f};
     GgGpu gpu;
-    CUDA_TRY(gg_launch_gpu(&gpu));
-    if (num_sms > 0) gpu.sms = num_sms;
+    CUDA_TRY(gg_launch_gpu(&g, &gpu));
     const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);  // k3's rule for 64-row remainder tiles
     const void *kernel = (const void *)gemm1_swiglu_kernel;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, SMEM_BYTES));

@@ -35,3 +35,20 @@ def median_p10_p90(times):
     t, n = sorted(times), len(times)
     median = t[n // 2] if n % 2 else 0.5 * (t[n // 2 - 1] + t[n // 2])
     return median, t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
+
+
+def time_us(torch, fn, flush, warmup, reps):
+    """Per-rep times of fn() in µs, as ggemm times a kernel: warm-up runs, then every rep from a
+    flushed L2 (flush: a buffer larger than L2, rewritten before the rep) with CUDA events around
+    fn alone."""
+    for _ in range(warmup):
+        fn()
+    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    stop = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flush.fill_(i & 0xFF)
+        start[i].record()
+        fn()
+        stop[i].record()
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) * 1e3 for a, b in zip(start, stop)]

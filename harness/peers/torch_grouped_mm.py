@@ -96,17 +96,7 @@ def main():
             failures += 1
             print(f"torch_grouped_mm: FAILED tokens {tokens} k {k} skew {skew}: {bad} bad elements", file=sys.stderr)
         del out, ref, err
-        for _ in range(args.warmup):
-            run()
-        start = [torch.cuda.Event(enable_timing=True) for _ in range(args.reps)]
-        stop = [torch.cuda.Event(enable_timing=True) for _ in range(args.reps)]
-        for i in range(args.reps):
-            flush.fill_(i & 0xFF)
-            start[i].record()
-            run()
-            stop[i].record()
-        torch.cuda.synchronize()
-        median, p10, p90 = peer_common.median_p10_p90([s.elapsed_time(e) * 1e3 for s, e in zip(start, stop)])
+        median, p10, p90 = peer_common.median_p10_p90(peer_common.time_us(torch, run, flush, args.warmup, args.reps))
         useful = 2.0 * tokens * k * N
         min_bytes = 2.0 * (tokens * k + sum(1 for x in m if x) * k * N + tokens * N)
         sec = median * 1e-6

@@ -127,23 +127,14 @@ def run_case(torch, case, args, flush):
         print(f"torch_moe: FAILED {case['model']} T={T}: {int((~(err <= tol)).sum())} bad elements", file=sys.stderr)
     del out, ref, err, tol
 
-    for _ in range(args.warmup):
-        layer()
     # The whole layer: events around it only.
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(args.reps)]
-    stop = [torch.cuda.Event(enable_timing=True) for _ in range(args.reps)]
-    for i in range(args.reps):
-        flush.fill_(i & 0xFF)
-        start[i].record()
-        layer()
-        stop[i].record()
+    median, p10, p90 = median_p10_p90(peer_common.time_us(torch, layer, flush, args.warmup, args.reps))
     # The steps: separate reps, events between the steps.
     ev = [[torch.cuda.Event(enable_timing=True) for _ in range(len(STEPS) + 1)] for _ in range(args.reps)]
     for i in range(args.reps):
         flush.fill_(i & 0xFF)
         layer(ev[i])
     torch.cuda.synchronize()
-    median, p10, p90 = median_p10_p90([a.elapsed_time(b) * 1e3 for a, b in zip(start, stop)])
     steps = {s: median_p10_p90([e[i].elapsed_time(e[i + 1]) * 1e3 for e in ev])[0] for i, s in enumerate(STEPS)}
     tflops = case["gemm_flops"] / (median * 1e-6) * 1e-12
     print(f"torch_moe: {case['model']} T={T}: {median:.2f} us ({', '.join(f'{s} {v:.1f}' for s, v in steps.items())}), "
