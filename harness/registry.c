@@ -48,6 +48,8 @@ const GgKernel gg_kernels[] = {
     TRACED(k3_wgmma_mc_n256, k3_wgmma, "n256 in 2-CTA clusters, B multicast to a row-tile pair"),
     TRACED(k3_wgmma_mca, k3_wgmma, "split64 in 2-CTA clusters, A multicast to a column-block pair"),
     TRACED(k3_wgmma_persist_n256, k3_wgmma, "persist at a wider tile"),
+    TRACED(k3_wgmma_pingpong, k3_wgmma, "persist, each consumer warpgroup owns whole tiles (ping-pong)"),
+    TRACED(k3_wgmma_pingpong_n128, k3_wgmma, "pingpong at a narrower tile"),
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of the above per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };
