@@ -138,8 +138,12 @@ struct PersistN256 : Persist {
 // computes its j-th tile when j % 2 == c, both 64-row halves (two m64nN accumulators), and
 // stores it itself. While one stores its tile and moves to the next, the other's MMAs keep the
 // tensor cores busy. The producer is the lesson's. A stage is released by its owner's four warps
-// only; the other consumer waits for every full phase of a tile it does not own (and releases
-// nothing), so it never runs a lap ahead of the producer and mistakes an old phase for a new one.
+// only; the other consumer steps its ring position over a tile it does not own without looking.
+// Order: a consumer starts a tile's K loop only once the other has finished the previous tile's
+// (named barrier 1 + j % 2: arrive after the loop of tile j, sync before the loop of tile j + 1),
+// so every stage of tile j has been consumed and the phases it waits for cannot be old ones.
+// Waiting for the other's full phases instead deadlocks: a consumer two phases behind waits for
+// a phase that only its own release can complete (commit 75626bb, hung on the H200).
 template <int BLOCK_N, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
@@ -202,13 +206,13 @@ k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_cons
         float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
         int j = 0;
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x, ++j) {
-            if (j % 2 != c) {  // the other consumer's tile: follow the ring, touch nothing
-                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES))
-                    gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+            if (j % 2 != c) {  // the other consumer's tile: step over its stages
+                for (int kb = 0; kb < k_blocks; ++kb) gg_pipe_advance(&pipe, STAGES);
                 continue;
             }
             const gg::SchedTile tile = sched.at(t);
             Trace span;
+            if (j > 0) gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);  // tile j - 1's loop is done
             int prev_stage = 0;
             for (int kb = 0; kb < k_blocks; ++kb) {
                 gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
@@ -235,6 +239,7 @@ k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_cons
             }
             gg::wgmma_wait_group<0>();
             if (lane == 0) gg::mbarrier_arrive(&empty[prev_stage]);
+            gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);  // the other may start tile j + 1
 #pragma unroll
             for (int i = 0; i < ACC; ++i) {
                 gg::wgmma_fence_operand(acc0[i]);

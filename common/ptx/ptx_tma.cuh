@@ -58,6 +58,16 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint64_t *bar, uint32_t par
         : "memory");
 }
 
+// Named CTA barrier `id` (1..15; 0 is __syncthreads) for `threads` threads (a multiple of 32):
+// sync waits until `threads` have arrived (sleeping in hardware, no polling); arrive counts this
+// warp and goes on. #parallel-synchronization-and-communication-instructions-bar-barrier
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
+    asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
+    asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // cp.async completion as an mbarrier arrival (k4's gathering producer): once every cp.async
 // this thread issued before it has landed, the barrier gets one arrival. .noinc: that arrival
 // is one of the count the barrier was initialised with (the thread does not add to it).
