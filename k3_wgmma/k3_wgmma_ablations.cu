@@ -144,7 +144,50 @@ struct PersistN256 : Persist {
 // so every stage of tile j has been consumed and the phases it waits for cannot be old ones.
 // Waiting for the other's full phases instead deadlocks: a consumer two phases behind waits for
 // a phase that only its own release can complete (commit 75626bb, hung on the H200).
-template <int BLOCK_N, bool TRACE>
+// An owned tile's K loop into HALVES 64-row accumulators (2: rows 0..127; 1: a 64-row tile). One
+// wgmma group stays in flight; a stage is released (leader: lane 0 of each warp) once its group
+// has retired. The span is marked when the first stage is full.
+template <int BLOCK_N, int STAGES, int STAGE_BYTES, int HALVES, class SPAN>
+__device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], float (&acc1)[BLOCK_N / 2], uint64_t *full,
+                                                uint64_t *empty, uint32_t base, GgPipe &pipe, int k_blocks, bool leader,
+                                                SPAN &span) {
+    int prev_stage = 0;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+        gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+        if (kb == 0) span.mark();
+        const uint32_t a_addr = base + pipe.stage * STAGE_BYTES;
+        const uint64_t desc_a0 = gg_wgmma_desc_a_kmajor_sw128(a_addr);
+        const uint64_t desc_a1 = gg_wgmma_desc_a_kmajor_sw128(a_addr + HALF_A_BYTES);
+        const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(a_addr + A_BYTES, PANEL_BYTES);
+        gg::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+            const uint64_t b = gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES);
+            const int scale = (kb > 0 || kk > 0) ? 1 : 0;  // the tile's first k16 overwrites
+            gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(acc0, gg_wgmma_desc_advance(desc_a0, kk * GG_WGMMA_KMAJOR_K16_BYTES),
+                                                 b, scale);
+            if constexpr (HALVES == 2)
+                gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(
+                    acc1, gg_wgmma_desc_advance(desc_a1, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
+        }
+        gg::wgmma_commit_group();
+        gg::wgmma_wait_group<1>();
+        if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
+        prev_stage = pipe.stage;
+        gg_pipe_advance(&pipe, STAGES);
+    }
+    gg::wgmma_wait_group<0>();
+    if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+    for (int i = 0; i < BLOCK_N / 2; ++i) {
+        gg::wgmma_fence_operand(acc0[i]);
+        if constexpr (HALVES == 2) gg::wgmma_fence_operand(acc1[i]);
+    }
+}
+
+// ADAPTIVE: an expert's remainder of 1..64 rows is a 64-row tile, computed by its owner alone
+// (one accumulator, half the MMAs of a stage); the other consumer's turn comes as usual.
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                    uint16_t *__restrict__ C, const int *__restrict__ row_offsets, const GgTile *__restrict__,
@@ -165,7 +208,7 @@ k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_cons
         }
         gg::fence_mbarrier_init();
     }
-    sched.build(row_offsets, experts, tokens, n, BLOCK_N, false, GG_PAIR_NONE);
+    sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE, GG_PAIR_NONE);
     __syncthreads();
     if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
@@ -177,7 +220,7 @@ k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_cons
                 const gg::SchedTile tile = sched.at(t);
                 Trace span;
                 int a_loads = 0, b_loads = 0;
-                for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
+                for (int h = 0; h < tile.height / WG_ROWS; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
                 for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
                 const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
                 for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
@@ -213,56 +256,33 @@ k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_cons
             const gg::SchedTile tile = sched.at(t);
             Trace span;
             if (j > 0) gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);  // tile j - 1's loop is done
-            int prev_stage = 0;
-            for (int kb = 0; kb < k_blocks; ++kb) {
-                gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
-                if (kb == 0) span.mark();
-                const uint32_t a_addr = base + pipe.stage * R::STAGE_BYTES;
-                const uint64_t desc_a0 = gg_wgmma_desc_a_kmajor_sw128(a_addr);
-                const uint64_t desc_a1 = gg_wgmma_desc_a_kmajor_sw128(a_addr + HALF_A_BYTES);
-                const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(a_addr + A_BYTES, PANEL_BYTES);
-                gg::wgmma_fence();
-#pragma unroll
-                for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
-                    const uint64_t b = gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES);
-                    const int scale = (kb > 0 || kk > 0) ? 1 : 0;
-                    gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(
-                        acc0, gg_wgmma_desc_advance(desc_a0, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
-                    gg::wgmma_m64k16_bf16<BLOCK_N, 0, 1>(
-                        acc1, gg_wgmma_desc_advance(desc_a1, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
-                }
-                gg::wgmma_commit_group();
-                gg::wgmma_wait_group<1>();
-                if (kb > 0 && lane == 0) gg::mbarrier_arrive(&empty[prev_stage]);
-                prev_stage = pipe.stage;
-                gg_pipe_advance(&pipe, STAGES);
-            }
-            gg::wgmma_wait_group<0>();
-            if (lane == 0) gg::mbarrier_arrive(&empty[prev_stage]);
+            const bool both_halves = !ADAPTIVE || tile.height == BLOCK_M;
+            if (both_halves)  // two code paths, each with all its wgmma: a branch between wgmma serializes them
+                pingpong_k_loop<BLOCK_N, STAGES, R::STAGE_BYTES, 2>(acc0, acc1, full, empty, base, pipe, k_blocks,
+                                                                      lane == 0, span);
+            else
+                pingpong_k_loop<BLOCK_N, STAGES, R::STAGE_BYTES, 1>(acc0, acc1, full, empty, base, pipe, k_blocks,
+                                                                      lane == 0, span);
             gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);  // the other may start tile j + 1
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) {
-                gg::wgmma_fence_operand(acc0[i]);
-                gg::wgmma_fence_operand(acc1[i]);
-            }
             gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row, tile.rows - warp_row,
                                                  tile.col0, lane);
-            gg::wgmma_store_warp_rows<R::PANELS>(acc1, staging, C, n, tile.row0 + WG_ROWS + warp_row,
-                                                 tile.rows - WG_ROWS - warp_row, tile.col0, lane);
+            if (both_halves)
+                gg::wgmma_store_warp_rows<R::PANELS>(acc1, staging, C, n, tile.row0 + WG_ROWS + warp_row,
+                                                     tile.rows - WG_ROWS - warp_row, tile.col0, lane);
             if (threadIdx.x % WG_THREADS == 0)
                 span.end(trace, GG_TRACE_CONSUMER + c, t, tile.expert, tile.row0, tile.rows, tile.col0, true);
         }
     }
 }
 
-template <int BLOCK_N>
+template <int BLOCK_N, bool ADAPTIVE>
 struct PingPong {
     static cudaError_t info(GgKernelInfo *info) {
-        info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, false>;
+        info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false>;
         info->threads = THREADS;
         info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
         info->cluster = 1;
-        info->block_m = BLOCK_M;
+        info->block_m = ADAPTIVE ? 0 : BLOCK_M;
         info->block_n = BLOCK_N;
         info->block_k = BLOCK_K;
         info->stages = Ring<BLOCK_N>::STAGES;
@@ -275,7 +295,7 @@ struct PingPong {
         if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
         CUtensorMap tmap_a, tmap_b;
         if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-        const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, TRACE>;
+        const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>;
         const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
         CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
         cudaLaunchConfig_t cfg = {};
@@ -285,7 +305,7 @@ struct PingPong {
         int grid;
         CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
         cfg.gridDim = dim3(grid);
-        CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, TRACE>, tmap_a, tmap_b, p->c, p->row_offsets,
+        CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>, tmap_a, tmap_b, p->c, p->row_offsets,
                                     p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n, trace));
         CUDA_LAUNCH_CHECK();
         return cudaSuccess;
@@ -294,16 +314,15 @@ struct PingPong {
 
 }  // namespace
 
-extern "C" cudaError_t k3_wgmma_pingpong_launch(const GgLaunch *p) { return PingPong<192>::launch<false>(p, {}); }
-extern "C" cudaError_t k3_wgmma_pingpong_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return PingPong<192>::launch<true>(p, *t);
-}
-extern "C" cudaError_t k3_wgmma_pingpong_info(GgKernelInfo *info) { return PingPong<192>::info(info); }
-extern "C" cudaError_t k3_wgmma_pingpong_n128_launch(const GgLaunch *p) { return PingPong<128>::launch<false>(p, {}); }
-extern "C" cudaError_t k3_wgmma_pingpong_n128_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return PingPong<128>::launch<true>(p, *t);
-}
-extern "C" cudaError_t k3_wgmma_pingpong_n128_info(GgKernelInfo *info) { return PingPong<128>::info(info); }
+#define K3_PINGPONG(NAME, BN, ADAPTIVE)                                                              \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return PingPong<BN, ADAPTIVE>::launch<false>(p, {}); } \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {              \
+        return PingPong<BN, ADAPTIVE>::launch<true>(p, *t);                                              \
+    }                                                                                                    \
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return PingPong<BN, ADAPTIVE>::info(info); }
+K3_PINGPONG(k3_wgmma_pingpong, 192, false)
+K3_PINGPONG(k3_wgmma_pingpong_n128, 128, false)
+K3_PINGPONG(k3_wgmma_pingpong64, 192, true)
 
 K3_CONFIG(k3_wgmma_tile, Tile)
 K3_CONFIG(k3_wgmma_persist, Persist)
