@@ -56,6 +56,8 @@ typedef struct GgKernelInfo {
     int block_n, block_k;    /* columns per tile; k per pipeline stage */
     int stages;              /* shared-memory pipeline stages */
     int host_tiles;          /* 1: launch reads the host-built tile list; 0: schedules on the device */
+    int whole_tiles;         /* 1: each consumer warpgroup computes whole tiles, in turn (ping-pong);
+                                0: the consumers share every tile */
 } GgKernelInfo;
 
 typedef cudaError_t (*GgLaunchFn)(const GgLaunch *);

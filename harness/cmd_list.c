@@ -73,7 +73,7 @@ static void tile_text(const GgKernelInfo *info, char *buf, size_t len) {
 int gg_cmd_list(const GgOptions *o) {
     GgDeviceInfo d;
     struct cudaDeviceProp prop;
-    char why[256];
+    char why[512];
     const int gpu = gg_device_open(&d, why, sizeof why) == GG_EXIT_OK && cudaGetDeviceProperties(&prop, 0) == 0;
     if (o->csv) {
         puts("kernel,stage,arch,block_m,block_n,block_k,stages,threads,cluster,host_tiles,dynamic_smem,static_smem,"

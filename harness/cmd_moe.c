@@ -43,7 +43,7 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
         return GG_EXIT_USAGE;
     }
     for (int i = 0; i < *count; ++i) {
-        char why[256];
+        char why[512];
         if (!k4_moe_can_implement(&c[i].s, why, sizeof why)) {
             fprintf(stderr, "ggemm: %s\n", why);
             return GG_EXIT_USAGE;

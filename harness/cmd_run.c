@@ -4,7 +4,7 @@
 #include "gg_commands.h"
 
 int gg_open_gpu(GgDeviceInfo *d) {
-    char why[256];
+    char why[512];
     const int rc = gg_device_open(d, why, sizeof why);
     if (rc) fprintf(stderr, "ggemm: %s\n", why);
     return rc;

@@ -35,7 +35,7 @@ static float input_scale(int k) { return ldexpf(4.0f, -(int)lround(log2(sqrt((do
 
 int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
     memset(r, 0, sizeof *r);
-    char why[256];
+    char why[512];
     if (!k4_moe_can_implement(s, why, sizeof why)) { /* the buffers and the check assume it */
         gg_error_set("%s", why);
         return GG_EXIT_USAGE;

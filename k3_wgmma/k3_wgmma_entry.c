@@ -21,12 +21,18 @@
  *       tile of a block runs at one pace (results/h200/evidence/ncu_k3_rows_dram-*.txt: DRAM
  *       bytes read, adaptive against fixed; at width 256 fixed rows read B about once).
  * 2. Column-block width BLOCK_N, from N: the width that pads the last column block least (a
- *    padded column costs a full K loop of MMAs and its B loads). Among equals, with adaptive
- *    rows: 192 (five 40 KiB stages), then 256, then 128 (half the columns per A load); with
- *    fixed rows: 256 first (one A box feeds the most columns), then 192, then 128. The L2 test
- *    of 1b is made at the width adaptive rows would use.
+ *    padded column costs a full K loop of MMAs and its B loads). Among equals 192 (the width of
+ *    the ping-pong consumers, 3), then 256 (one A box feeds the most columns), then 128 (half
+ *    the columns per A load). The L2 test of 1b is made at this width.
+ * 3. Consumers. At 192 columns, where the experts average at least one 128-row tile, ping-pong:
+ *    each consumer warpgroup computes whole tiles (both 64-row halves, two accumulators), the
+ *    CTA's tiles in turn, so one stores its tile while the other's MMAs run. Its two 64 x 192
+ *    accumulators use 192 of a consumer's 232 registers: no ping-pong at 256. Below one tile per
+ *    expert most tiles are 64-row remainders, which one owner computes at half a stage's MMAs;
+ *    there the two consumers share each tile (split by columns).
  * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels
- * must be shared in L2) and the 2-CTA pairs (slower in every case measured).
+ * must be shared in L2), the 2-CTA pairs (slower in every case measured) and ping-pong at 128
+ * columns (k3_wgmma_pingpong_n128: slower than both 192-wide ones).
  * k3_wgmma/README.md has the measurements behind each branch. */
 #include <stdio.h>
 #include <string.h>
@@ -34,8 +40,8 @@
 #include "gg_launch.h"
 #include "k3_wgmma.h"
 
-/* The configurations the rule chooses from. Their width and row policy are read from their
- * own info (GgKernelInfo: block_n; block_m 0 = adaptive), not restated here. */
+/* The configurations the rule chooses from. Their width, row policy and consumers are read from
+ * their own info (GgKernelInfo: block_n; block_m 0 = adaptive; whole_tiles), not restated here. */
 typedef struct {
     const char *name;
     GgInfoFn info;
@@ -44,15 +50,16 @@ typedef struct {
 } Choice;
 #define CHOICE(NAME) {#NAME, NAME##_info, NAME##_launch, NAME##_trace_launch}
 static const Choice choices[] = {
-    CHOICE(k3_wgmma_split64), CHOICE(k3_wgmma_persist), CHOICE(k3_wgmma_n256),
-    CHOICE(k3_wgmma_persist_n256), CHOICE(k3_wgmma_n128),
+    CHOICE(k3_wgmma_split64),  CHOICE(k3_wgmma_persist),       CHOICE(k3_wgmma_pingpong64),
+    CHOICE(k3_wgmma_pingpong), CHOICE(k3_wgmma_n256),          CHOICE(k3_wgmma_persist_n256),
+    CHOICE(k3_wgmma_n128),
 };
 enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
 
-/* Widths in the order that breaks ties, per row policy; the row-tile threshold (128-row tiles
- * per expert, on average) up to which rows may be adaptive. */
-static const int widths_adaptive[] = {192, 256, 128}, widths_fixed[] = {256, 192, 128};
-enum { WIDTHS = 3, ADAPTIVE_MAX_ROW_TILES = 2, ROW_TILE = 128 };
+/* Widths in the order that breaks ties; the row-tile threshold (128-row tiles per expert, on
+ * average) up to which rows may be adaptive, and from which the consumers take whole tiles. */
+static const int widths[] = {192, 256, 128};
+enum { WIDTHS = 3, ADAPTIVE_MAX_ROW_TILES = 2, WHOLE_TILES_MIN_ROW_TILES = 1, ROW_TILE = 128 };
 
 /* Without a GPU (`ggemm problem` on a laptop), the rule is shown for the H200 whose results
  * this repository commits (its sweep.csv header: sms, l2_bytes). */
@@ -60,10 +67,10 @@ static const GgGpu reference_gpu = {132, 60L << 20};
 
 static long padded_columns(int n, int block_n) { return (long)(n + block_n - 1) / block_n * block_n - n; }
 
-static int width(int n, const int *order) {
-    int block_n = order[0];
+static int width(int n) {
+    int block_n = widths[0];
     for (int i = 1; i < WIDTHS; ++i)
-        if (padded_columns(n, order[i]) < padded_columns(n, block_n)) block_n = order[i];
+        if (padded_columns(n, widths[i]) < padded_columns(n, block_n)) block_n = widths[i];
     return block_n;
 }
 
@@ -81,33 +88,38 @@ int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *g, int block_n) {
     const double tiles = tiles_per_expert(s);
     if (tiles > ADAPTIVE_MAX_ROW_TILES) return 0;
     if (tiles < 1) return 1;  /* most experts have one row tile: nothing drifts */
-    return drift_bytes(s, g, block_n > 0 ? block_n : width(s->n, widths_adaptive)) <= (double)g->l2_bytes;
+    return drift_bytes(s, g, block_n > 0 ? block_n : width(s->n)) <= (double)g->l2_bytes;
 }
 
-/* The choice of this width and row policy; the other policy at this width when it has none. */
-static const Choice *find(int block_n, int adaptive, int *got_adaptive) {
-    const Choice *other = NULL;
+/* The choice of this width, row policy and consumers. Where the width has none, the one that
+ * matches the most of the rest: the row policy first. `got` says what was found. */
+typedef struct {
+    int adaptive, whole;
+} Policy;
+static const Choice *find(int block_n, Policy want, Policy *got) {
+    const Choice *best = NULL;
+    int best_score = -1;
     for (int i = 0; i < CHOICES; ++i) {
-        GgKernelInfo info;
+        GgKernelInfo info = {0};
         if (choices[i].info(&info) != cudaSuccess || info.block_n != block_n) continue;
-        const int a = info.block_m == 0;
-        if (a == adaptive) {
-            *got_adaptive = a;
-            return &choices[i];
+        const Policy p = {info.block_m == 0, info.whole_tiles};
+        const int score = 2 * (p.adaptive == want.adaptive) + (p.whole == want.whole);
+        if (score > best_score) {
+            best = &choices[i];
+            best_score = score;
+            *got = p;
         }
-        other = &choices[i];
-        *got_adaptive = a;
     }
-    return other;
+    return best;
 }
 
 static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t len) {
-    const int adaptive = k3_wgmma_adaptive_rows(s, g, 0);
-    const int block_n = width(s->n, adaptive ? widths_adaptive : widths_fixed);
-    int got = adaptive;
-    const Choice *c = find(block_n, adaptive, &got);
+    const double tiles = tiles_per_expert(s);
+    const Policy want = {k3_wgmma_adaptive_rows(s, g, 0), tiles >= WHOLE_TILES_MIN_ROW_TILES};
+    const int block_n = width(s->n);
+    Policy got = want;
+    const Choice *c = find(block_n, want, &got);
     if (why) {
-        const double tiles = tiles_per_expert(s);
         char rows[160];
         if (tiles > ADAPTIVE_MAX_ROW_TILES)
             snprintf(rows, sizeof rows, "%d rows > %d x %d-row tiles x %d experts: fixed rows", s->tokens,
@@ -116,12 +128,16 @@ static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t 
             snprintf(rows, sizeof rows, "%.3f 128-row tiles per expert < 1: adaptive rows", tiles);
         else
             snprintf(rows, sizeof rows, "%.3f 128-row tiles per expert, drifting B %.1f MiB %s L2 %.1f MiB: %s",
-                     tiles, drift_bytes(s, g, width(s->n, widths_adaptive)) / (1 << 20), adaptive ? "<=" : ">",
-                     (double)g->l2_bytes / (1 << 20), adaptive ? "adaptive rows" : "fixed rows");
-        snprintf(why, len, "%s: %s; N %d pads %ld at BLOCK_N %d%s", c->name, rows, s->n,
+                     tiles, drift_bytes(s, g, block_n) / (1 << 20), want.adaptive ? "<=" : ">",
+                     (double)g->l2_bytes / (1 << 20), want.adaptive ? "adaptive rows" : "fixed rows");
+        const char *missing = got.adaptive != want.adaptive
+                                  ? (got.adaptive ? " (no fixed-row configuration at this width)"
+                                                  : " (no adaptive configuration at this width)")
+                              : got.whole != want.whole ? " (no ping-pong one at this width)"
+                                                        : "";
+        snprintf(why, len, "%s: %s; N %d pads %ld at BLOCK_N %d; %s%s", c->name, rows, s->n,
                  padded_columns(s->n, block_n), block_n,
-                 got == adaptive ? "" : (got ? " (no fixed-row configuration at this width)"
-                                             : " (no adaptive configuration at this width)"));
+                 got.whole ? "ping-pong consumers" : "consumers share tiles", missing);
     }
     return c;
 }
@@ -183,4 +199,4 @@ cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace)
 }
 
 /* Without a shape: the worklog's configuration (what the rule picks there), for listings. */
-cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_split64_info(info); }
+cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_pingpong64_info(info); }
