@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Ping-pong consumers against consumers that share each tile, at the same width and row policy:
+# kernel time, tensor-pipe activity and DRAM / L2 traffic, one launch each from a flushed L2 (ncu's
+# default cache control), clocks left as they are. The evidence for the entry point's third step
+# (k3_wgmma/k3_wgmma_entry.c): ping-pong hides the epilogue under the other consumer's MMAs, so
+# the tensor pipe should be busier for the same bytes. One text report.
+# usage: plots/ncu_k3_pingpong.sh BUILD_DIR OUT_FILE
+set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: plots/ncu_k3_pingpong.sh BUILD_DIR OUT_FILE" >&2; exit 2; }
+bin=$1/bin/ggemm out=$2
+command -v ncu >/dev/null || { echo "skip: ncu not found (Nsight Compute)"; exit 77; }
+metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+metrics=$metrics,dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum
+shape() { # the columns tokens, experts, k, n, skews of a case set, as ggemm options
+    awk -F, -v set="$1" '$1 == set {printf "--tokens %s --experts %s --k %s --n %s --skew %s", $2, $3, $4, $5, $6}' \
+        "$(dirname "$0")/../harness/cases.csv"
+}
+one() { # label kernel options...
+    local label=$1 kernel=$2
+    shift 2
+    echo "== $label $kernel"
+    ncu --clock-control none --metrics "$metrics" -k regex:'k3_kernel|k3_pingpong_kernel' --launch-count 1 \
+        "$bin" run --kernel "$kernel" "$@" --reps 1 --warmup 0 --no-check 2>&1 |
+        grep -E "gpu__time|sm__pipe|dram__|lts__"
+}
+{
+    for k in k3_wgmma_split64 k3_wgmma_pingpong64; do
+        one 16k_s0 "$k"
+        one 16k_s1.2 "$k" --skew 1.2
+    done
+    for k in k3_wgmma_persist k3_wgmma_pingpong; do
+        one 16k_s0_k8192 "$k" --k 8192
+        for set in qwen3_30b_a3b mixtral; do
+            # shellcheck disable=SC2046
+            one "$set" "$k" $(shape "$set")
+        done
+    done
+} >"$out"
+echo "ncu report: $out"
