@@ -141,9 +141,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                 continue;
             }
             const gg::SchedTile tile = sched.at(t);
-            Trace span;
             if (j > 0)
                 gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);  // tile j - 1's loop is done
+            Trace span;  // from its turn: the wait for the other's K loop is not this tile's time
             const bool both_halves = !ADAPTIVE || tile.height == BLOCK_M;
             // Two code paths, each with all of its wgmma: a branch between wgmma would serialize
             // them (ptxas C7520).
