@@ -3,8 +3,8 @@
  * never reads the rows of each expert, so the choice needs no host copy of the split and a CUDA
  * graph of the launch replays correctly with new m_e (the device schedule reads them at run time).
  *
- * 1. Row tiles. Adaptive (an expert's remainder of 1..64 rows gets a 64-row tile, split by
- *    columns over both consumers) only where it pays:
+ * 1. Row tiles. Adaptive (an expert's remainder of 1..64 rows gets a 64-row tile) only where it
+ *    pays:
  *    a. the experts average at most two 128-row tiles, where an expert's last, partial tile is a
  *       large share of its work; above that, the split tile's uneven halves cost more than its
  *       padding saves;
@@ -21,18 +21,18 @@
  *       tile of a block runs at one pace (results/h200/evidence/ncu_k3_rows_dram-*.txt: DRAM
  *       bytes read, adaptive against fixed; at width 256 fixed rows read B about once).
  * 2. Column-block width BLOCK_N, from N: the width that pads the last column block least (a
- *    padded column costs a full K loop of MMAs and its B loads). Among equals 192 (the width of
- *    the ping-pong consumers, 3), then 256 (one A box feeds the most columns), then 128 (half
- *    the columns per A load). The L2 test of 1b is made at this width.
- * 3. Consumers. At 192 columns, where the experts average at least one 128-row tile, ping-pong:
- *    each consumer warpgroup computes whole tiles (both 64-row halves, two accumulators), the
- *    CTA's tiles in turn, so one stores its tile while the other's MMAs run. Its two 64 x 192
- *    accumulators use 192 of a consumer's 232 registers: no ping-pong at 256. Below one tile per
- *    expert most tiles are 64-row remainders, which one owner computes at half a stage's MMAs;
- *    there the two consumers share each tile (split by columns).
+ *    padded column costs a full K loop of MMAs and its B loads). Among equals 192 (ping-pong
+ *    consumers, 3, with adaptive or fixed rows), then 256 (one A box feeds the most columns), then
+ *    128 (half the columns per A load). The L2 test of 1b is made at this width.
+ * 3. Consumers. Where the experts average at least one 128-row tile, ping-pong if the width has
+ *    it: each consumer warpgroup computes whole tiles (both 64-row halves, two accumulators),
+ *    the CTA's tiles in turn, so one stores its tile while the other's MMAs run. Two 64 x 192
+ *    accumulators take 192 of a consumer's 232 registers; two 64 x 256 would not fit, so 256 has
+ *    no ping-pong. At 128 it exists with fixed rows only, and the row policy of 1 comes first.
+ *    Below one tile per expert most tiles are 64-row remainders, which one owner would compute
+ *    at half a stage's MMAs; there both consumers share each tile (split by columns).
  * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels
- * must be shared in L2), the 2-CTA pairs (slower in every case measured) and ping-pong at 128
- * columns (k3_wgmma_pingpong_n128: slower than both 192-wide ones).
+ * must be shared in L2) and the 2-CTA pairs (slower in every case measured).
  * k3_wgmma/README.md has the measurements behind each branch. */
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +52,7 @@ typedef struct {
 static const Choice choices[] = {
     CHOICE(k3_wgmma_split64),  CHOICE(k3_wgmma_persist),       CHOICE(k3_wgmma_pingpong64),
     CHOICE(k3_wgmma_pingpong), CHOICE(k3_wgmma_n256),          CHOICE(k3_wgmma_persist_n256),
-    CHOICE(k3_wgmma_n128),
+    CHOICE(k3_wgmma_n128),     CHOICE(k3_wgmma_pingpong_n128),
 };
 enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
 
@@ -133,7 +133,7 @@ static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t 
         const char *missing = got.adaptive != want.adaptive
                                   ? (got.adaptive ? " (no fixed-row configuration at this width)"
                                                   : " (no adaptive configuration at this width)")
-                              : got.whole != want.whole ? " (no ping-pong one at this width)"
+                              : got.whole != want.whole ? " (no ping-pong one with these rows at this width)"
                                                         : "";
         snprintf(why, len, "%s: %s; N %d pads %ld at BLOCK_N %d; %s%s", c->name, rows, s->n,
                  padded_columns(s->n, block_n), block_n,

@@ -169,54 +169,53 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 template <int BLOCK_N, bool ADAPTIVE>
-struct PingPong {
-    static cudaError_t info(GgKernelInfo *info) {
-        info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false>;
-        info->threads = THREADS;
-        info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
-        info->cluster = 1;
-        info->block_m = ADAPTIVE ? 0 : BLOCK_M;
-        info->block_n = BLOCK_N;
-        info->block_k = BLOCK_K;
-        info->stages = Ring<BLOCK_N>::STAGES;
-        info->host_tiles = 0;
-        info->whole_tiles = 1;
-        return cudaSuccess;
-    }
-    template <bool TRACE>
-    static cudaError_t launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
-        if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;
-        if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
-        CUtensorMap tmap_a, tmap_b;
-        if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-        const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>;
-        const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
-        CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
-        cudaLaunchConfig_t cfg = {};
-        cfg.blockDim = dim3(THREADS);
-        cfg.dynamicSmemBytes = smem;
-        cfg.stream = p->stream;
-        int grid;
-        CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
-        cfg.gridDim = dim3(grid);
-        CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>, tmap_a, tmap_b,
-                                    p->c, p->row_offsets, p->tiles, p->num_tiles, p->tokens, p->experts,
-                                    p->k, p->n, trace));
-        CUDA_LAUNCH_CHECK();
-        return cudaSuccess;
-    }
-};
+cudaError_t pingpong_info(GgKernelInfo *info) {
+    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false>;
+    info->threads = THREADS;
+    info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
+    info->cluster = 1;
+    info->block_m = ADAPTIVE ? 0 : BLOCK_M;
+    info->block_n = BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = Ring<BLOCK_N>::STAGES;
+    info->host_tiles = 0;
+    info->whole_tiles = 1;
+    return cudaSuccess;
+}
+
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
+cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
+    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
+    if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
+    CUtensorMap tmap_a, tmap_b;
+    if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
+    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>;
+    const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
+    CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = p->stream;
+    int grid;
+    CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
+    cfg.gridDim = dim3(grid);
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>, tmap_a, tmap_b, p->c,
+                                p->row_offsets, p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n,
+                                trace));
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
 
 }  // namespace
 
-#define K3_PINGPONG(NAME, BN, ADAPTIVE)                                                     \
-    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                               \
-        return PingPong<BN, ADAPTIVE>::launch<false>(p, {});                                \
-    }                                                                                       \
-    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) { \
-        return PingPong<BN, ADAPTIVE>::launch<true>(p, *t);                                 \
-    }                                                                                       \
-    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return PingPong<BN, ADAPTIVE>::info(info); }
-K3_PINGPONG(k3_wgmma_pingpong, 192, false)
-K3_PINGPONG(k3_wgmma_pingpong_n128, 128, false)
-K3_PINGPONG(k3_wgmma_pingpong64, 192, true)
+// One registered configuration: width BN, adaptive rows or not (plots/sass_tables.py reads the
+// template arguments of its first line to name the kernel in the SASS tables).
+#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE)                                                         \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return pingpong_launch<BN, ADAPTIVE, false>(p, {}); } \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {            \
+        return pingpong_launch<BN, ADAPTIVE, true>(p, *t);                                             \
+    }                                                                                                  \
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return pingpong_info<BN, ADAPTIVE>(info); }
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true)

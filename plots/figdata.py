@@ -10,9 +10,9 @@ it quotes), k0_fma/README.md's `<!-- ncu-k0:begin/end -->` table, the profile ta
 `<!-- ncu-k1 -->` (k1_mmasync/README.md) and `<!-- ncu-k2 -->` (k2_tma_ws/README.md), and k2's
 speed-ups over k1 BM 128, `<!-- k2-over-k1 -->`; in k3_wgmma/README.md its profile `<!-- ncu-k3 -->`,
 the ablation ladder `<!-- k3-steps -->`, the numbers of `<!-- k3-64row -->` and `<!-- k3-pairs -->`, the row
-rule's DRAM evidence `<!-- k3-rows-dram -->` and the reverted experiments `<!-- k3-tried -->`. Every number
-comes from results/<gpu>/sweep.csv, results/<gpu>/ncu/*.csv, results/<gpu>/kernels.csv,
-results/h200/evidence/ (ncu_k3_rows_dram-*.txt, k3_ab_*.csv) or from
+rule's DRAM evidence `<!-- k3-rows-dram -->`, the experiments `<!-- k3-tried -->` and the ping-pong
+profile `<!-- k3-pingpong-ncu -->`. Every number comes from results/<gpu>/sweep.csv,
+results/<gpu>/ncu/*.csv, results/<gpu>/kernels.csv, results/h200/evidence/ (ncu_k3_*.txt, k3_ab_*.csv) or from
 `ggemm problem` (the one implementation of the split, the tile rules and η). Standard library only.
 """
 import argparse
@@ -495,6 +495,9 @@ K3_STEPS = [  # (change, configuration, baseline); "k2 best": k2's fastest confi
     ("B multicast, row pairs", "k3_wgmma_mc", "k3_wgmma_split64"),
     ("B multicast, row pairs, width 256", "k3_wgmma_mc_n256", "k3_wgmma_n256"),
     ("A multicast, column pairs", "k3_wgmma_mca", "k3_wgmma_split64"),
+    ("ping-pong consumers, fixed rows", "k3_wgmma_pingpong", "k3_wgmma_persist"),
+    ("ping-pong consumers, adaptive rows", "k3_wgmma_pingpong64", "k3_wgmma_split64"),
+    ("ping-pong at width 128", "k3_wgmma_pingpong_n128", "k3_wgmma_n128"),
 ]
 
 
@@ -564,12 +567,18 @@ def ncu_k3(d):
 
 # ---- k3 evidence beyond the sweep: what the entry point's row rule rests on, and what was tried ----
 EVIDENCE = os.path.join(ROOT, "results", "h200", "evidence")
-UNITS = {"sector": 32, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+UNITS = {"%": 1, "sector": 32, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
          "ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}
 K3_ROWS_DRAM = "ncu_k3_rows_dram-45bee3086628.txt"  # plots/ncu_k3_rows.sh at that commit
 ROW_PAIRS = [("k3_wgmma_n256", "k3_wgmma_persist_n256"), ("k3_wgmma_split64", "k3_wgmma_persist")]
+K3_PINGPONG_NCU = "ncu_k3_pingpong-b520f4719457.txt"  # plots/ncu_k3_pingpong.sh at that commit
+PINGPONG_PAIRS = [("k3_wgmma_split64", "k3_wgmma_pingpong64"), ("k3_wgmma_persist", "k3_wgmma_pingpong")]
+# The worklog's cases by the labels the ncu scripts give them (the others are sets of cases.csv).
+WORKLOG_LABELS = {"16k_s0": ("16384", "64", "1024", "2688", "0"), "16k_s1.2": ("16384", "64", "1024", "2688", "1.2"),
+                  "16k_s0_k8192": ("16384", "64", "8192", "2688", "0")}
 # (what was tried, evidence file, the configuration, the one it changes); every file is an A/B sweep of
-# the stages and real-shape sets at the commit in its name, the code itself reverted after it.
+# the stages and real-shape sets at the commit in its name, the code itself reverted after it except
+# where the row says "kept".
 K3_TRIED = [
     ("StoreWarps epilogue", "k3_ab_storewarps-e55ceb9f8222.csv", "k3_wgmma_epi", "k3_wgmma_split64"),
     ("StoreWarps epilogue, width 256, fixed rows", "k3_ab_storewarps-e55ceb9f8222.csv",
@@ -580,6 +589,12 @@ K3_TRIED = [
     ("… the poller sleeps 1 µs", "k3_ab_storewarps_nanosleep-45bee3086628.csv", "k3_wgmma_epi", "k3_wgmma_s4"),
     ("both ends of the tile list", "k3_ab_both_ends-3c5b83a94503.csv", "k3_wgmma_ends", "k3_wgmma_split64"),
     ("both ends, width 256, fixed rows", "k3_ab_both_ends-3c5b83a94503.csv", "k3_wgmma_persist_n256_ends",
+     "k3_wgmma_persist_n256"),
+    ("ping-pong consumers (kept)", "k3_ab_pingpong-b88808a.csv", "k3_wgmma_pingpong", "k3_wgmma_persist"),
+    ("… the next run", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong", "k3_wgmma_persist"),
+    ("ping-pong, adaptive rows (kept)", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong64",
+     "k3_wgmma_split64"),
+    ("ping-pong at 192 against shared tiles at 256", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong",
      "k3_wgmma_persist_n256"),
 ]
 
@@ -600,9 +615,9 @@ def ncu_text(path):
 
 def case_shape(d, label):
     """(tokens, experts, k, n, skew) of an ncu label: a one-shape set of harness/cases.csv, through
-    `ggemm cases` (the one reader of that file), or `16k_s1.2`, the worklog's skewed case."""
-    if label == "16k_s1.2":
-        return ("16384", "64", "1024", "2688", "1.2")
+    `ggemm cases` (the one reader of that file), or one of the worklog's cases (WORKLOG_LABELS)."""
+    if label in WORKLOG_LABELS:
+        return WORKLOG_LABELS[label]
     out = subprocess.run([d.ggemm, "cases", "--set", label, "--kernels", "k3_wgmma", "--format", "csv"],
                          capture_output=True, text=True, check=True).stdout
     r = next(csv.DictReader(io.StringIO(out)))
@@ -620,10 +635,7 @@ def k3_rows_dram(d):
            "| case | adaptive rows | fixed rows | DRAM read, adaptive (× once) | DRAM read, fixed (× once) | "
            "time adaptive / fixed |", "|---|---|---|---:|---:|---:|"]
     for label in dict.fromkeys(k[0] for k in data):
-        t, e, k, n, skew = case_shape(d, label)
-        p = subprocess.run([d.ggemm, "problem", "--tokens", t, "--experts", e, "--k", k, "--n", n, "--skew",
-                            skew, "--format", "csv"], capture_output=True, text=True, check=True).stdout
-        once = float(next(csv.DictReader(io.StringIO(p)))["min_bytes"]) - 2.0 * int(t) * int(n)
+        once = compulsory_ab_bytes(d, label)
         for a, fx in ROW_PAIRS:
             if (label, a) not in data or (label, fx) not in data:
                 continue
@@ -631,6 +643,39 @@ def k3_rows_dram(d):
             read = lambda r: f"{r['dram__bytes_read.sum'] / 1e9:.2f} GB ({r['dram__bytes_read.sum'] / once:.2f}×)"  # noqa: E731
             out.append(f"| {label} | `{short(a)}` | `{short(fx)}` | {read(ra)} | {read(rf)} | "
                        f"{ra['gpu__time_duration.sum'] / rf['gpu__time_duration.sum']:.2f} |")
+    return "\n".join(out)
+
+
+def compulsory_ab_bytes(d, label):
+    """A and B read once: `ggemm problem`'s compulsory bytes less the C it writes."""
+    t, e, k, n, skew = case_shape(d, label)
+    p = subprocess.run([d.ggemm, "problem", "--tokens", t, "--experts", e, "--k", k, "--n", n, "--skew", skew,
+                        "--format", "csv"], capture_output=True, text=True, check=True).stdout
+    return float(next(csv.DictReader(io.StringIO(p)))["min_bytes"]) - 2.0 * int(t) * int(n)
+
+
+def k3_pingpong_ncu(d):
+    """Ping-pong against shared tiles at the same width and row policy (ncu): kernel time, tensor
+    pipe activity and DRAM bytes read against A and B read once."""
+    path = os.path.join(EVIDENCE, K3_PINGPONG_NCU)
+    data = ncu_text(path)
+    pipe = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+    out = [f"*Generated by `plots/figdata.py` from `{d.rel(path)}` (`plots/ncu_k3_pingpong.sh`: ncu, one launch "
+           "each from a flushed L2, clocks as they are) and `ggemm problem` (A and B read once). Tensor pipe: "
+           "`" + pipe + "`.*", "",
+           "| case | shared tiles | ping-pong | time shared / ping-pong | tensor pipe active, shared → ping-pong "
+           "| DRAM read, shared → ping-pong (× once) |", "|---|---|---|---:|---:|---:|"]
+    for label in dict.fromkeys(k[0] for k in data):
+        once = compulsory_ab_bytes(d, label)
+        for a, b in PINGPONG_PAIRS:
+            if (label, a) not in data or (label, b) not in data:
+                continue
+            ra, rb = data[(label, a)], data[(label, b)]
+            out.append(f"| {label} | `{short(a)}` | `{short(b)}` | "
+                       f"{ra['gpu__time_duration.sum'] / rb['gpu__time_duration.sum']:.2f} | "
+                       f"{ra[pipe]:.1f}% → {rb[pipe]:.1f}% | "
+                       f"{ra['dram__bytes_read.sum'] / 1e9:.2f} → {rb['dram__bytes_read.sum'] / 1e9:.2f} GB "
+                       f"({ra['dram__bytes_read.sum'] / once:.2f}× → {rb['dram__bytes_read.sum'] / once:.2f}×) |")
     return "\n".join(out)
 
 
@@ -720,6 +765,7 @@ def main():
         tables.replace_block(k3, k3_pairs(d), "k3-pairs")
         tables.replace_block(k3, k3_rows_dram(d), "k3-rows-dram")
         tables.replace_block(k3, k3_tried(d), "k3-tried")
+        tables.replace_block(k3, k3_pingpong_ncu(d), "k3-pingpong-ncu")
     except (OSError, subprocess.CalledProcessError, KeyError, StopIteration, ValueError) as e:
         print(f"figdata.py: {e!r}", file=sys.stderr)
         sys.exit(2)

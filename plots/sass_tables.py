@@ -204,7 +204,7 @@ def configurations(stage):
     """[(configuration name, template values or None)] from the stage's `#define X_CONFIG(NAME, ...)`
     and its `X_CONFIG(name, ...)` lines, in the registry's order (harness/registry.c); a stage
     without such a macro declares one configuration (GG_DECLARE_CONFIG) for its one kernel."""
-    src = source(f"{stage}/*.cu", f"{stage}/*.h")
+    src = source(f"{stage}/*.cu", f"{stage}/*.cuh", f"{stage}/*.h")
     enums = {}
     for name, body in re.findall(r"enum\s+class\s+(\w+)[^{;]*\{([^}]*)\}", src + source("common/*.h", "common/*.cuh")):
         value = 0

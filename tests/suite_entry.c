@@ -1,8 +1,8 @@
 /* The k3_wgmma entry point's rule (k3_wgmma/k3_wgmma_entry.c) on the shapes the README
  * measures and on the cases that pin each branch: adaptive rows up to two 128-row tiles per
  * expert on average, and from one tile per expert on only while the drifting B panels fit in
- * L2; the column width with the least padding (ties: 192, 256, 128); ping-pong consumers at
- * 192 from one tile per expert on. On an H200's SMs and L2, given, so no GPU is needed. */
+ * L2; the column width with the least padding (ties: 192, 256, 128); ping-pong consumers from
+ * one tile per expert on, where the width has them (192; 128 with fixed rows only). On an H200's SMs and L2, given, so no GPU is needed. */
 #include <check.h>
 #include <string.h>
 
@@ -38,7 +38,7 @@ START_TEST(rows_per_expert) {
     ck_assert_str_eq(pick(2048, 64, 1024, 2688), "k3_wgmma_split64");   /* a quarter tile each */
     ck_assert_str_eq(pick(256, 64, 1024, 2688), "k3_wgmma_split64");    /* decode */
     ck_assert_str_eq(pick(0, 64, 1024, 2688), "k3_wgmma_split64");      /* no rows at all */
-    ck_assert_str_eq(pick(1 << 20, 4, 1024, 640), "k3_wgmma_n128");     /* no fixed-row 128-wide one */
+    ck_assert_str_eq(pick(1 << 20, 4, 1024, 640), "k3_wgmma_pingpong_n128"); /* fixed rows at 128: ping-pong */
 }
 END_TEST
 
@@ -68,14 +68,14 @@ START_TEST(why_names_the_deciding_properties) {
     const GgShape deepseek = {32768, 256, 7168, 4096};
     k3_wgmma_choose_on(&deepseek, &h200, why, sizeof why);
     ck_assert_ptr_nonnull(strstr(why, "drifting B 231.0 MiB > L2 60.0 MiB"));
-    const GgShape narrow = {65536, 8, 1024, 128}; /* many rows, but 128 wide has only adaptive rows */
+    const GgShape narrow = {16384, 64, 1024, 640}; /* adaptive rows at 128: no ping-pong one */
     ck_assert_str_eq(k3_wgmma_choose_on(&narrow, &h200, why, sizeof why), "k3_wgmma_n128");
-    ck_assert_ptr_nonnull(strstr(why, "(no fixed-row configuration at this width)"));
+    ck_assert_ptr_nonnull(strstr(why, "consumers share tiles (no ping-pong one with these rows at this width)"));
     const GgShape qwen3 = {65536, 128, 2048, 1536};
     ck_assert_str_eq(k3_wgmma_choose_on(&qwen3, &h200, why, sizeof why), "k3_wgmma_pingpong");
     ck_assert_ptr_nonnull(strstr(why, "; ping-pong consumers"));
     k3_wgmma_choose_on(&s, &h200, why, sizeof why); /* Mixtral-like: 256 wide */
-    ck_assert_ptr_nonnull(strstr(why, "consumers share tiles (no ping-pong one at this width)"));
+    ck_assert_ptr_nonnull(strstr(why, "consumers share tiles (no ping-pong one with these rows at this width)"));
 }
 END_TEST
 
