@@ -29,6 +29,8 @@ static void write_summary(FILE *f, const GgDeviceInfo *d, const GgImpl *impl, co
     char date[64];
     gg_utc_now(date, sizeof date);
     fprintf(f, "# device=%s\n# sms=%d\n# commit=%s\n# date=%s\n", d->name, d->sms, gg_commit(), date);
+    if (impl->chose[0]) /* an entry point: the configuration it ran ("NAME: why") */
+        fprintf(f, "# ran=%.*s\n", (int)strcspn(impl->chose, ":"), impl->chose);
     fputs("kernel,tokens,experts,k,n,skew,seed,events,capacity,sms,sms_idle,tiles,kernel_us,busy_fraction,"
           "first_idle_us,tail_us,imbalance,reps,untraced_us,traced_us,overhead_pct\n",
           f);

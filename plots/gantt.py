@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Per-SM Gantt chart of a `ggemm trace` (trace.csv): SMs on y, microseconds from the kernel's
-start on x, one bar per tile that consumer 0 computed, coloured by expert; the dark start of a bar
+start on x, one bar per tile, coloured by expert: consumer 0's span, or consumer 1's for a tile
+consumer 0 did not record (ping-pong consumers own whole tiles in turn); the dark start of a bar
 is its wait for the tile's first full stage. CTAs that share an SM (k2: two per SM) split its row
-into slots. The title carries the C summary (summary.csv beside the trace).
+into slots. The title carries the C summary (summary.csv beside the trace) and, for an entry
+point, the configuration it ran (summary.csv's `# ran=`).
 
 usage: gantt.py TRACE_DIR OUT.png TITLE
 """
@@ -22,9 +24,11 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 
 def read_summary(path):
+    """(first row, {meta key: value}) of a summary.csv."""
     with open(path) as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    return rows[0]
+        lines = f.readlines()
+    meta = dict(line[2:].strip().split("=", 1) for line in lines if line.startswith("# ") and "=" in line)
+    return list(csv.DictReader(line for line in lines if not line.startswith("#")))[0], meta
 
 
 def main():
@@ -34,8 +38,12 @@ def main():
     tdir, out, title = sys.argv[1:]
     with open(os.path.join(tdir, "trace.csv")) as f:
         events = list(csv.DictReader(f))
-    s = read_summary(os.path.join(tdir, "summary.csv"))
+    s, meta = read_summary(os.path.join(tdir, "summary.csv"))
+    if "ran" in meta:
+        title = title.replace(s["kernel"], f"{s['kernel']} (ran {meta['ran']})", 1)
     tiles = [e for e in events if e["role"] == "consumer0"]
+    drawn = {(e["cta"], e["tile"]) for e in tiles}
+    tiles += [e for e in events if e["role"] == "consumer1" and (e["cta"], e["tile"]) not in drawn]
     sms = sorted({int(e["sm"]) for e in events})
     row_of = {sm: i for i, sm in enumerate(sms)}
     slots = max(int(e["lane"]) for e in events) + 1

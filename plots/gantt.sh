@@ -23,8 +23,8 @@ while read -r fig dir title; do
     "$py" "$root/plots/gantt.py" "$traces/$dir" "$root/results/figures/$fig" "$title"
     echo "== figure: results/figures/$fig"
 done <<'LIST'
-fig15-gantt-k3-s0.png k3_wgmma_16k_s0 k3_wgmma (runs k3_wgmma_pingpong64), 16384 rows, 64 experts, s = 0 (K 1024, N 2688)
-fig16-gantt-k3-s1.2.png k3_wgmma_16k_s1.2 k3_wgmma (runs k3_wgmma_pingpong64), 16384 rows, 64 experts, s = 1.2 (K 1024, N 2688)
+fig15-gantt-k3-s0.png k3_wgmma_16k_s0 k3_wgmma, 16384 rows, 64 experts, s = 0 (K 1024, N 2688)
+fig16-gantt-k3-s1.2.png k3_wgmma_16k_s1.2 k3_wgmma, 16384 rows, 64 experts, s = 1.2 (K 1024, N 2688)
 fig21-gantt-k3-split64-s0.png k3_wgmma_split64_16k_s0 k3_wgmma_split64 (the lesson), 16384 rows, 64 experts, s = 0 (K 1024, N 2688)
 fig17-gantt-k2-s1.2.png k2_tma_ws_s3_16k_s1.2 k2_tma_ws_s3, 16384 rows, 64 experts, s = 1.2 (K 1024, N 2688)
 LIST

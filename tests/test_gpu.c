@@ -71,9 +71,11 @@ END_TEST
 
 /* Traced twins: one traced launch of a split with empty, 1-row and ragged experts and a ragged
  * last column block. Every tile of the problem appears exactly once per consumer role (a consumer
- * that only follows the ring still records it, computed 0), and no other tile does except the
- * idle halves of pairs (no rows, or columns past n); every span is ordered, after its CTA's
- * entry, inside the kernel's span; every CTA records its set-up once. */
+ * that only follows the ring still records it, computed 0), or, where the consumers own whole
+ * tiles (ping-pong), exactly once in all; no other tile does except the idle halves of pairs (no
+ * rows, or columns past n); every span is ordered, after its CTA's entry, inside the kernel's
+ * span; every CTA records its set-up once. Ping-pong: a consumer's span starts at its turn, after
+ * the CTA's previous tile has found its first full stage. */
 START_TEST(trace_every_tile_once) {
     const GgKernel *k = &gg_kernels[_i];
     GgImpl impl;
@@ -137,6 +139,18 @@ START_TEST(trace_every_tile_once) {
         }
         if (impl.info.whole_tiles)
             ck_assert_msg(by_all == 1, "%s: whole tile %ld seen %d times", impl.name, t, by_all);
+    }
+    for (long i = 0; impl.info.whole_tiles && i < tr.count; ++i) {
+        const GgTraceEvent *e = &tr.events[i], *prev = NULL;
+        if (e->role < GG_TRACE_CONSUMER) continue;
+        for (long j = 0; j < tr.count; ++j) { /* the CTA's consumer tile just before e's */
+            const GgTraceEvent *f = &tr.events[j];
+            if (f->role >= GG_TRACE_CONSUMER && f->cta == e->cta && f->tile < e->tile &&
+                (!prev || f->tile > prev->tile))
+                prev = f;
+        }
+        ck_assert_msg(!prev || e->start >= prev->mark, "%s: CTA %d tile %d starts before tile %d's first stage",
+                      impl.name, e->cta, e->tile, prev ? prev->tile : -1);
     }
     free(entry);
     free(setups);
