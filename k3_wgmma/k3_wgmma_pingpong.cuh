@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ Schedule sched;
+    __shared__ uint32_t turn_ns;  // traced twin: when the last K loop ended (low %globaltimer bits)
     const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
     uint8_t *smem = smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
     if (threadIdx.x == 0) {
@@ -144,6 +145,11 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (j > 0)
                 gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);  // tile j - 1's loop is done
             Trace span;  // from its turn: the wait for the other's K loop is not this tile's time
+            // The timer read above may issue before bar.sync has released the warp (the traces
+            // showed turns starting before the previous K loop could have ended); the shared load
+            // cannot, so the span starts no earlier than the time the other consumer wrote.
+            if constexpr (TRACE)
+                if (j > 0 && (int32_t)(turn_ns - span.start) > 0) span.start = span.marked = turn_ns;
             const bool both_halves = !ADAPTIVE || tile.height == BLOCK_M;
             // Two code paths, each with all of its wgmma: a branch between wgmma would serialize
             // them (ptxas C7520).
@@ -155,6 +161,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                                                                     k_blocks, lane == 0, span);
             // The other may start tile j + 1. After the CTA's last tile nobody waits for this
             // arrival; compute-sanitizer's synccheck has no objection (evidence log).
+            if constexpr (TRACE)
+                if (threadIdx.x % WG_THREADS == 0) turn_ns = (uint32_t)Trace::now();
             gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);
             gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row,
                                                  tile.rows - warp_row, tile.col0, lane);
