@@ -7,7 +7,8 @@
  *    pays:
  *    a. the experts average at most two 128-row tiles, where an expert's last, partial tile is a
  *       large share of its work; above that, the split tile's uneven halves cost more than its
- *       padding saves;
+ *       padding saves (measured with the split 64-row tile, before ping-pong, whose 64-row tile
+ *       has one owner; the threshold stays);
  *    b. and, where experts have several row tiles (an average of at least one), the B panels
  *       those row tiles share stay in L2 while they drift apart. The row tiles of one column
  *       block start together and read the same B panel; a 64-row tile runs through its K loop
@@ -22,13 +23,13 @@
  *       bytes read, adaptive against fixed; at width 256 fixed rows read B about once).
  * 2. Column-block width BLOCK_N, from N: the width that pads the last column block least (a
  *    padded column costs a full K loop of MMAs and its B loads). Among equals 192 (ping-pong
- *    consumers, 3, with adaptive or fixed rows), then 256 (one A box feeds the most columns), then
+ *    consumers, step 3, with adaptive or fixed rows), then 256 (one A box feeds the most columns), then
  *    128 (half the columns per A load). The L2 test of 1b is made at this width.
  * 3. Consumers. Where the experts average at least one 128-row tile, ping-pong if the width has
  *    it: each consumer warpgroup computes whole tiles (both 64-row halves, two accumulators),
  *    the CTA's tiles in turn, so one stores its tile while the other's MMAs run. Two 64 x 192
  *    accumulators take 192 of a consumer's 232 registers; two 64 x 256 would not fit, so 256 has
- *    no ping-pong. At 128 it exists with fixed rows only, and the row policy of 1 comes first.
+ *    no ping-pong. At 128 it exists with fixed rows only, and the row policy of step 1 comes first.
  *    Below one tile per expert most tiles are 64-row remainders, which one owner would compute
  *    at half a stage's MMAs; there both consumers share each tile (split by columns).
  * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels

@@ -24,7 +24,7 @@
 //              behind waits for a phase only its own release can complete: commit 75626bb hung on
 //              the H200 (results/h200/evidence/k3_pingpong-75626bb62137.log).
 // Run it       build/bin/ggemm run --kernel k3_wgmma_pingpong (or _pingpong64, _pingpong_n128);
-//              k3_wgmma (the entry point) picks _pingpong or _pingpong64 by its rule.
+//              k3_wgmma (the entry point) picks one of the three by its rule (k3_wgmma_entry.c).
 
 namespace {
 
@@ -217,12 +217,14 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
 }  // namespace
 
 // One registered configuration: width BN, adaptive rows or not (plots/sass_tables.py reads the
-// template arguments of its first line to name the kernel in the SASS tables).
-#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE)                                                         \
-    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) { return pingpong_launch<BN, ADAPTIVE, false>(p, {}); } \
-    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {            \
-        return pingpong_launch<BN, ADAPTIVE, true>(p, *t);                                             \
-    }                                                                                                  \
+// macro's first template arguments, the untraced kernel's, to name it in the SASS tables).
+#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE)                                                  \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                   \
+        return pingpong_launch<BN, ADAPTIVE, false>(p, {});                                     \
+    }                                                                                           \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {     \
+        return pingpong_launch<BN, ADAPTIVE, true>(p, *t);                                      \
+    }                                                                                           \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return pingpong_info<BN, ADAPTIVE>(info); }
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false)
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ping-pong consumers against consumers that share each tile, at the same width and row policy:
-# kernel time, tensor-pipe activity and DRAM / L2 traffic, one launch each from a flushed L2 (ncu's
+# kernel time, tensor-pipe activity and DRAM bytes read, one launch each from a flushed L2 (ncu's
 # default cache control), clocks left as they are. The evidence for the entry point's third step
 # (k3_wgmma/k3_wgmma_entry.c): ping-pong hides the epilogue under the other consumer's MMAs, so
 # the tensor pipe should be busier for the same bytes. One text report.
@@ -10,7 +10,7 @@ set -euo pipefail
 bin=$1/bin/ggemm out=$2
 command -v ncu >/dev/null || { echo "skip: ncu not found (Nsight Compute)"; exit 77; }
 metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
-metrics=$metrics,dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum
+metrics=$metrics,dram__bytes_read.sum
 shape() { # the columns tokens, experts, k, n, skews of a case set, as ggemm options
     awk -F, -v set="$1" '$1 == set {printf "--tokens %s --experts %s --k %s --n %s --skew %s", $2, $3, $4, $5, $6}' \
         "$(dirname "$0")/../harness/cases.csv"
@@ -21,7 +21,7 @@ one() { # label kernel options...
     echo "== $label $kernel"
     ncu --clock-control none --metrics "$metrics" -k regex:'k3_kernel|k3_pingpong_kernel' --launch-count 1 \
         "$bin" run --kernel "$kernel" "$@" --reps 1 --warmup 0 --no-check 2>&1 |
-        grep -E "gpu__time|sm__pipe|dram__|lts__"
+        grep -E "gpu__time|sm__pipe|dram__"
 }
 {
     for k in k3_wgmma_split64 k3_wgmma_pingpong64; do

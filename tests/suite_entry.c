@@ -1,8 +1,9 @@
 /* The k3_wgmma entry point's rule (k3_wgmma/k3_wgmma_entry.c) on the shapes the README
  * measures and on the cases that pin each branch: adaptive rows up to two 128-row tiles per
  * expert on average, and from one tile per expert on only while the drifting B panels fit in
- * L2; the column width with the least padding (ties: 192, 256, 128); ping-pong consumers from
- * one tile per expert on, where the width has them (192; 128 with fixed rows only). On an H200's SMs and L2, given, so no GPU is needed. */
+ * L2; the column width with the least padding (ties: 192, 256, 128); ping-pong consumers
+ * from one tile per expert on, where the width has them (192; 128 with fixed rows only). On an
+ * H200's SMs and L2, given, so no GPU is needed. */
 #include <check.h>
 #include <string.h>
 

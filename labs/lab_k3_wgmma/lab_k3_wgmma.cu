@@ -41,7 +41,8 @@
 // Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256; A, B, C 16-byte aligned.
 // Run it       build/bin/ggemm run --kernel k3_wgmma_split64 (this configuration), or
 //              --kernel k3_wgmma: the entry point, k3_wgmma_entry.c, which picks a
-//              configuration per problem (this one for the worklog's shapes)
+//              configuration per problem (this one at 2048 rows; at 16k rows the ping-pong
+//              kernel beside it, k3_wgmma_pingpong.cuh)
 //              build/bin/ggemm trace --kernel k3_wgmma --skew 1.2 --out DIR
 #include <cuda.h>
 #include <stdint.h>
