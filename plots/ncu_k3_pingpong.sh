@@ -11,18 +11,9 @@ bin=$1/bin/ggemm out=$2
 command -v ncu >/dev/null || { echo "skip: ncu not found (Nsight Compute)"; exit 77; }
 metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,dram__bytes_read.sum
-shape() { # the columns tokens, experts, k, n, skews of a case set, as ggemm options
-    awk -F, -v set="$1" '$1 == set {printf "--tokens %s --experts %s --k %s --n %s --skew %s", $2, $3, $4, $5, $6}' \
-        "$(dirname "$0")/../harness/cases.csv"
-}
-one() { # label kernel options...
-    local label=$1 kernel=$2
-    shift 2
-    echo "== $label $kernel"
-    ncu --clock-control none --metrics "$metrics" -k regex:'k3_kernel|k3_pingpong_kernel' --launch-count 1 \
-        "$bin" run --kernel "$kernel" "$@" --reps 1 --warmup 0 --no-check 2>&1 |
-        grep -E "gpu__time|sm__pipe|dram__"
-}
+kernels='k3_kernel|k3_pingpong_kernel'
+# shellcheck source=plots/ncu_lib.sh
+. "$(dirname "$0")/ncu_lib.sh"
 {
     for k in k3_wgmma_split64 k3_wgmma_pingpong64; do
         one 16k_s0 "$k"

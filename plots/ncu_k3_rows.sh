@@ -9,17 +9,9 @@ set -euo pipefail
 bin=$1/bin/ggemm out=$2
 command -v ncu >/dev/null || { echo "skip: ncu not found (Nsight Compute)"; exit 77; }
 metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,gpu__time_duration.sum
-shape() { # the columns tokens, experts, k, n, skews of a case set, as ggemm options
-    awk -F, -v set="$1" '$1 == set {printf "--tokens %s --experts %s --k %s --n %s --skew %s", $2, $3, $4, $5, $6}' \
-        "$(dirname "$0")/../harness/cases.csv"
-}
-one() { # label kernel options...
-    local label=$1 kernel=$2
-    shift 2
-    echo "== $label $kernel"
-    ncu --clock-control none --metrics "$metrics" -k regex:k3_kernel --launch-count 1 \
-        "$bin" run --kernel "$kernel" "$@" --reps 1 --warmup 0 --no-check 2>&1 | grep -E "dram__|lts__|gpu__time"
-}
+kernels='k3_kernel'
+# shellcheck source=plots/ncu_lib.sh
+. "$(dirname "$0")/ncu_lib.sh"
 {
     for k in k3_wgmma_n256 k3_wgmma_persist_n256; do
         for set in deepseek_v3 qwen3_30b_a3b olmoe; do
