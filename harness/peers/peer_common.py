@@ -52,3 +52,11 @@ def time_us(torch, fn, flush, warmup, reps):
         stop[i].record()
     torch.cuda.synchronize()
     return [a.elapsed_time(b) * 1e3 for a, b in zip(start, stop)]
+
+
+def finish(path, rows, failures):
+    """Append the rows (CSV lines) to the CSV ggemm wrote and exit: 1 if a case failed its check."""
+    with open(path, "a") as f:
+        for r in rows:
+            f.write(r + "\n")
+    sys.exit(1 if failures else 0)

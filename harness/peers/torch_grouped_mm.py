@@ -117,10 +117,7 @@ def main():
         rows.append(",".join(str(values.get(c, "")) for c in columns))
         print(f"torch_grouped_mm: tokens {tokens:5d} k {k:4d} skew {skew}: {median:8.2f} us, "
               f"{tflops:6.1f} TFLOP/s, check {'pass' if passed else 'FAIL'}", file=sys.stderr)
-    with open(args.csv, "a") as f:
-        for r in rows:
-            f.write(r + "\n")
-    sys.exit(1 if failures else 0)
+    peer_common.finish(args.csv, rows, failures)
 
 
 if __name__ == "__main__":

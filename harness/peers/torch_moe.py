@@ -186,10 +186,7 @@ def main():
         if values["check"] != "pass":
             failures += 1
         rows.append(",".join(str(values.get(c, "")) for c in columns))
-    with open(args.csv, "a") as f:
-        for r in rows:
-            f.write(r + "\n")
-    sys.exit(1 if failures else 0)
+    peer_common.finish(args.csv, rows, failures)
 
 
 if __name__ == "__main__":
