@@ -498,7 +498,7 @@ K3_STEPS = [  # (change, configuration, baseline); "k2 best": k2's fastest confi
     ("A multicast, column pairs", "k3_wgmma_mca", "k3_wgmma_split64"),
     ("ping-pong consumers, fixed rows", "k3_wgmma_pingpong", "k3_wgmma_persist"),
     ("ping-pong consumers, adaptive rows", "k3_wgmma_pingpong64", "k3_wgmma_split64"),
-    ("ping-pong at width 128", "k3_wgmma_pingpong_n128", "k3_wgmma_n128"),
+    ("ping-pong at width 128, and fixed rows", "k3_wgmma_pingpong_n128", "k3_wgmma_n128"),
 ]
 
 

@@ -26,13 +26,27 @@ def case(r):
 
 def gap_stats(path):
     """Medians over a trace's consumer events: span, first-stage wait, and the gap between a role's
-    consecutive tiles on one SM and CTA slot (ns in the CSV, µs out)."""
+    consecutive tiles on one SM and CTA slot (ns in the CSV, µs out); per CTA, the tile period (one
+    tile's first full stage to the next tile's), the producer's lead (a tile's first TMA issue to its
+    consumer's start), the producer's step (between two stages of a tile) and hand-off (its last TMA
+    issue of a tile to its first of the next)
+    and, where the consumers own whole tiles (no tile recorded by two), a turn's K loop: from its
+    first full stage to the start of the next turn, which begins when it ends."""
     with open(path) as f:
-        events = [r for r in csv.DictReader(f) if r["role"].startswith("consumer")]
-    by_role = {}
+        rows = list(csv.DictReader(f))
+    events = [r for r in rows if r["role"].startswith("consumer")]
+    first_tma = {(r["cta"], r["tile"]): int(r["mark_ns"]) for r in rows if r["role"] == "producer"}
+    by_role, by_cta = {}, {}
     for r in events:
         by_role.setdefault((r["sm"], r["lane"], r["role"]), []).append(r)
-    spans, waits, gaps = [], [], []
+        by_cta.setdefault(r["cta"], {}).setdefault(int(r["tile"]), r)  # one event per tile
+    # Whole tiles: two consumer roles, and no tile that both recorded.
+    whole = len({r["role"] for r in events}) > 1 and len({(r["cta"], r["tile"]) for r in events}) == len(events)
+    producer = {}
+    for r in rows:
+        if r["role"] == "producer":
+            producer.setdefault(r["cta"], []).append(r)
+    spans, waits, gaps, periods, leads, loops, handoffs = [], [], [], [], [], [], []
     for rs in by_role.values():
         rs.sort(key=lambda r: int(r["start_ns"]))
         for a, b in zip(rs, rs[1:]):
@@ -40,11 +54,29 @@ def gap_stats(path):
         for r in rs:
             spans.append(int(r["end_ns"]) - int(r["start_ns"]))
             waits.append(int(r["mark_ns"]) - int(r["start_ns"]))
+    for cta, tiles in by_cta.items():
+        seq = [tiles[t] for t in sorted(tiles) if tiles[t]["computed"] == "1"]
+        for a, b in zip(seq, seq[1:]):
+            periods.append(int(b["mark_ns"]) - int(a["mark_ns"]))
+            if whole:
+                loops.append(int(b["start_ns"]) - int(a["mark_ns"]))
+        leads += [int(r["start_ns"]) - first_tma[(cta, r["tile"])] for r in seq if (cta, r["tile"]) in first_tma]
+    _, summary = load(os.path.join(os.path.dirname(path), "summary.csv"))
+    k_blocks = int(summary[0]["k"]) // 64  # BLOCK_K of every traced stage
+    stage_steps = []
+    for rs in producer.values():
+        rs.sort(key=lambda r: int(r["tile"]))
+        handoffs += [int(b["mark_ns"]) - int(a["end_ns"]) for a, b in zip(rs, rs[1:])]
+        stage_steps += [(int(r["end_ns"]) - int(r["mark_ns"])) / (k_blocks - 1) for r in rs if k_blocks > 1]
 
     def q(v, f):
         v = sorted(v)
         return v[min(len(v) - 1, int(f * len(v)))] * 1e-3 if v else 0.0
-    return {"span": q(spans, 0.5), "wait": q(waits, 0.5), "gap": q(gaps, 0.5), "gap90": q(gaps, 0.9)}
+    per_cta = bool(periods)  # a persistent CTA with several tiles
+    return {"span": q(spans, 0.5), "wait": q(waits, 0.5), "gap": q(gaps, 0.5), "gap90": q(gaps, 0.9),
+            "period": q(periods, 0.5) if per_cta else None, "lead": q(leads, 0.5) if per_cta else None,
+            "handoff": q(handoffs, 0.5) if per_cta else None, "step": q(stage_steps, 0.5) if per_cta else None,
+            "loop": q(loops, 0.5) if whole else None}
 
 
 def block(traces):
@@ -70,12 +102,21 @@ def block(traces):
     gaps = [(name, gap_stats(os.path.join(traces, name, "trace.csv"))) for name, _ in rows
             if os.path.exists(os.path.join(traces, name, "trace.csv"))]
     if gaps:
-        out += ["", "Between tiles, per consumer role (from the traces kept with their `trace.csv`): the median "
-                "tile span (first-stage wait to last store), the median wait for a tile's first full stage, and "
-                "the median gap from one tile's last store to the next tile's start, with its 90th percentile.", "",
-                "| trace | tile span µs | first-stage wait µs | gap µs (p90) |", "|---|---:|---:|---:|"]
+        out += ["", "Between tiles (from the traces kept with their `trace.csv`), medians: per consumer role the "
+                "tile span (first-stage wait to last store), the wait for a tile's first full stage, and the gap "
+                "from one tile's last store to the next tile's start, with its 90th percentile; per CTA the tile "
+                "period (one tile's first full stage to the next tile's), the producer's lead (a tile's first TMA "
+                "issue to its consumer's start; negative: the consumer was there first), the producer's step "
+                "(between the TMA issues of two stages of a tile) and hand-off (its last TMA issue of a tile to "
+                "its first of the next) and, where each consumer owns whole "
+                "tiles, a turn's K loop (its first full stage to the next turn's start, which waits for this "
+                "loop's end). – : not defined for that trace (one tile per CTA, or shared tiles).", "",
+                "| trace | tile span µs | first-stage wait µs | gap µs (p90) | tile period µs | producer lead µs | "
+                "producer step µs | producer hand-off µs | turn's K loop µs |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        opt = lambda v: "–" if v is None else f"{v:.2f}"  # noqa: E731
         for name, g in gaps:
-            out.append(f"| `{name}` | {g['span']:.2f} | {g['wait']:.2f} | {g['gap']:.2f} ({g['gap90']:.2f}) |")
+            out.append(f"| `{name}` | {g['span']:.2f} | {g['wait']:.2f} | {g['gap']:.2f} ({g['gap90']:.2f}) | "
+                       f"{opt(g['period'])} | {opt(g['lead'])} | {opt(g['step'])} | {opt(g['handoff'])} | {opt(g['loop'])} |")
     over = os.path.join(traces, "overhead.csv")
     if os.path.exists(over):
         _, rs = load(over)
