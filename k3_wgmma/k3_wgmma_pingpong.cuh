@@ -69,8 +69,7 @@ __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], floa
     }
 }
 
-// ADAPTIVE: an expert's remainder of 1..64 rows is a 64-row tile, computed by its owner alone
-// (one accumulator, half the MMAs of a stage); the other consumer's turn comes as usual.
+// ADAPTIVE: 64-row remainder tiles (the header above); TRACE: the traced twin.
 template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
     k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a,

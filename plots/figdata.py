@@ -636,16 +636,21 @@ def k3_rows_dram(d):
            "once).*", "",
            "| case | adaptive rows | fixed rows | DRAM read, adaptive (× once) | DRAM read, fixed (× once) | "
            "time adaptive / fixed |", "|---|---|---|---:|---:|---:|"]
+    for label, once, a, fx, ra, rf in ncu_pairs(d, data, ROW_PAIRS):
+        read = lambda r: f"{r['dram__bytes_read.sum'] / 1e9:.2f} GB ({r['dram__bytes_read.sum'] / once:.2f}×)"  # noqa: E731
+        out.append(f"| {label} | `{short(a)}` | `{short(fx)}` | {read(ra)} | {read(rf)} | "
+                   f"{ra['gpu__time_duration.sum'] / rf['gpu__time_duration.sum']:.2f} |")
+    return "\n".join(out)
+
+
+def ncu_pairs(d, data, pairs):
+    """(case label, A and B bytes read once, kernel a, kernel b, a's metrics, b's metrics) for every
+    case of an ncu report (ncu_text) that profiled both kernels of a pair, in the report's order."""
     for label in dict.fromkeys(k[0] for k in data):
         once = compulsory_ab_bytes(d, label)
-        for a, fx in ROW_PAIRS:
-            if (label, a) not in data or (label, fx) not in data:
-                continue
-            ra, rf = data[(label, a)], data[(label, fx)]
-            read = lambda r: f"{r['dram__bytes_read.sum'] / 1e9:.2f} GB ({r['dram__bytes_read.sum'] / once:.2f}×)"  # noqa: E731
-            out.append(f"| {label} | `{short(a)}` | `{short(fx)}` | {read(ra)} | {read(rf)} | "
-                       f"{ra['gpu__time_duration.sum'] / rf['gpu__time_duration.sum']:.2f} |")
-    return "\n".join(out)
+        for a, b in pairs:
+            if (label, a) in data and (label, b) in data:
+                yield label, once, a, b, data[(label, a)], data[(label, b)]
 
 
 def compulsory_ab_bytes(d, label):
@@ -667,17 +672,12 @@ def k3_pingpong_ncu(d):
            "`" + pipe + "`.*", "",
            "| case | shared tiles | ping-pong | time shared / ping-pong | tensor pipe active, shared → ping-pong "
            "| DRAM read, shared → ping-pong (× once) |", "|---|---|---|---:|---:|---:|"]
-    for label in dict.fromkeys(k[0] for k in data):
-        once = compulsory_ab_bytes(d, label)
-        for a, b in PINGPONG_PAIRS:
-            if (label, a) not in data or (label, b) not in data:
-                continue
-            ra, rb = data[(label, a)], data[(label, b)]
-            out.append(f"| {label} | `{short(a)}` | `{short(b)}` | "
-                       f"{ra['gpu__time_duration.sum'] / rb['gpu__time_duration.sum']:.2f} | "
-                       f"{ra[pipe]:.1f}% → {rb[pipe]:.1f}% | "
-                       f"{ra['dram__bytes_read.sum'] / 1e9:.2f} → {rb['dram__bytes_read.sum'] / 1e9:.2f} GB "
-                       f"({ra['dram__bytes_read.sum'] / once:.2f}× → {rb['dram__bytes_read.sum'] / once:.2f}×) |")
+    for label, once, a, b, ra, rb in ncu_pairs(d, data, PINGPONG_PAIRS):
+        out.append(f"| {label} | `{short(a)}` | `{short(b)}` | "
+                   f"{ra['gpu__time_duration.sum'] / rb['gpu__time_duration.sum']:.2f} | "
+                   f"{ra[pipe]:.1f}% → {rb[pipe]:.1f}% | "
+                   f"{ra['dram__bytes_read.sum'] / 1e9:.2f} → {rb['dram__bytes_read.sum'] / 1e9:.2f} GB "
+                   f"({ra['dram__bytes_read.sum'] / once:.2f}× → {rb['dram__bytes_read.sum'] / once:.2f}×) |")
     return "\n".join(out)
 
 

@@ -35,17 +35,17 @@ def gap_stats(path):
     with open(path) as f:
         rows = list(csv.DictReader(f))
     events = [r for r in rows if r["role"].startswith("consumer")]
-    first_tma = {(r["cta"], r["tile"]): int(r["mark_ns"]) for r in rows if r["role"] == "producer"}
     by_role, by_cta = {}, {}
     for r in events:
         by_role.setdefault((r["sm"], r["lane"], r["role"]), []).append(r)
         by_cta.setdefault(r["cta"], {}).setdefault(int(r["tile"]), r)  # one event per tile
     # Whole tiles: two consumer roles, and no tile that both recorded.
     whole = len({r["role"] for r in events}) > 1 and len({(r["cta"], r["tile"]) for r in events}) == len(events)
-    producer = {}
+    producer, first_tma = {}, {}
     for r in rows:
         if r["role"] == "producer":
             producer.setdefault(r["cta"], []).append(r)
+            first_tma[(r["cta"], r["tile"])] = int(r["mark_ns"])
     spans, waits, gaps, periods, leads, loops, handoffs = [], [], [], [], [], [], []
     for rs in by_role.values():
         rs.sort(key=lambda r: int(r["start_ns"]))
