@@ -69,26 +69,8 @@ __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], floa
     }
 }
 
-// What the producer needs of tile t: where it is, and how many A boxes and B panels one stage
-// of it loads (the lesson's rule: boxes wholly past `tokens` or n are not loaded).
-struct ProducerTile {
-    gg::SchedTile tile;
-    int a_loads, b_loads;
-    uint32_t stage_tx;
-};
-template <int PANELS>
-__device__ __forceinline__ ProducerTile producer_tile(const Schedule &sched, int t, int tokens, int n) {
-    ProducerTile p;
-    p.tile = sched.at(t);
-    p.a_loads = p.b_loads = 0;
-    for (int h = 0; h < p.tile.height / WG_ROWS; ++h) p.a_loads += (p.tile.row0 + h * WG_ROWS < tokens);
-    for (int q = 0; q < PANELS; ++q) p.b_loads += (p.tile.col0 + q * PANEL_N < n);
-    p.stage_tx = p.a_loads * HALF_A_BYTES + p.b_loads * PANEL_BYTES;
-    return p;
-}
-
 // ADAPTIVE: 64-row remainder tiles (the header above); TRACE: the traced twin.
-template <int BLOCK_N, bool ADAPTIVE, bool TRACE, bool LOOKAHEAD = false>
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
     k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b, uint16_t *__restrict__ C,
@@ -119,29 +101,26 @@ __global__ void __launch_bounds__(THREADS, 1)
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             GgPipe pipe = {0, 0};
-            ProducerTile next = producer_tile<R::PANELS>(sched, blockIdx.x, tokens, n);
             for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-                if (!LOOKAHEAD && t != (int)blockIdx.x) next = producer_tile<R::PANELS>(sched, t, tokens, n);
-                const ProducerTile cur = next;
-                const gg::SchedTile &tile = cur.tile;
+                const gg::SchedTile tile = sched.at(t);
                 Trace span;
+                int a_loads = 0, b_loads = 0;
+                for (int h = 0; h < tile.height / WG_ROWS; ++h)
+                    a_loads += (tile.row0 + h * WG_ROWS < tokens);
+                for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
+                const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
                 for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
                     const int stage = pipe.stage;
                     gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
                     uint8_t *a_box = smem + stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
-                    gg::mbarrier_arrive_expect_tx(&full[stage], cur.stage_tx);
-                    for (int h = 0; h < cur.a_loads; ++h)
+                    gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
+                    for (int h = 0; h < a_loads; ++h)
                         gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, kb * BLOCK_K,
                                         tile.row0 + h * WG_ROWS, &full[stage]);
-                    for (int p = 0; p < cur.b_loads; ++p)
+                    for (int p = 0; p < b_loads; ++p)
                         gg::tma_load_3d(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N,
                                         kb * BLOCK_K, tile.expert, &full[stage]);
-                    if (kb == 0) {
-                        span.mark();
-                        // The next tile's lookup, while this tile's loads are in flight.
-                        if (LOOKAHEAD && t + (int)gridDim.x < num_tiles)
-                            next = producer_tile<R::PANELS>(sched, t + gridDim.x, tokens, n);
-                    }
+                    if (kb == 0) span.mark();
                 }
                 span.end(trace, GG_TRACE_PRODUCER, t, tile.expert, tile.row0, tile.rows, tile.col0,
                          true);
@@ -196,9 +175,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 
-template <int BLOCK_N, bool ADAPTIVE, bool LOOKAHEAD = false>
+template <int BLOCK_N, bool ADAPTIVE>
 cudaError_t pingpong_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false, LOOKAHEAD>;
+    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
     info->cluster = 1;
@@ -211,13 +190,13 @@ cudaError_t pingpong_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-template <int BLOCK_N, bool ADAPTIVE, bool TRACE, bool LOOKAHEAD = false>
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE, LOOKAHEAD>;
+    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchConfig_t cfg = {};
@@ -227,7 +206,7 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
     int grid;
     CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE, LOOKAHEAD>, tmap_a, tmap_b, p->c,
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>, tmap_a, tmap_b, p->c,
                                 p->row_offsets, p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n,
                                 trace));
     CUDA_LAUNCH_CHECK();
@@ -249,10 +228,3 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false)
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false)
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true)
-extern "C" cudaError_t k3_wgmma_pingpong_la_launch(const GgLaunch *p) {
-    return pingpong_launch<192, false, false, true>(p, {});
-}
-extern "C" cudaError_t k3_wgmma_pingpong_la_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return pingpong_launch<192, false, true, true>(p, *t);
-}
-extern "C" cudaError_t k3_wgmma_pingpong_la_info(GgKernelInfo *info) { return pingpong_info<192, false, true>(info); }

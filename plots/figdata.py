@@ -598,6 +598,10 @@ K3_TRIED = [
      "k3_wgmma_split64"),
     ("ping-pong at 192 against shared tiles at 256", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong",
      "k3_wgmma_persist_n256"),
+    ("ping-pong, the producer looks its next tile up early", "k3_ab_lookahead-68a25cfb1364.csv",
+     "k3_wgmma_pingpong_la", "k3_wgmma_pingpong"),
+    ("… the same, run in the other order", "k3_ab_lookahead_reversed-68a25cfb1364.csv", "k3_wgmma_pingpong_la",
+     "k3_wgmma_pingpong"),
 ]
 
 
@@ -722,17 +726,28 @@ def k3_tried(d):
     if parts:
         out += ["", f"`ends` over `split64` across skews {skews[0]:g} to {skews[-1]:g} (`{fname}`): "
                 + "; ".join(parts) + "."]
-    # The traces of the StoreWarps trial: the gap between a consumer's tiles, stores handed over or not.
+    # The trials' traces: shared tiles, the gap between a consumer's tiles (stores handed over or not);
+    # whole tiles, where the time between turns goes (the between-tiles table's columns).
     import traces  # noqa: E402  (plots/traces.py: gap_stats)
-    gaps = []
+    gaps, turns = [], []
     for name in sorted(glob.glob(os.path.join(EVIDENCE, "trace_k3_wgmma_*_16k_s0-*"))):
         g = traces.gap_stats(os.path.join(name, "trace.csv"))
         label = os.path.basename(name)[len("trace_k3_wgmma_"):].split("_16k")[0]
-        gaps.append(f"`{label}` {g['gap']:.2f} µs (tile span {g['span']:.2f})")
-    if gaps:
+        commit = os.path.basename(name).rsplit("-", 1)[1]
+        if g["loop"] is None:
+            gaps.append(f"`{label}` {g['gap']:.2f} µs (tile span {g['span']:.2f})")
+        else:
+            turns.append(f"`{label}` (at {commit}): producer hand-off {g['handoff']:.2f}, lead {g['lead']:.2f}, "
+                         f"first-stage wait {g['wait']:.2f}, turn's K loop {g['loop']:.2f}, tile period "
+                         f"{g['period']:.2f}")
+    if gaps or turns:
         out += ["", "Traces at 16k rows, s = 0 (`ggemm trace`, kept in the same folder as "
-                "`trace_k3_wgmma_*_16k_s0-COMMIT/`): median gap from a consumer's last store of a tile to its next "
-                "tile's start, " + "; ".join(gaps) + "."]
+                "`trace_k3_wgmma_*_16k_s0-COMMIT/`; medians in µs, as the between-tiles table defines them)."]
+    if gaps:
+        out += ["Shared tiles, the gap from a consumer's last store of a tile to its next tile's start: "
+                + "; ".join(gaps) + "."]
+    if turns:
+        out += ["Ping-pong: " + "; ".join(turns) + "."]
     return "\n".join(out)
 
 
