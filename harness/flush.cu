@@ -2,7 +2,7 @@
 //
 // Why a read, not a memset: a memset leaves the L2 full of its own dirty lines, and the next
 // kernel, the one being timed, pays for writing them back to DRAM while it reads its inputs
-// (results/h200/evidence, the flush A/B). Reading evicts everything that was there (writing back
+// (results/h200/evidence/flush-ncu-126c809c6c39.txt and flush-ab-126c809c6c39.txt). Reading evicts everything that was there (writing back
 // whatever the previous rep left dirty, before the timed region) and leaves only clean lines
 // of a buffer nobody uses.
 #include <stdint.h>

@@ -229,7 +229,7 @@ typedef struct GgTiming {
     int reps;
 } GgTiming;
 typedef cudaError_t (*GgTimedFn)(void *ctx);
-/* The protocol: warm-up, then per rep an L2 flush (a memset of twice the L2; flush = 0 skips
+/* The protocol: warm-up, then per rep an L2 flush (a read of twice the L2; flush = 0 skips
  * it), event, launch, event; median and p10/p90 of the per-rep times. */
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm);
 /* Median and p10/p90 of reps per-rep times (microseconds; t is sorted in place). */

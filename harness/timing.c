@@ -1,6 +1,5 @@
 /* The timing protocol every kernel and peer is measured with (README, "How we measure"). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "gg_harness.h"
 
@@ -11,7 +10,8 @@ static int cmp_double(const void *x, const void *y) {
 
 cudaError_t gg_l2_scrub_read(void *p, size_t bytes, cudaStream_t stream); /* flush.cu */
 
-/* Twice the L2: nothing of what ran before survives a pass over it. */
+/* Twice the L2: nothing of what ran before survives a pass over it. Filled once with one byte
+ * value (flush.cu relies on it); the flush reads it (flush.cu says why not a memset). */
 static int scrub_buffer(void **scrub, size_t *bytes) {
     int dev = 0, l2 = 0;
     GG_CUDA(cudaGetDevice(&dev));
@@ -22,18 +22,11 @@ static int scrub_buffer(void **scrub, size_t *bytes) {
     return GG_EXIT_OK;
 }
 
-/* A/B (temporary): GG_FLUSH=memset rewrites the buffer, as before; otherwise it is read. */
-static cudaError_t scrub(void *p, size_t bytes, int i) {
-    const char *mode = getenv("GG_FLUSH");
-    if (mode && !strcmp(mode, "memset")) return cudaMemsetAsync(p, i & 0xff, bytes, gg_stream());
-    return gg_l2_scrub_read(p, bytes, gg_stream());
-}
-
 int gg_flush_l2(void) {
     void *p;
     size_t bytes;
     if (gg_pool_open() || scrub_buffer(&p, &bytes)) return GG_EXIT_CHECK;
-    GG_CUDA(scrub(p, bytes, 0));
+    GG_CUDA(gg_l2_scrub_read(p, bytes, gg_stream()));
     return GG_EXIT_OK;
 }
 
@@ -47,9 +40,9 @@ void gg_timing_summarize(double *t, int reps, GgTiming *tm) {
 
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm) {
     if (gg_pool_open()) return GG_EXIT_CHECK;
-    void *scrub_p = NULL;
+    void *scrub = NULL;
     size_t scrub_bytes = 0;
-    if (flush && scrub_buffer(&scrub_p, &scrub_bytes)) return GG_EXIT_CHECK;
+    if (flush && scrub_buffer(&scrub, &scrub_bytes)) return GG_EXIT_CHECK;
     cudaEvent_t ev[2];
     GG_CUDA(cudaEventCreate(&ev[0]));
     if (cudaEventCreate(&ev[1]) != cudaSuccess) {
@@ -63,7 +56,7 @@ int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *
     cudaError_t err = cudaSuccess;
     for (int i = 0; rc == GG_EXIT_OK && i < warmup && err == cudaSuccess; ++i) err = fn(ctx);
     for (int i = 0; rc == GG_EXIT_OK && i < reps && err == cudaSuccess; ++i) {
-        if (flush) err = scrub(scrub_p, scrub_bytes, i);
+        if (flush) err = gg_l2_scrub_read(scrub, scrub_bytes, gg_stream());
         if (err == cudaSuccess) err = cudaEventRecord(ev[0], gg_stream());
         if (err == cudaSuccess) err = fn(ctx);
         if (err == cudaSuccess) err = cudaEventRecord(ev[1], gg_stream());

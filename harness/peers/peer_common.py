@@ -37,16 +37,21 @@ def median_p10_p90(times):
     return median, t[int(0.1 * (n - 1) + 0.5)], t[int(0.9 * (n - 1) + 0.5)]
 
 
+def flush_l2(torch, flush):
+    """ggemm's L2 flush (harness/flush.cu): a read of flush, a byte buffer twice the L2, which leaves
+    only clean lines of it behind; a fill would leave dirty ones for the timed work to write back."""
+    flush.view(torch.int64).sum()
+
+
 def time_us(torch, fn, flush, warmup, reps):
     """Per-rep times of fn() in µs, as ggemm times a kernel: warm-up runs, then every rep from a
-    flushed L2 (flush: a buffer larger than L2, rewritten before the rep) with CUDA events around
-    fn alone."""
+    flushed L2 (flush_l2) with CUDA events around fn alone."""
     for _ in range(warmup):
         fn()
     start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     stop = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
-        flush.fill_(i & 0xFF)
+        flush_l2(torch, flush)
         start[i].record()
         fn()
         stop[i].record()

@@ -132,7 +132,7 @@ def run_case(torch, case, args, flush):
     # The steps: separate reps, events between the steps.
     ev = [[torch.cuda.Event(enable_timing=True) for _ in range(len(STEPS) + 1)] for _ in range(args.reps)]
     for i in range(args.reps):
-        flush.fill_(i & 0xFF)
+        peer_common.flush_l2(torch, flush)
         layer(ev[i])
     torch.cuda.synchronize()
     steps = {s: median_p10_p90([e[i].elapsed_time(e[i + 1]) * 1e3 for e in ev])[0] for i, s in enumerate(STEPS)}
