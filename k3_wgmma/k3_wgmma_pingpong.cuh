@@ -30,21 +30,19 @@ namespace {
 
 // An owned tile's K loop into HALVES 64-row accumulators (2: rows 0..127; 1: a 64-row tile). One
 // wgmma group stays in flight; a stage is released (leader: lane 0 of each warp) once its group
-// has retired. The span is marked when the first stage is full. A stage's A rows start a_offset
-// bytes into it and its B panels B_OFFSET bytes (k3_wgmma_m256.cuh: 128 of 256 rows, past them).
-template <int BLOCK_N, int STAGES, int STAGE_BYTES, int HALVES, class SPAN, int B_OFFSET = A_BYTES>
+// has retired. The span is marked when the first stage is full.
+template <int BLOCK_N, int STAGES, int STAGE_BYTES, int HALVES, class SPAN>
 __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], float (&acc1)[BLOCK_N / 2],
                                                 uint64_t *full, uint64_t *empty, uint32_t base,
-                                                GgPipe &pipe, int k_blocks, bool leader, SPAN &span,
-                                                uint32_t a_offset = 0) {
+                                                GgPipe &pipe, int k_blocks, bool leader, SPAN &span) {
     int prev_stage = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
         gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
         if (kb == 0) span.mark();
         const uint32_t a_addr = base + pipe.stage * STAGE_BYTES;
-        const uint64_t desc_a0 = gg_wgmma_desc_a_kmajor_sw128(a_addr + a_offset);
-        const uint64_t desc_a1 = gg_wgmma_desc_a_kmajor_sw128(a_addr + a_offset + HALF_A_BYTES);
-        const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(a_addr + B_OFFSET, PANEL_BYTES);
+        const uint64_t desc_a0 = gg_wgmma_desc_a_kmajor_sw128(a_addr);
+        const uint64_t desc_a1 = gg_wgmma_desc_a_kmajor_sw128(a_addr + HALF_A_BYTES);
+        const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(a_addr + A_BYTES, PANEL_BYTES);
         gg::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
