@@ -35,9 +35,9 @@ struct SkWork {
     int cta, ctas, k_blocks, whole_tiles, dp_tiles;
     long units, x0, x1;  // stream-K units (k-blocks of the last R tiles); this CTA's [x0, x1)
 
-    __device__ SkWork(int num_tiles, int cta_, int ctas_, int k_blocks_)
+    __device__ SkWork(int num_tiles, int cta_, int ctas_, int k_blocks_, bool enable)
         : cta(cta_), ctas(ctas_), k_blocks(k_blocks_) {
-        const bool split = num_tiles > ctas && k_blocks > 1 && ctas <= SK_MAX_CTAS;
+        const bool split = enable && num_tiles > ctas && k_blocks > 1 && ctas <= SK_MAX_CTAS;
         const int rest = split ? num_tiles % ctas : 0;
         dp_tiles = num_tiles - rest;
         whole_tiles = cta < dp_tiles ? (dp_tiles - cta + ctas - 1) / ctas : 0;
@@ -91,6 +91,7 @@ __device__ __forceinline__ void sk_add_partial(float (&acc0)[SK_BLOCK_N / 2], fl
     if (tid == 0) sk_flags[slot] = 0;  // for the next launch: nobody else reads it in this one
 }
 
+template <bool SPLIT>
 __global__ void __launch_bounds__(THREADS, 1)
     k3_pingpong_sk_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                           uint16_t *__restrict__ C, const int *__restrict__ row_offsets, int tokens, int experts,
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     sched.build(row_offsets, experts, tokens, n, SK_BLOCK_N, false, GG_PAIR_NONE);  // ends in __syncthreads
     const int k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
-    const SkWork work(sched.total(), blockIdx.x, gridDim.x, k_blocks);
+    const SkWork work(sched.total(), blockIdx.x, gridDim.x, k_blocks, SPLIT);
     const int items = work.count();
     gg::Trace<false> span;  // the K loop's span hook, empty
     if (wg == 0) {
@@ -175,10 +176,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 
-}  // namespace
-
-extern "C" cudaError_t k3_wgmma_pingpong_sk_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_pingpong_sk_kernel;
+template <bool SPLIT>
+cudaError_t sk_info(GgKernelInfo *info) {
+    info->kernel = (const void *)k3_pingpong_sk_kernel<SPLIT>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<SK_BLOCK_N>::SMEM_BYTES;
     info->cluster = 1;
@@ -191,12 +191,13 @@ extern "C" cudaError_t k3_wgmma_pingpong_sk_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) {
+template <bool SPLIT>
+cudaError_t sk_launch(const GgLaunch *p) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    const void *kernel = (const void *)k3_pingpong_sk_kernel;
+    const void *kernel = (const void *)k3_pingpong_sk_kernel<SPLIT>;
     const size_t smem = Ring<SK_BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchConfig_t cfg = {};
@@ -206,8 +207,15 @@ extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) {
     int grid;
     CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, SK_BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_sk_kernel, tmap_a, tmap_b, p->c, p->row_offsets, p->tokens,
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_sk_kernel<SPLIT>, tmap_a, tmap_b, p->c, p->row_offsets, p->tokens,
                                 p->experts, p->k, p->n));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
+
+}  // namespace
+
+extern "C" cudaError_t k3_wgmma_pingpong_sk_info(GgKernelInfo *info) { return sk_info<true>(info); }
+extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) { return sk_launch<true>(p); }
+extern "C" cudaError_t k3_wgmma_pingpong_sk0_info(GgKernelInfo *info) { return sk_info<false>(info); }
+extern "C" cudaError_t k3_wgmma_pingpong_sk0_launch(const GgLaunch *p) { return sk_launch<false>(p); }
