@@ -603,6 +603,8 @@ K3_TRIED = [
     ("… the same, a second sweep", "k3_ab_lookahead_reversed-68a25cfb1364.csv", "k3_wgmma_pingpong_la",
      "k3_wgmma_pingpong"),
     ("256-row tiles, each consumer 128 rows", "k3_ab_m256-88f0a0547dbb.csv", "k3_wgmma_m256", "k3_wgmma_pingpong"),
+    ("stream-K over the last partial wave", "k3_ab_streamk-777303bf394d.csv", "k3_wgmma_pingpong_sk",
+     "k3_wgmma_pingpong"),
 ]
 K3_M256_NCU = "ncu_k3_m256-88f0a0547dbb.txt"  # its command: the head of k3_m256-88f0a0547dbb.log
 
