@@ -2,9 +2,9 @@
 //
 // Why a read, not a memset: a memset leaves the L2 full of its own dirty lines, and the next
 // kernel, the one being timed, pays for writing them back to DRAM while it reads its inputs
-// (results/h200/evidence/flush-ncu-126c809c6c39.txt and flush-ab-126c809c6c39.txt). Reading evicts everything that was there (writing back
-// whatever the previous rep left dirty, before the timed region) and leaves only clean lines
-// of a buffer nobody uses.
+// (results/h200/evidence/flush-ncu-126c809c6c39.txt and flush-ab-126c809c6c39.txt). Reading
+// evicts everything that was there (writing back whatever the previous rep left dirty, before
+// the timed region) and leaves only clean lines of a buffer nobody uses.
 #include <stdint.h>
 
 #include "gg_check.h"
@@ -17,8 +17,8 @@ __global__ void scrub_read(uint4 *p, size_t n) {
         const uint4 v = p[i];
         x ^= v.x ^ v.y ^ v.z ^ v.w;
     }
-    // The buffer holds one byte value (timing.c fills it), so x is 0 and this never stores; a
-    // store the compiler cannot prove dead keeps every load.
+    // A store the compiler cannot prove dead keeps every load. The buffer holds one byte value
+    // (timing.c fills it), so x is 0 and it never fires.
     if (x == 0x5eed5eedu) p[0].x = x;
 }
 

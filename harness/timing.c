@@ -11,8 +11,8 @@ static int cmp_double(const void *x, const void *y) {
 cudaError_t gg_l2_scrub_read(void *p, size_t bytes, cudaStream_t stream); /* flush.cu */
 
 /* Twice the L2: nothing of what ran before survives a pass over it. Filled with one byte value
- * whenever it is fetched (flush.cu relies on it), before the reads that flush (flush.cu says why
- * a read, not a memset); those reads evict the fill's lines too. */
+ * whenever it is fetched (so flush.cu's guard store never fires), before the reads that flush
+ * (flush.cu says why a read, not a memset); those reads evict the fill's lines too. */
 static int scrub_buffer(void **scrub, size_t *bytes) {
     int dev = 0, l2 = 0;
     GG_CUDA(cudaGetDevice(&dev));

@@ -388,8 +388,10 @@ def captions(d):
         f"peaks dashed). Compulsory-byte intensity is {d.intensity('2048', '0', '1024'):.0f} FLOP/B at 2048 rows, "
         f"{d.intensity('16384', '0', '1024'):.0f} at 16384 rows and {d.intensity('16384', '0', '8192'):.0f} at "
         f"K = 8192. Closest to its roofline: `{best['kernel']}` at {case_label(best['tokens'], best['skew'], best['k'])}, "
-        f"{float(best['roofline_pct']):.1f}%; at 2k s=0 `k3_wgmma` is at {float(k3_2k['roofline_pct']):.1f}% and "
-        f"torch at {float(th_2k['roofline_pct']):.1f}%.", src)
+        f"{float(best['roofline_pct']):.1f}%; "
+        + ("torch there is at " if best is k3_2k else
+           f"at 2k s=0 `k3_wgmma` is at {float(k3_2k['roofline_pct']):.1f}% and torch at ")
+        + f"{float(th_2k['roofline_pct']):.1f}%.", src)
     return blocks
 
 
