@@ -17,8 +17,8 @@ __global__ void scrub_read(uint4 *p, size_t n) {
         const uint4 v = p[i];
         x ^= v.x ^ v.y ^ v.z ^ v.w;
     }
-    // A store the compiler cannot prove dead keeps every load. The buffer holds one byte value
-    // (timing.c fills it), so x is 0 and it never fires.
+    // A store the compiler cannot prove dead keeps every load. Should the data ever hit the
+    // constant, the store only changes a word of this unused buffer.
     if (x == 0x5eed5eedu) p[0].x = x;
 }
 

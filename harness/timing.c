@@ -10,24 +10,21 @@ static int cmp_double(const void *x, const void *y) {
 
 cudaError_t gg_l2_scrub_read(void *p, size_t bytes, cudaStream_t stream); /* flush.cu */
 
-/* Twice the L2: nothing of what ran before survives a pass over it. Filled with one byte value
- * whenever it is fetched (so flush.cu's guard store never fires), before the reads that flush
- * (flush.cu says why a read, not a memset); those reads evict the fill's lines too. */
+/* Twice the L2: nothing of what ran before survives a pass over it (flush.cu: a read, not a
+ * memset). Its contents do not matter, so it is never filled. */
 static int scrub_buffer(void **scrub, size_t *bytes) {
     int dev = 0, l2 = 0;
     GG_CUDA(cudaGetDevice(&dev));
     GG_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
     *bytes = 2 * (size_t)l2;
-    if (gg_buf(GG_BUF_FLUSH, *bytes, scrub)) return GG_EXIT_CHECK;
-    GG_CUDA(cudaMemsetAsync(*scrub, 0, *bytes, gg_stream()));
-    return GG_EXIT_OK;
+    return gg_buf(GG_BUF_FLUSH, *bytes, scrub);
 }
 
 int gg_flush_l2(void) {
-    void *p;
+    void *scrub;
     size_t bytes;
-    if (gg_pool_open() || scrub_buffer(&p, &bytes)) return GG_EXIT_CHECK;
-    GG_CUDA(gg_l2_scrub_read(p, bytes, gg_stream()));
+    if (gg_pool_open() || scrub_buffer(&scrub, &bytes)) return GG_EXIT_CHECK;
+    GG_CUDA(gg_l2_scrub_read(scrub, bytes, gg_stream()));
     return GG_EXIT_OK;
 }
 
