@@ -7,7 +7,7 @@
 // Interface (both k3 stages use it):
 //
 //   __shared__ gg::TileSchedule<MAX_EXPERTS, TILE_M> sched;  // ~2 KiB for 256 experts
-//   sched.build(row_offsets, experts, tokens, n, block_n, adaptive [, pairing [, order, walkers]]);
+//   sched.build(row_offsets, experts, tokens, n, block_n, adaptive [, pairing]);
 //                                                        // ALL threads of the block call it;
 //                                                        // it ends with __syncthreads()
 //   for (int t = blockIdx.x; t < sched.total(); t += gridDim.x) {
@@ -48,18 +48,14 @@ struct TileSchedule {
     static_assert(MAX_EXPERTS >= 1 && MAX_EXPERTS <= 1024, "one warp scans 32 lanes x 32 experts");
 
     int row_start[MAX_EXPERTS + 1];   // clamped copy of row_offsets
-    int expert_at[MAX_EXPERTS];       // GG_ORDER_FOLDED: the expert at each place of the list
-    int tile_start[MAX_EXPERTS + 1];  // exclusive prefix sum of entries per place
-    GgSchedParams params;             // experts, block_n, adaptive, pairing, order, walkers
+    int tile_start[MAX_EXPERTS + 1];  // exclusive prefix sum of entries per expert
+    GgSchedParams params;             // experts, block_n, adaptive, pairing
 
     // Collective: every thread of the block must call it (it contains __syncthreads()).
     // Cost: one global read of the offsets per thread, then one warp does 8 values per lane
     // and one 5-step shuffle scan; well under a microsecond after the offsets arrive.
-    // GG_ORDER_FOLDED adds the sort: each thread ranks one expert against all (~2 shared loads
-    // per expert), about a microsecond at 256 experts. walkers: the grid's CTAs (clusters).
     __device__ void build(const int *row_offsets, int num_experts, int tokens, int n, int bn,
-                          bool adapt, GgPairing pair = GG_PAIR_NONE,
-                          GgOrder order = GG_ORDER_EXPERT, int walkers = 0) {
+                          bool adapt, GgPairing pair = GG_PAIR_NONE) {
         num_experts = min(num_experts, MAX_EXPERTS);  // can_implement refuses more; never overflow
         const int row_group = gg_sched_row_group(pair);
         const int col_groups = gg_sched_col_groups((n + bn - 1) / bn, pair);
@@ -68,30 +64,20 @@ struct TileSchedule {
             params.block_n = bn;
             params.adaptive = adapt ? 1 : 0;
             params.pairing = pair;
-            params.order = order;
-            params.walkers = walkers;
         }
         for (int e = threadIdx.x; e <= num_experts; e += blockDim.x)
             row_start[e] = gg_sched_clamp(__ldg(row_offsets + e), tokens);
         __syncthreads();
-        const bool sorted = order == GG_ORDER_FOLDED;
-        if (sorted) {
-            for (int e = threadIdx.x; e < num_experts; e += blockDim.x)
-                expert_at[gg_sched_place(row_start, num_experts, e)] = e;
-            __syncthreads();
-        }
         if (threadIdx.x < 32) {  // warp 0: entries per expert, exclusive prefix sum
             constexpr int PER_LANE = (MAX_EXPERTS + 31) / 32;
             const int lane = threadIdx.x, first = lane * PER_LANE;
             int count[PER_LANE], chunk_sum = 0;
 #pragma unroll
             for (int i = 0; i < PER_LANE; ++i) {
-                const int place = first + i;
-                count[i] = place < num_experts
-                               ? gg_sched_entries(gg_sched_expert_rows(
-                                                      row_start, sorted ? expert_at[place] : place),
-                                                  TILE_M, row_group, col_groups)
-                               : 0;
+                const int e = first + i;
+                count[i] = e < num_experts ? gg_sched_entries(gg_sched_expert_rows(row_start, e),
+                                                              TILE_M, row_group, col_groups)
+                                           : 0;
                 chunk_sum += count[i];
             }
             int inclusive = chunk_sum;  // becomes the sum over lanes 0..lane
@@ -113,12 +99,10 @@ struct TileSchedule {
 
     __device__ int total() const { return tile_start[params.experts]; }
 
-    // The tile at walk position `pos` (0 <= pos < total()); when paired, tile `rank` of the
-    // entry there. Expert-major, position = entry; folded, gg_sched_walk maps it.
-    __device__ SchedTile at(int pos, int rank = 0) const {
-        const int index = gg_sched_walk(&params, pos, total());
-        return gg_sched_at(row_start, params.order == GG_ORDER_FOLDED ? expert_at : nullptr,
-                           tile_start, &params, index, rank, TILE_M);
+    // Tile `index` (0 <= index < total()) of the expert-major order; when paired, tile `rank`
+    // of entry `index`.
+    __device__ SchedTile at(int index, int rank = 0) const {
+        return gg_sched_at(row_start, tile_start, &params, index, rank, TILE_M);
     }
 };
 

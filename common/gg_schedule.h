@@ -30,29 +30,14 @@ typedef struct GgSchedTile {
                     tile of a GG_PAIR_COLS entry starts at or past n */
 } GgSchedTile;
 
-/* In which order the CTAs walk the list. A persistent grid of W CTAs (clusters) takes walk
- * positions c, c + W, c + 2W, ...: positions wW .. wW + W - 1 run side by side, wave w. */
-typedef enum GgOrder {
-    GG_ORDER_EXPERT, /* position p is entry p: experts in index order, one after the other */
-    GG_ORDER_FOLDED  /* experts sorted by rows, most first; the list folded in two: in every
-                        wave half the positions take entries from its front (the largest
-                        experts: tiles that reuse a B panel from L2, bound by the tensor cores)
-                        and half from its back (the smallest: tiles that read their panel from
-                        DRAM once), so both kinds run side by side all through the launch
-                        instead of in two phases, one leaving DRAM idle and the other the MMAs */
-} GgOrder;
-
-/* A schedule's run-time parameters, beside its tables (row_start: the clamped row offsets,
- * experts + 1 of them; expert_at: the expert at each place of the list, NULL for index order;
- * entry_start: the exclusive prefix sum of entries over the list's experts, its last element
- * the total). */
+/* A schedule's run-time parameters, beside its two tables (row_start: the clamped row offsets,
+ * experts + 1 of them; entry_start: the exclusive prefix sum of entries per expert, its last
+ * element the total). */
 typedef struct GgSchedParams {
     int experts;
     int block_n;       /* columns per tile */
     int adaptive;      /* nonzero: a remainder of 1..tile_m / 2 rows gets a half-height tile */
     GgPairing pairing;
-    GgOrder order;
-    int walkers;       /* CTAs (clusters) walking the list side by side: a wave's positions */
 } GgSchedParams;
 
 /* An offset clamped to [0, tokens]: a bad table gives wrong results, never a row out of bounds. */
@@ -83,37 +68,9 @@ GG_HD int gg_sched_entries(int m, int tile_m, int row_group, int col_groups) {
     return (gg_sched_row_tiles(m, tile_m) + row_group - 1) / row_group * col_groups;
 }
 
-/* GG_ORDER_FOLDED's sort: expert e's place when experts are sorted by rows, most first, ties
- * by index (a permutation of 0 .. experts - 1). One expert per thread on the device. */
-GG_HD int gg_sched_place(const int *row_start, int experts, int e) {
-    const int m = gg_sched_expert_rows(row_start, e);
-    int place = 0;
-    for (int j = 0; j < experts; ++j) {
-        const int mj = gg_sched_expert_rows(row_start, j);
-        place += mj > m || (mj == m && j < e);
-    }
-    return place;
-}
-
-/* The list entry at walk position pos (0 <= pos < total). GG_ORDER_FOLDED: in wave w, offset
- * o takes from the front when o + w is even, so every CTA alternates between the two ends
- * (with an odd wave width the waves alternate between one more front or one more back).
- * Front positions take entries 0, 1, 2, ... in walk order; back ones total - 1, total - 2, ...
- * A bijection: the fronts before pos, counted in closed form, is its front rank. */
-GG_HD int gg_sched_walk(const GgSchedParams *p, int pos, int total) {
-    if (p->order != GG_ORDER_FOLDED || p->walkers <= 0) return pos;
-    const int wave = pos / p->walkers, o = pos % p->walkers;
-    /* Fronts in waves before this one: ceil(walkers / 2) in even waves, floor in odd ones. */
-    const long earlier = ((long)wave * p->walkers + 1) / 2;
-    const int front_rank = (int)earlier + (o + 1 - (wave & 1)) / 2;
-    if (((o + wave) & 1) == 0) return front_rank;
-    return total - 1 - (pos - front_rank);
-}
-
-/* The place in the list (an expert, unless the list is sorted) that owns entry `index`: the
- * largest e with entry_start[e] <= index, where entry_start is the exclusive prefix sum of
- * entries over `experts` places (entry_start[experts] is the total; 0 <= index < total). That
- * place has at least one entry. */
+/* The expert that owns entry `index`: the largest e with entry_start[e] <= index, where
+ * entry_start is the exclusive prefix sum of entries over `experts` experts (entry_start[experts]
+ * is the total; 0 <= index < total). That expert has at least one entry. */
 GG_HD int gg_sched_expert(const int *entry_start, int experts, int index) {
     int lo = 0, hi = experts;  /* entry_start[lo] <= index < entry_start[hi] */
     while (hi - lo > 1) {
@@ -125,14 +82,13 @@ GG_HD int gg_sched_expert(const int *entry_start, int experts, int index) {
 }
 
 /* Tile `rank` of entry `index` (0 <= index < entry_start[p->experts]). */
-GG_HD GgSchedTile gg_sched_at(const int *row_start, const int *expert_at, const int *entry_start,
-                              const GgSchedParams *p, int index, int rank, int tile_m) {
-    const int place = gg_sched_expert(entry_start, p->experts, index);
-    const int e = expert_at ? expert_at[place] : place;
+GG_HD GgSchedTile gg_sched_at(const int *row_start, const int *entry_start, const GgSchedParams *p,
+                              int index, int rank, int tile_m) {
+    const int e = gg_sched_expert(entry_start, p->experts, index);
     const int m = gg_sched_expert_rows(row_start, e);
     int full, half; /* row tiles of full height, of half height (0 or 1) */
     const int mt_count = gg_row_tiles(m, tile_m, &full, &half);
-    const int local = index - entry_start[place];
+    const int local = index - entry_start[e];
     int mt, nb; /* row tile, column block */
     if (p->pairing == GG_PAIR_ROWS) {
         const int pair_rows = (mt_count + 1) / 2;

@@ -12,7 +12,6 @@
 //   k3_wgmma_mc, _mc_n256     row-tile pairs in 2-CTA clusters, B multicast to both
 //   k3_wgmma_mca              column-block pairs in 2-CTA clusters, A multicast to both
 //   k3_wgmma_persist_n256     k3_wgmma_persist at 256-wide column blocks
-//   *_fold                    the same configuration walking the schedule in folded order
 //   k3_wgmma_pingpong, _pingpong64, _pingpong_n128   not a Config of the lesson but a kernel of
 //                             its own (k3_wgmma_pingpong.cuh): each consumer owns whole tiles
 // The name k3_wgmma itself is the entry point (k3_wgmma_entry.c): it runs one of these,
@@ -36,18 +35,6 @@ struct HostTiles {
                             int *ctas) {
         *ctas = p->num_tiles;
         return cudaSuccess;
-    }
-};
-
-// ---- Tiles: the device schedule walked in folded order (GG_ORDER_FOLDED, gg_schedule.h) ----
-// Experts sorted by rows; every wave of the grid takes half its tiles from the largest experts
-// and half from the smallest, so tiles that wait on DRAM run beside tiles that keep the tensor
-// cores busy. Unpaired only: a wave is gridDim.x tiles.
-struct FoldedTiles : DeviceTiles {
-    __device__ static void build(Schedule &s, const int *row_offsets, int experts, int tokens,
-                                 int n, int block_n, bool adaptive, GgPairing pairing) {
-        s.build(row_offsets, experts, tokens, n, block_n, adaptive, pairing, GG_ORDER_FOLDED,
-                (int)gridDim.x);
     }
 };
 
@@ -147,15 +134,6 @@ struct Mca : Lesson {
 struct PersistN256 : Persist {
     static constexpr int BLOCK_N = 256;
 };
-struct Split64Fold : Lesson {
-    using Tiles = FoldedTiles;
-};
-struct N256Fold : N256 {
-    using Tiles = FoldedTiles;
-};
-struct PersistN256Fold : PersistN256 {
-    using Tiles = FoldedTiles;
-};
 
 }  // namespace
 
@@ -168,8 +146,5 @@ K3_CONFIG(k3_wgmma_mc, Mc)
 K3_CONFIG(k3_wgmma_mc_n256, McN256)
 K3_CONFIG(k3_wgmma_mca, Mca)
 K3_CONFIG(k3_wgmma_persist_n256, PersistN256)
-K3_CONFIG(k3_wgmma_split64_fold, Split64Fold)
-K3_CONFIG(k3_wgmma_n256_fold, N256Fold)
-K3_CONFIG(k3_wgmma_persist_n256_fold, PersistN256Fold)
 
 #include "k3_wgmma_pingpong.cuh"  // its own kernel, from the lesson's pieces

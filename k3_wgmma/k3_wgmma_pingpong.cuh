@@ -69,9 +69,8 @@ __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], floa
     }
 }
 
-// ADAPTIVE: 64-row remainder tiles (the header above); ORDER: the schedule's walk (gg_schedule.h);
-// TRACE: the traced twin.
-template <int BLOCK_N, bool ADAPTIVE, GgOrder ORDER, bool TRACE>
+// ADAPTIVE: 64-row remainder tiles (the header above); TRACE: the traced twin.
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
     k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b, uint16_t *__restrict__ C,
@@ -94,7 +93,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         gg::fence_mbarrier_init();
     }
-    sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE, GG_PAIR_NONE, ORDER, (int)gridDim.x);
+    sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE, GG_PAIR_NONE);
     __syncthreads();
     if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
@@ -176,9 +175,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 }
 
-template <int BLOCK_N, bool ADAPTIVE, GgOrder ORDER>
+template <int BLOCK_N, bool ADAPTIVE>
 cudaError_t pingpong_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, ORDER, false>;
+    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
     info->cluster = 1;
@@ -191,13 +190,13 @@ cudaError_t pingpong_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-template <int BLOCK_N, bool ADAPTIVE, GgOrder ORDER, bool TRACE>
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, ORDER, TRACE>;
+    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchConfig_t cfg = {};
@@ -207,7 +206,7 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
     int grid;
     CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, ORDER, TRACE>, tmap_a, tmap_b, p->c,
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>, tmap_a, tmap_b, p->c,
                                 p->row_offsets, p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n,
                                 trace));
     CUDA_LAUNCH_CHECK();
@@ -216,20 +215,16 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
 
 }  // namespace
 
-// One registered configuration: width BN, adaptive rows or not, walk order (plots/sass_tables.py
-// reads the macro's first template arguments, the untraced kernel's, to name it in the SASS tables).
-#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE, ORDER)                                           \
+// One registered configuration: width BN, adaptive rows or not (plots/sass_tables.py reads the
+// macro's first template arguments, the untraced kernel's, to name it in the SASS tables).
+#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE)                                                  \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                   \
-        return pingpong_launch<BN, ADAPTIVE, ORDER, false>(p, {});                              \
+        return pingpong_launch<BN, ADAPTIVE, false>(p, {});                                     \
     }                                                                                           \
     extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {     \
-        return pingpong_launch<BN, ADAPTIVE, ORDER, true>(p, *t);                               \
+        return pingpong_launch<BN, ADAPTIVE, true>(p, *t);                                      \
     }                                                                                           \
-    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                    \
-        return pingpong_info<BN, ADAPTIVE, ORDER>(info);                                        \
-    }
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false, GG_ORDER_EXPERT)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false, GG_ORDER_EXPERT)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true, GG_ORDER_EXPERT)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong_fold, 192, false, GG_ORDER_FOLDED)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong64_fold, 192, true, GG_ORDER_FOLDED)
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return pingpong_info<BN, ADAPTIVE>(info); }
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true)

@@ -18,46 +18,33 @@ enum { MAX_EXPERTS = 256 };
 /* The table gg::TileSchedule holds in shared memory. */
 typedef struct Sched {
     int row_start[MAX_EXPERTS + 1];
-    int expert_at[MAX_EXPERTS];
     int entry_start[MAX_EXPERTS + 1];
     GgSchedParams params;
     int tile_m;
 } Sched;
 
 /* What TileSchedule::build computes, sequentially. */
-static void build_ordered(Sched *s, const int *offsets, int experts, int tokens, int n, int block_n,
-                          int tile_m, int adaptive, GgPairing pair, GgOrder order, int walkers) {
+static void build(Sched *s, const int *offsets, int experts, int tokens, int n, int block_n,
+                  int tile_m, int adaptive, GgPairing pair) {
     const int row_group = gg_sched_row_group(pair);
     const int col_groups = gg_sched_col_groups((n + block_n - 1) / block_n, pair);
     s->params.experts = experts;
     s->params.block_n = block_n;
     s->params.adaptive = adaptive;
     s->params.pairing = pair;
-    s->params.order = order;
-    s->params.walkers = walkers;
     s->tile_m = tile_m;
     for (int e = 0; e <= experts; ++e) s->row_start[e] = gg_sched_clamp(offsets[e], tokens);
-    for (int e = 0; e < experts; ++e)
-        s->expert_at[order == GG_ORDER_FOLDED ? gg_sched_place(s->row_start, experts, e) : e] = e;
     s->entry_start[0] = 0;
-    for (int i = 0; i < experts; ++i)
-        s->entry_start[i + 1] =
-            s->entry_start[i] + gg_sched_entries(gg_sched_expert_rows(s->row_start, s->expert_at[i]),
-                                                 tile_m, row_group, col_groups);
-}
-
-static void build(Sched *s, const int *offsets, int experts, int tokens, int n, int block_n,
-                  int tile_m, int adaptive, GgPairing pair) {
-    build_ordered(s, offsets, experts, tokens, n, block_n, tile_m, adaptive, pair, GG_ORDER_EXPERT, 0);
+    for (int e = 0; e < experts; ++e)
+        s->entry_start[e + 1] =
+            s->entry_start[e] + gg_sched_entries(gg_sched_expert_rows(s->row_start, e), tile_m,
+                                                 row_group, col_groups);
 }
 
 static int total(const Sched *s) { return s->entry_start[s->params.experts]; }
 
-/* The tile at walk position pos, as TileSchedule::at finds it. */
-static GgSchedTile at(const Sched *s, int pos, int rank) {
-    const int index = gg_sched_walk(&s->params, pos, total(s));
-    return gg_sched_at(s->row_start, s->params.order == GG_ORDER_FOLDED ? s->expert_at : NULL,
-                       s->entry_start, &s->params, index, rank, s->tile_m);
+static GgSchedTile at(const Sched *s, int index, int rank) {
+    return gg_sched_at(s->row_start, s->entry_start, &s->params, index, rank, s->tile_m);
 }
 
 /* xorshift32: reproducible random cases without touching the C library's generator. */
@@ -92,13 +79,13 @@ static int random_split(unsigned *x, int *m) {
  *    (expert, row0, rows, height) for columns;
  *  - the only tiles without work are the idle halves of pairs at an odd count. */
 static void check_schedule(const int *m, int experts, int n, int block_n, int tile_m,
-                           int adaptive, GgPairing pair, int clusters, GgOrder order) {
+                           int adaptive, GgPairing pair, int clusters) {
     int offsets[MAX_EXPERTS + 1];
     offsets[0] = 0;
     for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + m[e];
     const int tokens = offsets[experts];
     Sched s;
-    build_ordered(&s, offsets, experts, tokens, n, block_n, tile_m, adaptive, pair, order, clusters);
+    build(&s, offsets, experts, tokens, n, block_n, tile_m, adaptive, pair);
 
     const int nb = (n + block_n - 1) / block_n;
     int tile_base[MAX_EXPERTS + 1];  /* where expert e's (row tile, column block) counters start */
@@ -170,14 +157,10 @@ START_TEST(test_every_tile_exactly_once) {
         const int n = 8 * (1 + (int)(next(&x) % 336));  /* 8 .. 2688 */
         const int clusters = 1 + (int)(next(&x) % 132);
         const int block_n = widths[next(&x) % 3];
-        for (int adaptive = 0; adaptive <= 1; ++adaptive) {
+        for (int adaptive = 0; adaptive <= 1; ++adaptive)
             for (int pair = GG_PAIR_NONE; pair <= GG_PAIR_COLS; ++pair)
-                check_schedule(m, experts, n, block_n, 128, adaptive, (GgPairing)pair, clusters,
-                               GG_ORDER_EXPERT);
-            check_schedule(m, experts, n, block_n, 128, adaptive, GG_PAIR_NONE, clusters,
-                           GG_ORDER_FOLDED);
-        }
-        check_schedule(m, experts, n, 256, 256, 0, GG_PAIR_NONE, clusters, GG_ORDER_EXPERT); /* k3_tcgen05 */
+                check_schedule(m, experts, n, block_n, 128, adaptive, (GgPairing)pair, clusters);
+        check_schedule(m, experts, n, 256, 256, 0, GG_PAIR_NONE, clusters);  /* k3_tcgen05 */
     }
 }
 END_TEST
@@ -281,61 +264,6 @@ START_TEST(test_hand_worked) {
 }
 END_TEST
 
-/* GG_ORDER_FOLDED's walk is a bijection of 0 .. total - 1 for any wave width, each wave has as
- * many front as back positions (one more of either when its width is odd), fronts take the
- * list from its start and backs from its end, and a walker alternates between the two ends. */
-START_TEST(test_fold_walk) {
-    for (int walkers = 1; walkers <= 140; walkers += 1 + walkers / 8)
-        for (int total = 1; total <= 3000; total += 1 + total / 3) {
-            const GgSchedParams p = {.order = GG_ORDER_FOLDED, .walkers = walkers};
-            char *seen = calloc((size_t)total, 1);
-            ck_assert_ptr_nonnull(seen);
-            int fronts = 0;
-            for (int pos = 0; pos < total; ++pos) {
-                const int index = gg_sched_walk(&p, pos, total);
-                ck_assert_int_ge(index, 0);
-                ck_assert_int_lt(index, total);
-                ck_assert_int_eq(seen[index], 0);
-                seen[index] = 1;
-                const int wave = pos / walkers, o = pos % walkers;
-                if (((o + wave) & 1) == 0) ck_assert_int_eq(index, fronts++);
-                else ck_assert_int_eq(index, total - 1 - (pos - fronts));
-            }
-            free(seen);
-        }
-    /* Hand-worked: 4 walkers, 10 entries. Wave 0: F B F B, wave 1: B F B F, wave 2: F B. */
-    const GgSchedParams p = {.order = GG_ORDER_FOLDED, .walkers = 4};
-    const int want[10] = {0, 9, 1, 8, 7, 2, 6, 3, 4, 5};
-    for (int pos = 0; pos < 10; ++pos) ck_assert_int_eq(gg_sched_walk(&p, pos, 10), want[pos]);
-    const GgSchedParams expert = {.order = GG_ORDER_EXPERT, .walkers = 4};
-    for (int pos = 0; pos < 10; ++pos) ck_assert_int_eq(gg_sched_walk(&expert, pos, 10), pos);
-}
-END_TEST
-
-/* GG_ORDER_FOLDED's list: experts by rows, most first, ties by index; inside an expert the
- * expert-major order. Hand-worked: m = {5, 300, 0, 300, 64}. */
-START_TEST(test_fold_sort) {
-    const int offsets[] = {0, 5, 305, 305, 605, 669};
-    int start[6];
-    for (int e = 0; e <= 5; ++e) start[e] = offsets[e];
-    const int place[5] = {3, 0, 4, 1, 2};
-    for (int e = 0; e < 5; ++e) ck_assert_int_eq(gg_sched_place(start, 5, e), place[e]);
-    Sched s;
-    build_ordered(&s, offsets, 5, 669, 192, 192, 128, 1, GG_PAIR_NONE, GG_ORDER_FOLDED, 1);
-    /* One walker: wave w is position w alone, front when w is even. Entries in list order:
-     * expert 1 (3 row tiles: 128, 128, 44 rows in a 64-row tile), expert 3 (the same),
-     * expert 4 (one 64-row tile), expert 0 (one 64-row tile), expert 2 (none): 8 entries. */
-    ck_assert_int_eq(total(&s), 8);
-    const int want_expert[8] = {1, 0, 1, 4, 1, 3, 3, 3};
-    const int want_row0[8] = {5, 0, 133, 605, 261, 561, 305, 433};
-    for (int pos = 0; pos < 8; ++pos) {
-        const GgSchedTile g = at(&s, pos, 0);
-        ck_assert_int_eq(g.expert, want_expert[pos]);
-        ck_assert_int_eq(g.row0, want_row0[pos]);
-    }
-}
-END_TEST
-
 Suite *schedule_suite(void) {
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("tiles");
@@ -344,8 +272,6 @@ Suite *schedule_suite(void) {
     tcase_add_test(tc, test_matches_host_model);
     tcase_add_test(tc, test_bad_offsets_stay_in_bounds);
     tcase_add_test(tc, test_hand_worked);
-    tcase_add_test(tc, test_fold_walk);
-    tcase_add_test(tc, test_fold_sort);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
