@@ -50,6 +50,11 @@ int gg_cmd_run(const GgOptions *o) {
         printf("time: median %.2f us (p10 %.2f, p90 %.2f, %d reps)\n", tm.median_us, tm.p10_us, tm.p90_us, tm.reps);
         printf("useful %.1f TFLOP/s, scheduled %.1f TFLOP/s, eta %.4f, %.0f GB/s compulsory\n", row.useful_tflops,
                row.scheduled_tflops, row.eta, row.gbps);
+        const GgTelemetry *t = &tm.telemetry;
+        if (t->valid)
+            printf("power: %.0f W mean; clocks held down %.1f%% of the series for power, %.1f%% for heat; "
+                   "SM clock %d MHz at its end\n",
+                   t->power_w, t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
     }
     gg_problem_free(&p);
     gg_release_buffers();

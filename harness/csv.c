@@ -40,7 +40,8 @@ void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const c
 void gg_csv_header(FILE *f) {
     fputs("kernel,config,tokens,experts,k,n,skew,block_m,block_n,tiles,eta,time_us_median,"
           "time_us_p10,time_us_p90,useful_tflops,scheduled_tflops,gbps,roofline_pct,"
-          "inst_ceiling_pct,check,max_abs_err,rel_err,seed,set\n",
+          "inst_ceiling_pct,check,max_abs_err,rel_err,seed,set,power_w,power_capped_pct,"
+          "thermal_capped_pct,sm_clock_mhz\n",
           f);
 }
 
@@ -70,7 +71,11 @@ void gg_csv_row(FILE *f, const GgRow *r) {
             r->scheduled_tflops, r->gbps, r->roofline_pct, r->inst_ceiling_pct,
             r->check_pass ? "pass" : "fail", r->max_abs_err, r->rel_err, r->seed);
     gg_csv_text(f, r->set ? r->set : "cli");
-    fputc('\n', f);
+    const GgTelemetry *t = &r->telemetry;
+    if (t->valid)
+        fprintf(f, ",%.0f,%.1f,%.1f,%d\n", t->power_w, t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
+    else
+        fputs(",,,,\n", f);
 }
 
 static double inst_ceiling(const GgImpl *impl, const GgDeviceInfo *d) {
@@ -94,6 +99,7 @@ void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDevic
     r->max_abs_err = chk->max_abs_err;
     r->rel_err = chk->rel_err;
     r->seed = seed;
+    r->telemetry = tm->telemetry;
     r->tokens = p->tokens;
     r->experts = p->experts;
     r->k = p->k;

@@ -224,9 +224,27 @@ int gg_pool_open(void);       /* stream, events and cuBLAS handle; idempotent */
 void gg_release_buffers(void);
 
 /* ---------------- timing (timing.c) ---------------- */
+/* The board's power state over a timed series (telemetry.c, NVML); valid 0 where NVML is not
+ * there to ask, and then the row's fields stay empty. */
+typedef struct GgTelemetry {
+    double power_w;            /* mean board power */
+    double power_capped_pct;   /* share of the series the clocks were held down for power */
+    double thermal_capped_pct; /* ... for heat */
+    int sm_clock_mhz;          /* at the series' end */
+    int valid;
+} GgTelemetry;
+typedef struct GgTelemetryMark {
+    unsigned long long energy_mj, power_capped_ns, thermal_capped_ns;
+    double seconds;
+    int valid;
+} GgTelemetryMark;
+void gg_telemetry_mark(GgTelemetryMark *m);
+void gg_telemetry_since(const GgTelemetryMark *start, GgTelemetry *t);
+
 typedef struct GgTiming {
     double median_us, p10_us, p90_us;
     int reps;
+    GgTelemetry telemetry;     /* over the timed reps (not the warm-up) */
 } GgTiming;
 typedef cudaError_t (*GgTimedFn)(void *ctx);
 /* The protocol: warm-up, then per rep an L2 flush (a read of twice the L2; flush = 0 skips
@@ -358,6 +376,7 @@ typedef struct GgRow {
     double max_abs_err, rel_err;
     unsigned long long seed;
     const char *set;          /* the case set (harness/cases.csv) that asked for it; "cli" otherwise */
+    GgTelemetry telemetry;    /* the power state while it was timed */
 } GgRow;
 
 void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const char *date);

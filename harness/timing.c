@@ -1,5 +1,6 @@
 /* The timing protocol every kernel and peer is measured with (README, "How we measure"). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "gg_harness.h"
 
@@ -29,6 +30,7 @@ int gg_flush_l2(void) {
 }
 
 void gg_timing_summarize(double *t, int reps, GgTiming *tm) {
+    memset(&tm->telemetry, 0, sizeof tm->telemetry); /* gg_time fills it after */
     qsort(t, (size_t)reps, sizeof(double), cmp_double);
     tm->reps = reps;
     tm->median_us = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
@@ -53,6 +55,9 @@ int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *
     if (!t) gg_error_set("out of host memory for %d timings", reps);
     cudaError_t err = cudaSuccess;
     for (int i = 0; rc == GG_EXIT_OK && i < warmup && err == cudaSuccess; ++i) err = fn(ctx);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(gg_stream()); /* the series starts here */
+    GgTelemetryMark start;
+    gg_telemetry_mark(&start);
     for (int i = 0; rc == GG_EXIT_OK && i < reps && err == cudaSuccess; ++i) {
         if (flush) err = gg_l2_scrub_read(scrub, scrub_bytes, gg_stream());
         if (err == cudaSuccess) err = cudaEventRecord(ev[0], gg_stream());
@@ -67,7 +72,10 @@ int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *
         gg_error_set("launch failed while timing: %s", cudaGetErrorString(err));
         rc = GG_EXIT_CHECK;
     }
-    if (rc == GG_EXIT_OK) gg_timing_summarize(t, reps, tm);
+    if (rc == GG_EXIT_OK) {
+        gg_timing_summarize(t, reps, tm);
+        gg_telemetry_since(&start, &tm->telemetry);
+    }
     free(t);
     cudaEventDestroy(ev[0]);
     cudaEventDestroy(ev[1]);

@@ -159,6 +159,37 @@ ENTRY_TARGETS = [
 ]
 
 
+def power_state(r):
+    """A row's power state while it was timed (ggemm's NVML columns), or – where it has none."""
+    if not r.get("sm_clock_mhz"):
+        return "–"
+    return f"{r['sm_clock_mhz']} MHz, {float(r['power_capped_pct']):.0f}%"
+
+
+def power_summary(meta, rows, path):
+    """Per case set, how our kernels' timed series sat against the power cap (the torch peer's rows
+    carry no power state)."""
+    ours = [r for r in rows if r.get("sm_clock_mhz")]
+    if not ours:
+        return None
+    out = [provenance(meta, path), "",
+           "Per case set, the rows of this repository's kernels (the torch peer's rows record no power state): "
+           "mean board power over each row's timed series, how many series spent more than a tenth of their time "
+           "with the clocks held down by the power cap (NVML's violation counter), the largest such share, and the "
+           "lowest SM clock read at a series' end.", "",
+           "| case set | rows | board power, median of the rows | rows power-capped > 10% | most power-capped "
+           "| lowest SM clock |", "|---|---:|---:|---:|---:|---:|"]
+    for cset in dict.fromkeys(r["set"] for r in ours):
+        rs = [r for r in ours if r["set"] == cset]
+        power = sorted(float(r["power_w"]) for r in rs)
+        capped = [float(r["power_capped_pct"]) for r in rs]
+        worst = max(rs, key=lambda r: float(r["power_capped_pct"]))
+        out.append(f"| {cset} | {len(rs)} | {power[len(power) // 2]:.0f} W | {sum(c > 10 for c in capped)} | "
+                   f"{max(capped):.0f}% (`{worst['kernel']}`, {case_name(worst)}) | "
+                   f"{min(int(r['sm_clock_mhz']) for r in rs)} MHz |")
+    return "\n".join(out)
+
+
 def entry_targets(meta, rows, path):
     """The entry point k3_wgmma against its targets, with the fastest fixed configuration of the
     same case for comparison."""
@@ -166,8 +197,9 @@ def entry_targets(meta, rows, path):
            "`k3_wgmma` (the entry point; in brackets the configuration its rule ran) against its targets: "
            "speed-up over `torch_grouped_mm` in the same run (its median time / ours) and % of the roofline; "
            "✓ = met. Last column: the fastest fixed k3_wgmma configuration of the same case.", "",
-           "| case | target | `k3_wgmma` (ran) | × torch | roofline % | met | fastest configuration (× torch, roofline %) |",
-           "|---|---|---|---:|---:|---|---|"]
+           "| case | target | `k3_wgmma` (ran) | × torch | roofline % | met | fastest configuration (× torch, roofline %) "
+           "| `k3_wgmma`'s series: SM clock at its end, time power-capped |",
+           "|---|---|---|---:|---:|---|---|---|"]
     met = []
     for label, cset, t, s, k, x, p in ENTRY_TARGETS:
         mine = [r for r in rows if r["set"] == cset and r["check"] == "pass" and
@@ -186,7 +218,8 @@ def entry_targets(meta, rows, path):
         goal = ", ".join(g for g in ((f"≥{x:.1f}x torch" if x else ""), (f"≥{p:g}% roofline" if p else "")) if g)
         chose = entry["config"].split(":")[0]
         out.append(f"| {label} | {goal} | `{chose}` | {sp:.2f}x | {roof:.1f} | {'✓' if ok else '✗'} | "
-                   f"`{best['kernel']}` ({tt / float(best['time_us_median']):.2f}x, {float(best['roofline_pct']):.1f}) |")
+                   f"`{best['kernel']}` ({tt / float(best['time_us_median']):.2f}x, {float(best['roofline_pct']):.1f}) "
+                   f"| {power_state(entry)} |")
     if not met:
         return None
     out += ["", f"Met: {sum(ok for _, ok in met)} of {len(met)}"
@@ -509,6 +542,9 @@ def main():
         table = entry_targets(meta, rows, path)
         if table:
             replace_block(os.path.join(ROOT, "k3_wgmma", "README.md"), table, "targets-entry")
+        table = power_summary(meta, rows, path)
+        if table:
+            replace_block(os.path.join(ROOT, "README.md"), table, "power")
         # The other README tables show the "stages" cases; the skew grid is drawn as figures.
         rows = [r for r in rows if r["set"] == "stages"]
     replace_block(os.path.join(ROOT, "README.md"), overview(meta, rows, path))

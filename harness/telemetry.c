@@ -1,0 +1,88 @@
+/* The GPU's power state over a timed series, from NVML: mean board power (energy counter), the
+ * share of the time the driver held the clocks down for power or for heat (NVML's violation
+ * counters), and the SM clock at the end. A sweep row carries these next to its time, so a row
+ * measured while the board sat at its power cap says so (README, How we measure: Clocks).
+ *
+ * NVML ships with the driver, not the toolkit: it is opened at run time (dlopen), so ggemm
+ * builds and runs where there is no driver, and a machine without NVML simply records nothing
+ * (the row's fields stay empty). The few NVML types used are declared here (NVML API
+ * reference: nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceGetViolationStatus,
+ * nvmlDeviceGetClockInfo); nothing is ever set, only read. */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <string.h>
+#include <time.h>
+
+#include "gg_harness.h"
+
+typedef struct NvmlDeviceOpaque *NvmlDevice;
+typedef struct {
+    unsigned long long reference_time; /* microseconds, host clock */
+    unsigned long long violation_time; /* nanoseconds spent under the policy since the driver loaded */
+} NvmlViolationTime;
+enum { NVML_OK = 0, NVML_POLICY_POWER = 0, NVML_POLICY_THERMAL = 1, NVML_CLOCK_SM = 1 };
+
+static struct {
+    int tried, ok;
+    NvmlDevice dev;
+    int (*energy)(NvmlDevice, unsigned long long *);           /* millijoules */
+    int (*violation)(NvmlDevice, int, NvmlViolationTime *);
+    int (*clock)(NvmlDevice, int, unsigned int *);             /* MHz */
+} nvml;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The NVML handle of the current CUDA device, found by its PCI bus id; 0 if there is none. */
+static int open_nvml(void) {
+    if (nvml.tried) return nvml.ok;
+    nvml.tried = 1;
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return 0;
+    int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
+    int (*by_bus)(const char *, NvmlDevice *) = (int (*)(const char *, NvmlDevice *))dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    nvml.energy = (int (*)(NvmlDevice, unsigned long long *))dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
+    nvml.violation = (int (*)(NvmlDevice, int, NvmlViolationTime *))dlsym(lib, "nvmlDeviceGetViolationStatus");
+    nvml.clock = (int (*)(NvmlDevice, int, unsigned int *))dlsym(lib, "nvmlDeviceGetClockInfo");
+    char bus[32];
+    int dev = 0;
+    if (!init || !by_bus || !nvml.energy || !nvml.violation || !nvml.clock || init() != NVML_OK ||
+        cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != cudaSuccess ||
+        by_bus(bus, &nvml.dev) != NVML_OK) {
+        cudaGetLastError(); /* a failed query here is not the caller's error */
+        return 0;
+    }
+    nvml.ok = 1;
+    return 1;
+}
+
+void gg_telemetry_mark(GgTelemetryMark *m) {
+    memset(m, 0, sizeof *m);
+    if (!open_nvml()) return;
+    NvmlViolationTime power, thermal;
+    if (nvml.energy(nvml.dev, &m->energy_mj) != NVML_OK ||
+        nvml.violation(nvml.dev, NVML_POLICY_POWER, &power) != NVML_OK ||
+        nvml.violation(nvml.dev, NVML_POLICY_THERMAL, &thermal) != NVML_OK)
+        return;
+    m->power_capped_ns = power.violation_time;
+    m->thermal_capped_ns = thermal.violation_time;
+    m->seconds = now_s();
+    m->valid = 1;
+}
+
+void gg_telemetry_since(const GgTelemetryMark *start, GgTelemetry *t) {
+    memset(t, 0, sizeof *t);
+    GgTelemetryMark end;
+    gg_telemetry_mark(&end);
+    const double span = end.seconds - start->seconds;
+    unsigned int mhz = 0;
+    if (!start->valid || !end.valid || span <= 0 || nvml.clock(nvml.dev, NVML_CLOCK_SM, &mhz) != NVML_OK) return;
+    t->power_w = 1e-3 * (double)(end.energy_mj - start->energy_mj) / span;
+    t->power_capped_pct = 100.0 * 1e-9 * (double)(end.power_capped_ns - start->power_capped_ns) / span;
+    t->thermal_capped_pct = 100.0 * 1e-9 * (double)(end.thermal_capped_ns - start->thermal_capped_ns) / span;
+    t->sm_clock_mhz = (int)mhz;
+    t->valid = 1;
+}
