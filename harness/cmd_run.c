@@ -52,9 +52,9 @@ int gg_cmd_run(const GgOptions *o) {
                row.scheduled_tflops, row.eta, row.gbps);
         const GgTelemetry *t = &tm.telemetry;
         if (t->valid)
-            printf("power: %.0f W mean; clocks held down %.1f%% of the series for power, %.1f%% for heat; "
+            printf("power state: clocks held down %.1f%% of the series for power, %.1f%% for heat; "
                    "SM clock %d MHz at its end\n",
-                   t->power_w, t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
+                   t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
     }
     gg_problem_free(&p);
     gg_release_buffers();

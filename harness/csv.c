@@ -40,7 +40,7 @@ void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const c
 void gg_csv_header(FILE *f) {
     fputs("kernel,config,tokens,experts,k,n,skew,block_m,block_n,tiles,eta,time_us_median,"
           "time_us_p10,time_us_p90,useful_tflops,scheduled_tflops,gbps,roofline_pct,"
-          "inst_ceiling_pct,check,max_abs_err,rel_err,seed,set,power_w,power_capped_pct,"
+          "inst_ceiling_pct,check,max_abs_err,rel_err,seed,set,power_capped_pct,"
           "thermal_capped_pct,sm_clock_mhz\n",
           f);
 }
@@ -73,9 +73,9 @@ void gg_csv_row(FILE *f, const GgRow *r) {
     gg_csv_text(f, r->set ? r->set : "cli");
     const GgTelemetry *t = &r->telemetry;
     if (t->valid)
-        fprintf(f, ",%.0f,%.1f,%.1f,%d\n", t->power_w, t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
+        fprintf(f, ",%.1f,%.1f,%d\n", t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
     else
-        fputs(",,,,\n", f);
+        fputs(",,,\n", f);
 }
 
 static double inst_ceiling(const GgImpl *impl, const GgDeviceInfo *d) {

@@ -227,14 +227,13 @@ void gg_release_buffers(void);
 /* The board's power state over a timed series (telemetry.c, NVML); valid 0 where NVML is not
  * there to ask, and then the row's fields stay empty. */
 typedef struct GgTelemetry {
-    double power_w;            /* mean board power */
     double power_capped_pct;   /* share of the series the clocks were held down for power */
     double thermal_capped_pct; /* ... for heat */
     int sm_clock_mhz;          /* at the series' end */
     int valid;
 } GgTelemetry;
 typedef struct GgTelemetryMark {
-    unsigned long long energy_mj, power_capped_ns, thermal_capped_ns;
+    unsigned long long power_capped_ns, thermal_capped_ns;
     double seconds;
     int valid;
 } GgTelemetryMark;

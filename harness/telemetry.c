@@ -1,13 +1,14 @@
-/* The GPU's power state over a timed series, from NVML: mean board power (energy counter), the
- * share of the time the driver held the clocks down for power or for heat (NVML's violation
- * counters), and the SM clock at the end. A sweep row carries these next to its time, so a row
+/* The GPU's power state over a timed series, from NVML: the share of the time the driver held the
+ * clocks down for power or for heat (NVML's violation counters), and the SM clock at the end.
+ * (Not the board's mean power: NVML's energy counter moves in steps far longer than most series,
+ * so a first version read 0 W for a series of 30 ms and more than the board's limit for others.) A sweep row carries these next to its time, so a row
  * measured while the board sat at its power cap says so (README, How we measure: Clocks).
  *
  * NVML ships with the driver, not the toolkit: it is opened at run time (dlopen), so ggemm
  * builds and runs where there is no driver, and a machine without NVML simply records nothing
  * (the row's fields stay empty). The few NVML types used are declared here (NVML API
- * reference: nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceGetViolationStatus,
- * nvmlDeviceGetClockInfo); nothing is ever set, only read. */
+ * reference: nvmlDeviceGetViolationStatus, nvmlDeviceGetClockInfo); nothing is ever set, only
+ * read. */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <string.h>
@@ -25,7 +26,6 @@ enum { NVML_OK = 0, NVML_POLICY_POWER = 0, NVML_POLICY_THERMAL = 1, NVML_CLOCK_S
 static struct {
     int tried, ok;
     NvmlDevice dev;
-    int (*energy)(NvmlDevice, unsigned long long *);           /* millijoules */
     int (*violation)(NvmlDevice, int, NvmlViolationTime *);
     int (*clock)(NvmlDevice, int, unsigned int *);             /* MHz */
 } nvml;
@@ -44,12 +44,11 @@ static int open_nvml(void) {
     if (!lib) return 0;
     int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
     int (*by_bus)(const char *, NvmlDevice *) = (int (*)(const char *, NvmlDevice *))dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
-    nvml.energy = (int (*)(NvmlDevice, unsigned long long *))dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
     nvml.violation = (int (*)(NvmlDevice, int, NvmlViolationTime *))dlsym(lib, "nvmlDeviceGetViolationStatus");
     nvml.clock = (int (*)(NvmlDevice, int, unsigned int *))dlsym(lib, "nvmlDeviceGetClockInfo");
     char bus[32];
     int dev = 0;
-    if (!init || !by_bus || !nvml.energy || !nvml.violation || !nvml.clock || init() != NVML_OK ||
+    if (!init || !by_bus || !nvml.violation || !nvml.clock || init() != NVML_OK ||
         cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != cudaSuccess ||
         by_bus(bus, &nvml.dev) != NVML_OK) {
         cudaGetLastError(); /* a failed query here is not the caller's error */
@@ -63,8 +62,7 @@ void gg_telemetry_mark(GgTelemetryMark *m) {
     memset(m, 0, sizeof *m);
     if (!open_nvml()) return;
     NvmlViolationTime power, thermal;
-    if (nvml.energy(nvml.dev, &m->energy_mj) != NVML_OK ||
-        nvml.violation(nvml.dev, NVML_POLICY_POWER, &power) != NVML_OK ||
+    if (nvml.violation(nvml.dev, NVML_POLICY_POWER, &power) != NVML_OK ||
         nvml.violation(nvml.dev, NVML_POLICY_THERMAL, &thermal) != NVML_OK)
         return;
     m->power_capped_ns = power.violation_time;
@@ -80,7 +78,6 @@ void gg_telemetry_since(const GgTelemetryMark *start, GgTelemetry *t) {
     const double span = end.seconds - start->seconds;
     unsigned int mhz = 0;
     if (!start->valid || !end.valid || span <= 0 || nvml.clock(nvml.dev, NVML_CLOCK_SM, &mhz) != NVML_OK) return;
-    t->power_w = 1e-3 * (double)(end.energy_mj - start->energy_mj) / span;
     t->power_capped_pct = 100.0 * 1e-9 * (double)(end.power_capped_ns - start->power_capped_ns) / span;
     t->thermal_capped_pct = 100.0 * 1e-9 * (double)(end.thermal_capped_ns - start->thermal_capped_ns) / span;
     t->sm_clock_mhz = (int)mhz;
