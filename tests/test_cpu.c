@@ -285,6 +285,11 @@ START_TEST(number_parsing_is_strict) {
 END_TEST
 
 /* ---------------- CSV ---------------- */
+static int ends_with(const char *s, const char *tail) {
+    const size_t n = strlen(s), m = strlen(tail);
+    return n >= m && !strcmp(s + n - m, tail);
+}
+
 START_TEST(csv_row_round_trip) {
     GgProblem p;
     gg_problem_init(&p, 2048, 64, 1024, 2688, 1.2);
@@ -306,15 +311,24 @@ START_TEST(csv_row_round_trip) {
     gg_csv_metadata(f, &d, "abc123", "2026-01-01");
     gg_csv_header(f);
     gg_csv_row(f, &r);
+    /* The same row with a power state (telemetry.c): its last fields, where NVML answered. */
+    GgRow powered = r;
+    powered.telemetry = (GgTelemetry){.power_capped_pct = 12.5, .thermal_capped_pct = 0, .sm_clock_mhz = 1755,
+                                      .valid = 1};
+    gg_csv_row(f, &powered);
     rewind(f);
-    char line[1024], header[1024] = "", row[1024] = "";
+    char line[1024], header[1024] = "", row[1024] = "", row2[1024] = "";
     int meta = 0;
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#') ++meta;
         else if (!header[0]) strcpy(header, line);
-        else strcpy(row, line);
+        else if (!row[0]) strcpy(row, line);
+        else strcpy(row2, line);
     }
     fclose(f);
+    ck_assert(ends_with(header, ",set,power_capped_pct,thermal_capped_pct,sm_clock_mhz\n"));
+    ck_assert(ends_with(row, ",cli,,,\n")); /* no power state: empty fields */
+    ck_assert(ends_with(row2, ",cli,12.5,0.0,1755\n"));
     ck_assert_int_ge(meta, 10);
     ck_assert(strstr(header, "kernel,config,tokens,experts,k,n,skew,block_m,block_n,tiles,eta,time_us_median,"
                              "time_us_p10,time_us_p90,useful_tflops,scheduled_tflops,gbps,roofline_pct") == header);
