@@ -1,14 +1,16 @@
 /* The GPU's power state over a timed series, from NVML: the share of the time the driver held the
  * clocks down for power or for heat (NVML's violation counters), and the SM clock at the end.
- * (Not the board's mean power: NVML's energy counter moves in steps far longer than most series,
- * so a first version read 0 W for a series of 30 ms and more than the board's limit for others.) A sweep row carries these next to its time, so a row
- * measured while the board sat at its power cap says so (README, How we measure: Clocks).
+ * A sweep row carries these next to its time, so a row measured while the board sat at its
+ * power cap says so (README, How we measure: Clocks). The board's mean power is not among them:
+ * NVML's energy counter moves in steps far coarser than most series. The violation counters are
+ * coarse too, and are divided by the host's clock, so a series capped throughout can read a
+ * little above 100%.
  *
- * NVML ships with the driver, not the toolkit: it is opened at run time (dlopen), so ggemm
- * builds and runs where there is no driver, and a machine without NVML simply records nothing
- * (the row's fields stay empty). The few NVML types used are declared here (NVML API
- * reference: nvmlDeviceGetViolationStatus, nvmlDeviceGetClockInfo); nothing is ever set, only
- * read. */
+ * NVML ships with the driver, not the toolkit: it is opened at run time (dlopen) and kept open
+ * for the process's life, so ggemm builds and runs where there is no driver, and a machine
+ * without NVML simply records nothing (the row's fields stay empty). The few NVML types used are
+ * declared here (NVML API reference: nvmlInit_v2, nvmlDeviceGetHandleByPciBusId_v2,
+ * nvmlDeviceGetViolationStatus, nvmlDeviceGetClockInfo); nothing is ever set, only read. */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <string.h>
@@ -21,14 +23,28 @@ typedef struct {
     unsigned long long reference_time; /* microseconds, host clock */
     unsigned long long violation_time; /* nanoseconds spent under the policy since the driver loaded */
 } NvmlViolationTime;
+/* nvmlReturn_t and NVML's other enums, as the C ABI passes them. */
+typedef unsigned NvmlReturn;
 enum { NVML_OK = 0, NVML_POLICY_POWER = 0, NVML_POLICY_THERMAL = 1, NVML_CLOCK_SM = 1 };
+typedef NvmlReturn (*NvmlInit)(void);
+typedef NvmlReturn (*NvmlByBusId)(const char *bus_id, NvmlDevice *dev);
+typedef NvmlReturn (*NvmlViolation)(NvmlDevice dev, unsigned policy, NvmlViolationTime *time);
+typedef NvmlReturn (*NvmlClock)(NvmlDevice dev, unsigned clock, unsigned *mhz);
 
 static struct {
     int tried, ok;
     NvmlDevice dev;
-    int (*violation)(NvmlDevice, int, NvmlViolationTime *);
-    int (*clock)(NvmlDevice, int, unsigned int *);             /* MHz */
+    NvmlViolation violation;
+    NvmlClock clock;
 } nvml;
+
+/* dlsym returns an object pointer; POSIX guarantees it converts to the function's type, ISO C
+ * does not, hence the copy through memcpy. */
+static int symbol(void *lib, const char *name, void *fn, size_t size) {
+    void *p = dlsym(lib, name);
+    if (p) memcpy(fn, &p, size);
+    return p != NULL;
+}
 
 static double now_s(void) {
     struct timespec ts;
@@ -41,19 +57,20 @@ static int open_nvml(void) {
     if (nvml.tried) return nvml.ok;
     nvml.tried = 1;
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return 0;
-    int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
-    int (*by_bus)(const char *, NvmlDevice *) = (int (*)(const char *, NvmlDevice *))dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
-    nvml.violation = (int (*)(NvmlDevice, int, NvmlViolationTime *))dlsym(lib, "nvmlDeviceGetViolationStatus");
-    nvml.clock = (int (*)(NvmlDevice, int, unsigned int *))dlsym(lib, "nvmlDeviceGetClockInfo");
+    NvmlInit init;
+    NvmlByBusId by_bus;
+    if (!lib || !symbol(lib, "nvmlInit_v2", &init, sizeof init) ||
+        !symbol(lib, "nvmlDeviceGetHandleByPciBusId_v2", &by_bus, sizeof by_bus) ||
+        !symbol(lib, "nvmlDeviceGetViolationStatus", &nvml.violation, sizeof nvml.violation) ||
+        !symbol(lib, "nvmlDeviceGetClockInfo", &nvml.clock, sizeof nvml.clock) || init() != NVML_OK)
+        return 0;
     char bus[32];
     int dev = 0;
-    if (!init || !by_bus || !nvml.violation || !nvml.clock || init() != NVML_OK ||
-        cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != cudaSuccess ||
-        by_bus(bus, &nvml.dev) != NVML_OK) {
-        cudaGetLastError(); /* a failed query here is not the caller's error */
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != cudaSuccess) {
+        cudaGetLastError(); /* our own failed query, not an error of the caller's */
         return 0;
     }
+    if (by_bus(bus, &nvml.dev) != NVML_OK) return 0;
     nvml.ok = 1;
     return 1;
 }
@@ -76,7 +93,7 @@ void gg_telemetry_since(const GgTelemetryMark *start, GgTelemetry *t) {
     GgTelemetryMark end;
     gg_telemetry_mark(&end);
     const double span = end.seconds - start->seconds;
-    unsigned int mhz = 0;
+    unsigned mhz = 0;
     if (!start->valid || !end.valid || span <= 0 || nvml.clock(nvml.dev, NVML_CLOCK_SM, &mhz) != NVML_OK) return;
     t->power_capped_pct = 100.0 * 1e-9 * (double)(end.power_capped_ns - start->power_capped_ns) / span;
     t->thermal_capped_pct = 100.0 * 1e-9 * (double)(end.thermal_capped_ns - start->thermal_capped_ns) / span;

@@ -173,26 +173,34 @@ def power_state(r):
 
 
 def power_summary(meta, rows, path):
-    """Per case set, how our kernels' timed series sat against the power cap (the torch peer's rows
-    carry no power state)."""
+    """Per case of the stage set and per other case set, how the series ggemm timed sat against the
+    power cap (the torch peer's rows carry no power state)."""
     ours = [r for r in rows if r.get("sm_clock_mhz")]
     if not ours:
         return None
     out = [provenance(meta, path), "",
-           "Per case set, the rows of this repository's kernels (the torch peer's rows record no power state): "
-           "how many timed series spent more than a tenth of their time with the clocks held down by the power cap "
-           "(NVML's violation counter, read before and after the series; a series capped throughout can read a "
-           "little above 100%, shown as 100%), the largest share, and the lowest SM clock read at a series' end.", "",
-           "| case set | rows | rows power-capped > 10% | most power-capped | lowest SM clock at a series' end |",
-           "|---|---:|---:|---|---:|"]
-    for cset in dict.fromkeys(r["set"] for r in ours):
-        rs = [r for r in ours if r["set"] == cset]
+           "Per case of the `stages` set and per other case set, the rows `ggemm` timed (every kernel and the "
+           "cuBLAS peers; the torch peer's rows record no power state): how many timed series spent more than half "
+           "their time with the clocks held down by the power cap (NVML's violation counter, read before and after "
+           "the series; a series capped throughout can read a little above 100%, shown as 100%), the largest share, "
+           "and the lowest SM clock read at a series' end.", "",
+           "| cases | rows | rows power-capped over half their series | most power-capped | lowest SM clock at a "
+           "series' end |", "|---|---:|---:|---|---:|"]
+    groups = {}
+    for r in ours:
+        groups.setdefault(f"stages, {case_name(r)}" if r["set"] == "stages" else r["set"], []).append(r)
+
+    def all_same(rs, key):  # then no one row sets the column
+        return len(rs) > 1 and all(key(r) == key(rs[0]) for r in rs)
+
+    for name, rs in groups.items():
         shares = [capped(r) for r in rs]
-        worst = max(rs, key=lambda r: float(r["power_capped_pct"]))
+        worst = max(rs, key=capped)
         low = min(rs, key=lambda r: int(r["sm_clock_mhz"]))
-        where = f", {case_name(worst)}" if cset in ("stages", "skew") else ""  # a model set is one case
-        out.append(f"| {cset} | {len(rs)} | {sum(c > 10 for c in shares)} | {max(shares):.0f}% (`{worst['kernel']}`"
-                   f"{where}) | {low['sm_clock_mhz']} MHz (`{low['kernel']}`) |")
+        w = "all rows" if all_same(rs, capped) else f"`{worst['kernel']}`"
+        c = "all rows" if all_same(rs, lambda r: int(r["sm_clock_mhz"])) else f"`{low['kernel']}`"
+        out.append(f"| {name} | {len(rs)} | {sum(x > 50 for x in shares)} | {max(shares):.0f}% ({w}) | "
+                   f"{low['sm_clock_mhz']} MHz ({c}) |")
     return "\n".join(out)
 
 
