@@ -23,11 +23,6 @@
 //              (each consumer watching the other's full phases instead) a consumer two phases
 //              behind waits for a phase only its own release can complete: commit 75626bb hung on
 //              the H200 (results/h200/evidence/k3_pingpong-75626bb62137.log).
-// Pairs        PAIR = PairRows (_pingpong_mc): two CTAs of a cluster take the two row tiles of a
-//              schedule entry (same expert and column block, so the same B); each loads its own
-//              A and every other B panel, multicast to both (the lesson's Paired, k3_wgmma_ablations.cu).
-//              A stage's release goes to both CTAs' empty barriers; the owner of an idle half (an
-//              odd row-tile count) follows the stages without computing.
 // Run it       build/bin/ggemm run --kernel k3_wgmma_pingpong (or _pingpong64, _pingpong_n128);
 //              k3_wgmma (the entry point) picks one of the three by its rule (k3_wgmma_entry.c).
 
@@ -36,11 +31,10 @@ namespace {
 // An owned tile's K loop into HALVES 64-row accumulators (2: rows 0..127; 1: a 64-row tile). One
 // wgmma group stays in flight; a stage is released (leader: lane 0 of each warp) once its group
 // has retired. The span is marked when the first stage is full.
-template <int BLOCK_N, int STAGES, int STAGE_BYTES, int HALVES, class PAIR, class SPAN>
+template <int BLOCK_N, int STAGES, int STAGE_BYTES, int HALVES, class SPAN>
 __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], float (&acc1)[BLOCK_N / 2],
                                                 uint64_t *full, uint64_t *empty, uint32_t base,
-                                                GgPipe &pipe, int k_blocks, bool leader, int rank,
-                                                SPAN &span) {
+                                                GgPipe &pipe, int k_blocks, bool leader, SPAN &span) {
     int prev_stage = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
         gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
@@ -62,12 +56,12 @@ __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], floa
         }
         gg::wgmma_commit_group();
         gg::wgmma_wait_group<1>();
-        if (kb > 0 && leader) PAIR::release(&empty[prev_stage], rank);
+        if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
         prev_stage = pipe.stage;
         gg_pipe_advance(&pipe, STAGES);
     }
     gg::wgmma_wait_group<0>();
-    if (leader) PAIR::release(&empty[prev_stage], rank);
+    if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
 #pragma unroll
     for (int i = 0; i < BLOCK_N / 2; ++i) {
         gg::wgmma_fence_operand(acc0[i]);
@@ -75,9 +69,8 @@ __device__ __forceinline__ void pingpong_k_loop(float (&acc0)[BLOCK_N / 2], floa
     }
 }
 
-// ADAPTIVE: 64-row remainder tiles; PAIR: Unpaired, or PairRows (the header above); TRACE: the
-// traced twin.
-template <int BLOCK_N, bool ADAPTIVE, class PAIR, bool TRACE>
+// ADAPTIVE: 64-row remainder tiles (the header above); TRACE: the traced twin.
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
     k3_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b, uint16_t *__restrict__ C,
@@ -96,23 +89,20 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             gg::mbarrier_init(&full[s], 1);
-            gg::mbarrier_init(&empty[s], OWNER_WARPS * PAIR::CLUSTER);
+            gg::mbarrier_init(&empty[s], OWNER_WARPS);
         }
         gg::fence_mbarrier_init();
     }
-    sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE, PAIR::PAIRING);
-    PAIR::start();
+    sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE, GG_PAIR_NONE);
+    __syncthreads();
     if (threadIdx.x == 0) Trace::setup(trace, entry);
-    // A cluster takes entries cluster, cluster + clusters, ...; this CTA is its tile `rank`.
-    const int rank = PAIR::rank();
-    const int cluster = blockIdx.x / PAIR::CLUSTER, clusters = gridDim.x / PAIR::CLUSTER;
     const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
     if (wg == 0) {
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             GgPipe pipe = {0, 0};
-            for (int t = cluster; t < num_tiles; t += clusters) {
-                const gg::SchedTile tile = sched.at(t, rank);
+            for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+                const gg::SchedTile tile = sched.at(t);
                 Trace span;
                 int a_loads = 0, b_loads = 0;
                 for (int h = 0; h < tile.height / WG_ROWS; ++h)
@@ -125,15 +115,15 @@ __global__ void __launch_bounds__(THREADS, 1)
                     uint8_t *a_box = smem + stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
                     gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
                     for (int h = 0; h < a_loads; ++h)
-                        PAIR::load_a(a_box + h * HALF_A_BYTES, &tmap_a, kb * BLOCK_K,
-                                     tile.row0 + h * WG_ROWS, &full[stage], h, rank);
+                        gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, kb * BLOCK_K,
+                                        tile.row0 + h * WG_ROWS, &full[stage]);
                     for (int p = 0; p < b_loads; ++p)
-                        PAIR::load_b(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N,
-                                     kb * BLOCK_K, tile.expert, &full[stage], p, rank);
+                        gg::tma_load_3d(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N,
+                                        kb * BLOCK_K, tile.expert, &full[stage]);
                     if (kb == 0) span.mark();
                 }
                 span.end(trace, GG_TRACE_PRODUCER, t, tile.expert, tile.row0, tile.rows, tile.col0,
-                         tile.height > 0);
+                         true);
             }
         }
     } else {
@@ -145,12 +135,12 @@ __global__ void __launch_bounds__(THREADS, 1)
         GgPipe pipe = {0, 0};
         float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
         int j = 0;
-        for (int t = cluster; t < num_tiles; t += clusters, ++j) {
+        for (int t = blockIdx.x; t < num_tiles; t += gridDim.x, ++j) {
             if (j % 2 != c) {  // the other consumer's tile: step over its stages
                 for (int kb = 0; kb < k_blocks; ++kb) gg_pipe_advance(&pipe, STAGES);
                 continue;
             }
-            const gg::SchedTile tile = sched.at(t, rank);
+            const gg::SchedTile tile = sched.at(t);
             if (j > 0)
                 gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);  // tile j - 1's loop is done
             Trace span;  // from its turn: the wait for the other's K loop is not this tile's time
@@ -159,48 +149,38 @@ __global__ void __launch_bounds__(THREADS, 1)
             // cannot, so the span starts no earlier than the time the other consumer wrote.
             if constexpr (TRACE)
                 if (j > 0 && (int32_t)(turn_ns - span.start) > 0) span.start = span.marked = turn_ns;
-            const bool idle = tile.height == 0;  // the idle half of a row pair: follow its stages
             const bool both_halves = !ADAPTIVE || tile.height == BLOCK_M;
-            // Separate code paths, each with all of its wgmma: a branch between wgmma would
-            // serialize them (ptxas C7520).
-            if (idle) {
-                for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
-                    gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
-                    if (kb == 0) span.mark();
-                    if (lane == 0) PAIR::release(&empty[pipe.stage], rank);
-                }
-            } else if (both_halves) {
-                pingpong_k_loop<BLOCK_N, STAGES, R::STAGE_BYTES, 2, PAIR>(acc0, acc1, full, empty, base, pipe,
-                                                                          k_blocks, lane == 0, rank, span);
-            } else {
-                pingpong_k_loop<BLOCK_N, STAGES, R::STAGE_BYTES, 1, PAIR>(acc0, acc1, full, empty, base, pipe,
-                                                                          k_blocks, lane == 0, rank, span);
-            }
+            // Two code paths, each with all of its wgmma: a branch between wgmma would serialize
+            // them (ptxas C7520).
+            if (both_halves)
+                pingpong_k_loop<BLOCK_N, STAGES, R::STAGE_BYTES, 2>(acc0, acc1, full, empty, base, pipe,
+                                                                    k_blocks, lane == 0, span);
+            else
+                pingpong_k_loop<BLOCK_N, STAGES, R::STAGE_BYTES, 1>(acc0, acc1, full, empty, base, pipe,
+                                                                    k_blocks, lane == 0, span);
             // The other may start tile j + 1. After the CTA's last tile nobody waits for this
             // arrival; compute-sanitizer's synccheck has no objection (evidence log).
             if constexpr (TRACE)
                 if (threadIdx.x % WG_THREADS == 0) turn_ns = (uint32_t)Trace::now();
             gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);
-            if (!idle)
-                gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row,
-                                                     tile.rows - warp_row, tile.col0, lane);
-            if (!idle && both_halves)
+            gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row,
+                                                 tile.rows - warp_row, tile.col0, lane);
+            if (both_halves)
                 gg::wgmma_store_warp_rows<R::PANELS>(acc1, staging, C, n, tile.row0 + WG_ROWS + warp_row,
                                                      tile.rows - WG_ROWS - warp_row, tile.col0, lane);
             if (threadIdx.x % WG_THREADS == 0)
                 span.end(trace, GG_TRACE_CONSUMER + c, t, tile.expert, tile.row0, tile.rows, tile.col0,
-                         !idle);
+                         true);
         }
     }
-    PAIR::finish();
 }
 
-template <int BLOCK_N, bool ADAPTIVE, class PAIR>
+template <int BLOCK_N, bool ADAPTIVE>
 cudaError_t pingpong_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, PAIR, false>;
+    info->kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, false>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<BLOCK_N>::SMEM_BYTES;
-    info->cluster = PAIR::CLUSTER;
+    info->cluster = 1;
     info->block_m = ADAPTIVE ? 0 : BLOCK_M;
     info->block_n = BLOCK_N;
     info->block_k = BLOCK_K;
@@ -210,28 +190,23 @@ cudaError_t pingpong_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-template <int BLOCK_N, bool ADAPTIVE, class PAIR, bool TRACE>
+template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
 cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, PAIR, TRACE>;
+    const void *kernel = (const void *)k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>;
     const size_t smem = Ring<BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
-    cudaLaunchAttribute cluster_dim = {};
-    cluster_dim.id = cudaLaunchAttributeClusterDimension;
-    cluster_dim.val.clusterDim = {PAIR::CLUSTER, 1, 1};
     cudaLaunchConfig_t cfg = {};
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = p->stream;
-    cfg.attrs = &cluster_dim;
-    cfg.numAttrs = PAIR::CLUSTER > 1 ? 1 : 0;
     int grid;
-    CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, PAIR::CLUSTER, BLOCK_M, BLOCK_N, &grid));
+    CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, PAIR, TRACE>, tmap_a, tmap_b, p->c,
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_kernel<BLOCK_N, ADAPTIVE, TRACE>, tmap_a, tmap_b, p->c,
                                 p->row_offsets, p->tiles, p->num_tiles, p->tokens, p->experts, p->k, p->n,
                                 trace));
     CUDA_LAUNCH_CHECK();
@@ -240,22 +215,16 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
 
 }  // namespace
 
-// Row-tile pairs for the ping-pong kernel: a class of its own name, for the SASS tables.
-struct PairRows : Paired<GG_PAIR_ROWS> {};
-
-// One registered configuration: width BN, adaptive rows or not, pairs or not (plots/sass_tables.py
-// reads the macro's first template arguments, the untraced kernel's, to name it in the SASS tables).
-#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE, PAIR)                                            \
+// One registered configuration: width BN, adaptive rows or not (plots/sass_tables.py reads the
+// macro's first template arguments, the untraced kernel's, to name it in the SASS tables).
+#define K3_PINGPONG_CONFIG(NAME, BN, ADAPTIVE)                                                  \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                   \
-        return pingpong_launch<BN, ADAPTIVE, PAIR, false>(p, {});                               \
+        return pingpong_launch<BN, ADAPTIVE, false>(p, {});                                     \
     }                                                                                           \
     extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {     \
-        return pingpong_launch<BN, ADAPTIVE, PAIR, true>(p, *t);                                \
+        return pingpong_launch<BN, ADAPTIVE, true>(p, *t);                                      \
     }                                                                                           \
-    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                    \
-        return pingpong_info<BN, ADAPTIVE, PAIR>(info);                                         \
-    }
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false, Unpaired)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false, Unpaired)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true, Unpaired)
-K3_PINGPONG_CONFIG(k3_wgmma_pingpong_mc, 192, false, PairRows)
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) { return pingpong_info<BN, ADAPTIVE>(info); }
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true)
