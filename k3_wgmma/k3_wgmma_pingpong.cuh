@@ -228,3 +228,4 @@ cudaError_t pingpong_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong, 192, false)
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong_n128, 128, false)
 K3_PINGPONG_CONFIG(k3_wgmma_pingpong64, 192, true)
+K3_PINGPONG_CONFIG(k3_wgmma_pingpong64_n128, 128, true)
