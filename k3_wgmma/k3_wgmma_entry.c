@@ -29,7 +29,7 @@
  *    it: each consumer warpgroup computes whole tiles (both 64-row halves, two accumulators),
  *    the CTA's tiles in turn, so one stores its tile while the other's MMAs run. Two 64 x 192
  *    accumulators take 192 of a consumer's 232 registers; two 64 x 256 would not fit, so 256 has
- *    no ping-pong. At 128 it exists with fixed rows only, and the row policy of step 1 comes first.
+ *    no ping-pong. 192 and 128 have it with either row policy.
  *    Below one tile per expert most tiles are 64-row remainders, which one owner would compute
  *    at half a stage's MMAs; there both consumers share each tile (split by columns).
  * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels
@@ -53,7 +53,7 @@ typedef struct {
 static const Choice choices[] = {
     CHOICE(k3_wgmma_split64),  CHOICE(k3_wgmma_persist),       CHOICE(k3_wgmma_pingpong64),
     CHOICE(k3_wgmma_pingpong), CHOICE(k3_wgmma_n256),          CHOICE(k3_wgmma_persist_n256),
-    CHOICE(k3_wgmma_n128),     CHOICE(k3_wgmma_pingpong_n128),
+    CHOICE(k3_wgmma_n128),     CHOICE(k3_wgmma_pingpong_n128), CHOICE(k3_wgmma_pingpong64_n128),
 };
 enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
 

@@ -2,7 +2,7 @@
  * measures and on the cases that pin each branch: adaptive rows up to two 128-row tiles per
  * expert on average, and from one tile per expert on only while the drifting B panels fit in
  * L2; the column width with the least padding (ties: 192, 256, 128); ping-pong consumers
- * from one tile per expert on, where the width has them (192; 128 with fixed rows only). On an
+ * from one tile per expert on, where the width has them (192 and 128, not 256). On an
  * H200's SMs and L2, given, so no GPU is needed. */
 #include <check.h>
 #include <string.h>
@@ -21,10 +21,10 @@ static const char *pick(int tokens, int experts, int k, int n) { return pick_on(
 START_TEST(column_width_least_padding) {
     ck_assert_str_eq(pick(16384, 64, 1024, 2688), "k3_wgmma_pingpong64"); /* 2688 = 14 x 192 = 21 x 128 */
     ck_assert_str_eq(pick(16384, 64, 2048, 1024), "k3_wgmma_n256");     /* 1024: 192 pads, 256 does not */
-    ck_assert_str_eq(pick(16384, 64, 1024, 640), "k3_wgmma_n128");      /* 640 = 5 x 128 only */
+    ck_assert_str_eq(pick(16384, 64, 1024, 640), "k3_wgmma_pingpong64_n128"); /* 640 = 5 x 128 only */
     ck_assert_str_eq(pick(16384, 64, 1024, 1536), "k3_wgmma_pingpong64"); /* 192, 256, 128 all exact: 192 */
     ck_assert_str_eq(pick(65536, 64, 1024, 1536), "k3_wgmma_pingpong");  /* the same, fixed rows */
-    ck_assert_str_eq(pick(16384, 64, 1024, 8), "k3_wgmma_n128");        /* N = 8: 128 pads least */
+    ck_assert_str_eq(pick(16384, 64, 1024, 8), "k3_wgmma_pingpong64_n128"); /* N = 8: 128 pads least */
     ck_assert_str_eq(pick(16384, 64, 1024, 3072), "k3_wgmma_pingpong64"); /* all exact: 192 first */
     ck_assert_str_eq(pick(2048, 64, 1024, 3072), "k3_wgmma_split64");   /* the same, a quarter tile each */
 }
@@ -69,9 +69,11 @@ START_TEST(why_names_the_deciding_properties) {
     const GgShape deepseek = {32768, 256, 7168, 4096};
     k3_wgmma_choose_on(&deepseek, &h200, why, sizeof why);
     ck_assert_ptr_nonnull(strstr(why, "drifting B 231.0 MiB > L2 60.0 MiB"));
-    const GgShape narrow = {16384, 64, 1024, 640}; /* adaptive rows at 128: no ping-pong one */
-    ck_assert_str_eq(k3_wgmma_choose_on(&narrow, &h200, why, sizeof why), "k3_wgmma_n128");
-    ck_assert_ptr_nonnull(strstr(why, "consumers share tiles (no ping-pong one with these rows at this width)"));
+    const GgShape narrow = {16384, 64, 1024, 640}; /* adaptive rows at 128: ping-pong */
+    ck_assert_str_eq(k3_wgmma_choose_on(&narrow, &h200, why, sizeof why), "k3_wgmma_pingpong64_n128");
+    ck_assert_ptr_nonnull(strstr(why, "; ping-pong consumers"));
+    const GgShape few = {2048, 64, 1024, 640}; /* under one tile per expert: shared tiles at 128 */
+    ck_assert_str_eq(k3_wgmma_choose_on(&few, &h200, why, sizeof why), "k3_wgmma_n128");
     const GgShape qwen3 = {65536, 128, 2048, 1536};
     ck_assert_str_eq(k3_wgmma_choose_on(&qwen3, &h200, why, sizeof why), "k3_wgmma_pingpong");
     ck_assert_ptr_nonnull(strstr(why, "; ping-pong consumers"));
