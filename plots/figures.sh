@@ -4,7 +4,8 @@
 # (the model's η and compulsory bytes). plots/figdata.py writes the tables the scripts read.
 # Usage: plots/figures.sh BUILD_DIR [RESULTS_DIR]  (RESULTS_DIR defaults to results/h200).
 # Figures: fig01-stage-progression.png, fig03-tile-quantization.png, fig07-bm-resources.png,
-# fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png (each by plots/<name>.gp);
+# fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png, fig22-k3-walks.png (each
+# by plots/<name>.gp; the last from two traces: results/h200/traces and results/h200/evidence);
 # from RESULTS_DIR/moe.csv (k4_moe's layer and the torch_moe peer, read by the scripts directly),
 # fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing.
 # Skips with one line (exit 0) when gnuplot or python3 is missing.
@@ -22,7 +23,7 @@ python3 "$root/plots/figdata.py" data "$tmp" --sweep "$res/sweep.csv" --ncu "$re
     --kernels "$res/kernels.csv" --ggemm "$build/bin/ggemm"
 mkdir -p "$root/results/figures"
 for name in fig01-stage-progression fig03-tile-quantization fig07-bm-resources fig08-warp-stalls \
-    fig11-eta-vs-skew-loss fig14-roofline; do
+    fig11-eta-vs-skew-loss fig14-roofline fig22-k3-walks; do
     gnuplot -e "dir='$tmp'; out='$root/results/figures/$name.png'" "$root/plots/$name.gp"
     echo "== figure: results/figures/$name.png"
 done
