@@ -31,7 +31,6 @@
 #define GG_WGMMA_SWIZZLE_32B 3u
 
 #define GG_WGMMA_SW128_ATOM_BYTES 1024u   /* 8 rows x 128 B: SBO of both operands */
-#define GG_WGMMA_SW64_ATOM_BYTES 512u     /* 8 rows x 64 B: SBO of a 64B-swizzled K-major A */
 #define GG_WGMMA_KMAJOR_K16_BYTES 32u     /* A: 16 bf16 along a 128-byte row */
 #define GG_WGMMA_MNMAJOR_K16_BYTES 2048u  /* B: 16 rows of 128 bytes */
 
@@ -57,16 +56,6 @@ GG_HD uint64_t gg_wgmma_desc_a_kmajor_sw128(uint32_t smem_addr) {
                          GG_WGMMA_SW128_ATOM_BYTES,  /* SBO: next group of 8 rows */
                          0u,                         /* pattern starts on a 1024 B boundary */
                          GG_WGMMA_SWIZZLE_128B);
-}
-
-/* A operand: K-major, 64B swizzle (rows of 32 k = 64 B, a stage of BLOCK_K = 32), base 512-byte
- * aligned. Next k16 step: start + 32 B, as with 128B swizzle. */
-GG_HD uint64_t gg_wgmma_desc_a_kmajor_sw64(uint32_t smem_addr) {
-    return gg_wgmma_desc(smem_addr,
-                         16u,                       /* LBO unused here; the ISA assumes 1 (= 16 B) */
-                         GG_WGMMA_SW64_ATOM_BYTES,  /* SBO: next group of 8 rows of 64 B */
-                         0u,                        /* pattern starts on a 512 B boundary */
-                         GG_WGMMA_SWIZZLE_64B);
 }
 
 /* B operand: N-major (imm-trans-b = 1), 128B swizzle, 64-column panels panel_bytes apart. */

@@ -24,10 +24,6 @@ int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *d
  * B [experts x k x n] in boxes of 64 columns x 64 k of one expert (columns past n: zeros). */
 int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows);
 int gg_tmap_b(CUtensorMap *map, const GgLaunch *p);
-/* The same with box_k k per box row: 64 (128B swizzle, as above) or 32 (A 64B-swizzled, rows of
- * 64 bytes; B still 64 columns = 128 bytes per k row, box_k rows). */
-int gg_tmap_a_k(CUtensorMap *map, const GgLaunch *p, uint32_t box_k, uint32_t box_rows);
-int gg_tmap_b_k(CUtensorMap *map, const GgLaunch *p, uint32_t box_k);
 
 /* 1 if A, B and C start on 16 bytes (TMA needs it of a global address; the k3 epilogues store
  * 16 bytes at a time); else 0, after one line on stderr naming `who`. */

@@ -46,25 +46,16 @@ int gg_launch_aligned16(const GgLaunch *p, const char *who) {
     return 0;
 }
 
-int gg_tmap_a_k(CUtensorMap *map, const GgLaunch *p, uint32_t box_k, uint32_t box_rows) {
+int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) {
     const uint64_t dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
     const uint64_t strides[1] = {(uint64_t)p->k * 2};
-    const uint32_t box[2] = {box_k, box_rows};
-    if (box_k != 64 && box_k != 32) {
-        fprintf(stderr, "gg_tmap_a_k: a box row must be 64 or 32 bf16 (a 128B or 64B swizzle row)\n");
-        return 1;
-    }
-    return gg_tmap_bf16(map, p->a, 2, dims, strides, box,
-                        box_k == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B);
+    const uint32_t box[2] = {64, box_rows};
+    return gg_tmap_bf16(map, p->a, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
-int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) { return gg_tmap_a_k(map, p, 64, box_rows); }
-
-int gg_tmap_b_k(CUtensorMap *map, const GgLaunch *p, uint32_t box_k) {
+int gg_tmap_b(CUtensorMap *map, const GgLaunch *p) {
     const uint64_t dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
     const uint64_t strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
-    const uint32_t box[3] = {64, box_k, 1};
+    const uint32_t box[3] = {64, 64, 1};
     return gg_tmap_bf16(map, p->b, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
-
-int gg_tmap_b(CUtensorMap *map, const GgLaunch *p) { return gg_tmap_b_k(map, p, 64); }

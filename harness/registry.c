@@ -52,8 +52,6 @@ const GgKernel gg_kernels[] = {
     TRACED(k3_wgmma_pingpong_n128, k3_wgmma, "pingpong at a narrower tile"),
     TRACED(k3_wgmma_pingpong64, k3_wgmma, "pingpong with adaptive rows: a 64-row tile on its owner alone"),
     TRACED(k3_wgmma_pingpong64_n128, k3_wgmma, "pingpong64 at a narrower tile"),
-    TRACED(k3_wgmma_m256, k3_wgmma, "persist at 256-row tiles, each consumer 128 rows, 64 k per stage"),
-    TRACED(k3_wgmma_m256_k32, k3_wgmma, "m256 with 32 k per stage: twice the stages"),
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of the above per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };

@@ -51,19 +51,6 @@ START_TEST(test_a_kmajor_hand_value) {
 }
 END_TEST
 
-/* A, K-major, 64B swizzle (a 32-deep stage) at shared address 1024: start 0x40; LBO 1 << 16;
- * SBO 512 >> 4 = 0x20 -> 0x20 << 32; swizzle 2 << 62. The second k16 of a row is 32 B in. */
-START_TEST(test_a_kmajor_sw64_hand_value) {
-    const uint64_t d = gg_wgmma_desc_a_kmajor_sw64(1024u);
-    ck_assert_uint_eq(d, 0x8000002000010040ull);
-    ck_assert_uint_eq(field(d, 62, 2), GG_WGMMA_SWIZZLE_64B);
-    ck_assert_uint_eq(field(d, 32, 14) << 4, 512u); /* SBO: 8 rows of 64 B */
-    ck_assert_uint_eq(gg_wgmma_desc_advance(d, GG_WGMMA_KMAJOR_K16_BYTES), gg_wgmma_desc_a_kmajor_sw64(1056u));
-    /* the second 64-row half of a 32-deep A box: +4096 B */
-    ck_assert_uint_eq(gg_wgmma_desc_a_kmajor_sw64(1024u + 4096u), 0x8000002000010140ull);
-}
-END_TEST
-
 /* B, N-major, 128B swizzle at shared address 0x4000 + 16384 (a B tile after a 16 KiB A tile),
  * panels 8192 B apart: start 0x8000 >> 4 = 0x800; LBO 8192 >> 4 = 0x200 -> 0x200 << 16;
  * SBO 0x40 << 32; swizzle 1 << 62. */
@@ -112,7 +99,6 @@ Suite *desc_sm90_suite(void) {
     tcase_add_test(tc, test_field_positions);
     tcase_add_test(tc, test_encode);
     tcase_add_test(tc, test_a_kmajor_hand_value);
-    tcase_add_test(tc, test_a_kmajor_sw64_hand_value);
     tcase_add_test(tc, test_b_mnmajor_hand_value);
     tcase_add_test(tc, test_k16_advance);
     tcase_add_test(tc, test_address_range);
