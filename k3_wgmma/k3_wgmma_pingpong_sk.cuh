@@ -1,0 +1,213 @@
+// k3_wgmma_pingpong_sk — the ping-pong kernel (k3_wgmma_pingpong.cuh, fixed 128-row tiles at
+// width 192) with a stream-K split of its last partial wave. Included at the end of
+// k3_wgmma_ablations.cu, after the ping-pong kernel, whose K loop it calls.
+//
+// Why: T tiles on G persistent CTAs take ceil(T / G) rounds of tiles, and when R = T mod G is
+// not 0 the last round keeps only R of the G SMs busy (the trace table's tail column). Here the
+// first T - R tiles go round by round as before (T - R is a multiple of G: every CTA takes the
+// same number), and the last R tiles' R x KB k-blocks are cut into G equal ranges, one per CTA.
+// A range is shorter than a tile (R < G), so it covers the end of one tile and the start of the
+// next at most: its first segment, when it starts inside a tile, is a partial sum that the CTA
+// writes to global memory (fp32, one slot per CTA) and flags; the CTA whose range holds a tile's
+// first k-block adds the later CTAs' partials to its own and stores the tile. Waits only point
+// to higher CTA indices and every CTA of a persistent grid is resident, so nothing deadlocks.
+// Partials and flags are this module's (static device memory, SK_MAX_CTAS slots): one launch of
+// this configuration at a time per device. A finisher resets the flags it consumed, so the next
+// launch (or a graph replay) starts from zeros.
+// Work items   per CTA: its whole tiles, then at most two segments (tile, k-blocks [lo, hi)); the
+//              three roles walk the same list, the consumers taking items in turn (ping-pong).
+// Run it       build/bin/ggemm run --kernel k3_wgmma_pingpong_sk --k 8192
+
+namespace {
+
+constexpr int SK_MAX_CTAS = 256;
+constexpr int SK_BLOCK_N = 192;
+constexpr int SK_SLOT_FLOAT4 = WG_THREADS * SK_BLOCK_N / 4;  // one warpgroup's two accumulators
+__device__ float4 sk_partials[SK_MAX_CTAS * SK_SLOT_FLOAT4];
+__device__ unsigned sk_flags[SK_MAX_CTAS];
+
+struct SkItem {
+    int tile, lo, hi;  // schedule index; k-blocks [lo, hi) of it
+};
+
+// The CTA's items. Whole tiles first (the static stride), then its range of the stream-K units.
+struct SkWork {
+    int cta, ctas, k_blocks, whole_tiles, dp_tiles;
+    long units, x0, x1;  // stream-K units (k-blocks of the last R tiles); this CTA's [x0, x1)
+
+    __device__ SkWork(int num_tiles, int cta_, int ctas_, int k_blocks_)
+        : cta(cta_), ctas(ctas_), k_blocks(k_blocks_) {
+        const bool split = num_tiles > ctas && k_blocks > 1 && ctas <= SK_MAX_CTAS;
+        const int rest = split ? num_tiles % ctas : 0;
+        dp_tiles = num_tiles - rest;
+        whole_tiles = cta < dp_tiles ? (dp_tiles - cta + ctas - 1) / ctas : 0;
+        units = (long)rest * k_blocks;
+        x0 = start(cta);
+        x1 = start(cta + 1);
+    }
+    __device__ long start(int c) const { return (long)c * units / ctas; }
+    __device__ int count() const {
+        return whole_tiles + (x1 > x0 ? (int)((x1 - 1) / k_blocks - x0 / k_blocks) + 1 : 0);
+    }
+    __device__ SkItem item(int j) const {
+        if (j < whole_tiles) return SkItem{cta + j * ctas, 0, k_blocks};
+        const int seg = j - whole_tiles;
+        const long s = x0 / k_blocks + seg;
+        const int lo = seg == 0 ? (int)(x0 % k_blocks) : 0;
+        const long hi = x1 - s * k_blocks;
+        return SkItem{dp_tiles + (int)s, lo, hi < k_blocks ? (int)hi : k_blocks};
+    }
+};
+
+// One consumer warpgroup (tid: 0..127) and its barrier `bar` (128 threads).
+__device__ __forceinline__ void sk_write_partial(const float (&acc0)[SK_BLOCK_N / 2],
+                                                 const float (&acc1)[SK_BLOCK_N / 2], int slot, int tid,
+                                                 int bar) {
+    float4 *dst = sk_partials + (size_t)slot * SK_SLOT_FLOAT4;
+#pragma unroll
+    for (int i = 0; i < SK_BLOCK_N / 8; ++i) {
+        dst[i * WG_THREADS + tid] = make_float4(acc0[4 * i], acc0[4 * i + 1], acc0[4 * i + 2], acc0[4 * i + 3]);
+        dst[(SK_BLOCK_N / 8 + i) * WG_THREADS + tid] =
+            make_float4(acc1[4 * i], acc1[4 * i + 1], acc1[4 * i + 2], acc1[4 * i + 3]);
+    }
+    __threadfence();
+    gg::named_barrier_sync(bar, WG_THREADS);
+    if (tid == 0) gg::flag_store_release(&sk_flags[slot], 1);
+}
+
+__device__ __forceinline__ void sk_add_partial(float (&acc0)[SK_BLOCK_N / 2], float (&acc1)[SK_BLOCK_N / 2],
+                                               int slot, int tid, int bar) {
+    if (tid == 0)
+        while (gg::flag_load_acquire(&sk_flags[slot]) == 0) {
+        }
+    gg::named_barrier_sync(bar, WG_THREADS);
+    const float4 *src = sk_partials + (size_t)slot * SK_SLOT_FLOAT4;
+#pragma unroll
+    for (int i = 0; i < SK_BLOCK_N / 8; ++i) {
+        const float4 a = __ldcg(src + i * WG_THREADS + tid), b = __ldcg(src + (SK_BLOCK_N / 8 + i) * WG_THREADS + tid);
+        acc0[4 * i] += a.x, acc0[4 * i + 1] += a.y, acc0[4 * i + 2] += a.z, acc0[4 * i + 3] += a.w;
+        acc1[4 * i] += b.x, acc1[4 * i + 1] += b.y, acc1[4 * i + 2] += b.z, acc1[4 * i + 3] += b.w;
+    }
+    if (tid == 0) sk_flags[slot] = 0;  // for the next launch: nobody else reads it in this one
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+    k3_pingpong_sk_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                          uint16_t *__restrict__ C, const int *__restrict__ row_offsets, int tokens, int experts,
+                          int k, int n) {
+    using R = Ring<SK_BLOCK_N>;
+    constexpr int STAGES = R::STAGES, OWNER_WARPS = 4, ACC = SK_BLOCK_N / 2;
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    __shared__ Schedule sched;
+    const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
+    uint8_t *smem = smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gg::mbarrier_init(&full[s], 1);
+            gg::mbarrier_init(&empty[s], OWNER_WARPS);
+        }
+        gg::fence_mbarrier_init();
+    }
+    sched.build(row_offsets, experts, tokens, n, SK_BLOCK_N, false, GG_PAIR_NONE);  // ends in __syncthreads
+    const int k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
+    const SkWork work(sched.total(), blockIdx.x, gridDim.x, k_blocks);
+    const int items = work.count();
+    gg::Trace<false> span;  // the K loop's span hook, empty
+    if (wg == 0) {
+        gg::setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            GgPipe pipe = {0, 0};
+            for (int j = 0; j < items; ++j) {
+                const SkItem w = work.item(j);
+                const gg::SchedTile tile = sched.at(w.tile);
+                int a_loads = 0, b_loads = 0;
+                for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
+                for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
+                const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
+                for (int kb = w.lo; kb < w.hi; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+                    const int stage = pipe.stage;
+                    gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
+                    uint8_t *a_box = smem + stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
+                    gg::mbarrier_arrive_expect_tx(&full[stage], stage_tx);
+                    for (int h = 0; h < a_loads; ++h)
+                        gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, kb * BLOCK_K, tile.row0 + h * WG_ROWS,
+                                        &full[stage]);
+                    for (int p = 0; p < b_loads; ++p)
+                        gg::tma_load_3d(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N, kb * BLOCK_K,
+                                        tile.expert, &full[stage]);
+                }
+            }
+        }
+    } else {
+        gg::setmaxnreg_inc<CONSUMER_REGS>();
+        const int c = wg - 1, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, tid = threadIdx.x % WG_THREADS;
+        const int warp_row = warp * STAGING_ROWS, bar = 3 + c;  // 1, 2: the turns
+        uint8_t *staging = smem + R::STAGING_OFFSET + (c * 4 + warp) * STAGING_WARP_BYTES;
+        const uint32_t base = gg::smem_u32(smem);
+        GgPipe pipe = {0, 0};
+        float acc0[ACC], acc1[ACC];
+        for (int j = 0; j < items; ++j) {
+            const SkItem w = work.item(j);
+            if (j % 2 != c) {  // the other consumer's item: step over its stages
+                for (int kb = w.lo; kb < w.hi; ++kb) gg_pipe_advance(&pipe, STAGES);
+                continue;
+            }
+            const gg::SchedTile tile = sched.at(w.tile);
+            if (j > 0) gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);
+            pingpong_k_loop<SK_BLOCK_N, STAGES, R::STAGE_BYTES, 2>(acc0, acc1, full, empty, base, pipe, w.hi - w.lo,
+                                                                 lane == 0, span);
+            gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);
+            if (w.lo > 0) {  // the end of a tile another CTA finishes
+                sk_write_partial(acc0, acc1, blockIdx.x, tid, bar);
+                continue;
+            }
+            if (w.hi < k_blocks) {  // this CTA finishes the tile: add the later CTAs' partials
+                const long end = (long)(w.tile - work.dp_tiles + 1) * k_blocks;
+                for (int other = blockIdx.x + 1; other < (int)gridDim.x && work.start(other) < end; ++other)
+                    if (work.start(other + 1) > work.start(other)) sk_add_partial(acc0, acc1, other, tid, bar);
+            }
+            gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row, tile.rows - warp_row,
+                                                 tile.col0, lane);
+            gg::wgmma_store_warp_rows<R::PANELS>(acc1, staging, C, n, tile.row0 + WG_ROWS + warp_row,
+                                                 tile.rows - WG_ROWS - warp_row, tile.col0, lane);
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" cudaError_t k3_wgmma_pingpong_sk_info(GgKernelInfo *info) {
+    info->kernel = (const void *)k3_pingpong_sk_kernel;
+    info->threads = THREADS;
+    info->dynamic_smem = Ring<SK_BLOCK_N>::SMEM_BYTES;
+    info->cluster = 1;
+    info->block_m = BLOCK_M;
+    info->block_n = SK_BLOCK_N;
+    info->block_k = BLOCK_K;
+    info->stages = Ring<SK_BLOCK_N>::STAGES;
+    info->host_tiles = 0;
+    info->whole_tiles = 1;
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) {
+    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
+    if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
+    CUtensorMap tmap_a, tmap_b;
+    if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
+    const void *kernel = (const void *)k3_pingpong_sk_kernel;
+    const size_t smem = Ring<SK_BLOCK_N>::SMEM_BYTES;
+    CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = p->stream;
+    int grid;
+    CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, SK_BLOCK_N, &grid));
+    cfg.gridDim = dim3(grid);
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_sk_kernel, tmap_a, tmap_b, p->c, p->row_offsets, p->tokens,
+                                p->experts, p->k, p->n));
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
