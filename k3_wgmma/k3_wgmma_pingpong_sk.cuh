@@ -5,9 +5,9 @@
 // Why: T tiles on G persistent CTAs take ceil(T / G) rounds of tiles, and when R = T mod G is
 // not 0 the last round keeps only R of the G SMs busy (the trace table's tail column). Here the
 // first T - R tiles go round by round as before (T - R is a multiple of G: every CTA takes the
-// same number), and the last R tiles' R x KB k-blocks are cut into G equal ranges, one per CTA.
-// A range is shorter than a tile (R < G), so it covers the end of one tile and the start of the
-// next at most: its first segment, when it starts inside a tile, is a partial sum that the CTA
+// same number), and the last R tiles' k-blocks are cut into equal ranges, one per CTA, in CTA
+// pairs that share their B loads (SkWork). A range is shorter than a tile (R < G), so it covers the
+// end of one tile and the start of the next at most: its first segment, when it starts inside a tile, is a partial sum that the CTA
 // writes to global memory (fp32, one slot per CTA) and flags; the CTA whose range holds a tile's
 // first k-block adds the later CTAs' partials to its own and stores the tile. Waits only point
 // to higher CTA indices and every CTA of a persistent grid is resident, so nothing deadlocks.
@@ -31,23 +31,36 @@ struct SkItem {
 };
 
 // The CTA's items. Whole tiles first (the static stride), then its range of the stream-K units.
+// The split keeps the B sharing of the whole-tile rounds: the last R tiles go in pairs (tiles
+// dp + 2p and dp + 2p + 1, an expert's two row tiles of one column block where it has them), the
+// units are (pair, k-block), and CTAs 2q and 2q + 1 take the same range of units, one tile of each
+// pair apiece: both read the same B k-blocks at the same time, as CTAs c and c + 1 do in the rounds
+// before. (The first version cut the tiles' k-blocks in one sequence, so a tile's two row tiles ran
+// their k ranges on different CTAs at different times, and at K = 8192 ncu read B twice from DRAM.)
 struct SkWork {
-    int cta, ctas, k_blocks, whole_tiles, dp_tiles;
-    long units, x0, x1;  // stream-K units (k-blocks of the last R tiles); this CTA's [x0, x1)
+    int cta, ctas, k_blocks, whole_tiles, dp_tiles, num_tiles, half, q, pair_ctas;
+    long units, x0, x1;  // stream-K units ((pair, k-block), pair-major); this CTA pair's [x0, x1)
 
-    __device__ SkWork(int num_tiles, int cta_, int ctas_, int k_blocks_)
-        : cta(cta_), ctas(ctas_), k_blocks(k_blocks_) {
-        const bool split = num_tiles > ctas && k_blocks > 1 && ctas <= SK_MAX_CTAS;
+    __device__ SkWork(int num_tiles_, int cta_, int ctas_, int k_blocks_)
+        : cta(cta_), ctas(ctas_), k_blocks(k_blocks_), num_tiles(num_tiles_) {
+        const bool split = num_tiles > ctas && k_blocks > 1 && ctas <= SK_MAX_CTAS && ctas >= 2;
         const int rest = split ? num_tiles % ctas : 0;
         dp_tiles = num_tiles - rest;
         whole_tiles = cta < dp_tiles ? (dp_tiles - cta + ctas - 1) / ctas : 0;
-        units = (long)rest * k_blocks;
-        x0 = start(cta);
-        x1 = start(cta + 1);
+        pair_ctas = ctas / 2;
+        q = cta / 2;
+        half = cta % 2;
+        units = (long)((rest + 1) / 2) * k_blocks;
+        x0 = q < pair_ctas ? start(q) : 0;  // an odd grid's last CTA takes no units
+        x1 = q < pair_ctas ? start(q + 1) : 0;
     }
-    __device__ long start(int c) const { return (long)c * units / ctas; }
+    __device__ long start(int pair_cta) const { return (long)pair_cta * units / pair_ctas; }
+    __device__ int tile_of(long pair) const { return dp_tiles + 2 * (int)pair + half; }
     __device__ int count() const {
-        return whole_tiles + (x1 > x0 ? (int)((x1 - 1) / k_blocks - x0 / k_blocks) + 1 : 0);
+        if (x1 <= x0) return whole_tiles;
+        const long first = x0 / k_blocks, last = (x1 - 1) / k_blocks;
+        // an odd R: the last pair has no second tile
+        return whole_tiles + (int)(last - first) + 1 - (tile_of(last) >= num_tiles ? 1 : 0);
     }
     __device__ SkItem item(int j) const {
         if (j < whole_tiles) return SkItem{cta + j * ctas, 0, k_blocks};
@@ -55,7 +68,7 @@ struct SkWork {
         const long s = x0 / k_blocks + seg;
         const int lo = seg == 0 ? (int)(x0 % k_blocks) : 0;
         const long hi = x1 - s * k_blocks;
-        return SkItem{dp_tiles + (int)s, lo, hi < k_blocks ? (int)hi : k_blocks};
+        return SkItem{tile_of(s), lo, hi < k_blocks ? (int)hi : k_blocks};
     }
 };
 
@@ -163,9 +176,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                 continue;
             }
             if (w.hi < k_blocks) {  // this CTA finishes the tile: add the later CTAs' partials
-                const long end = (long)(w.tile - work.dp_tiles + 1) * k_blocks;
-                for (int other = blockIdx.x + 1; other < (int)gridDim.x && work.start(other) < end; ++other)
-                    if (work.start(other + 1) > work.start(other)) sk_add_partial(acc0, acc1, other, tid, bar);
+                const long end = (long)((w.tile - work.dp_tiles) / 2 + 1) * k_blocks;  // its pair's last unit + 1
+                for (int other = work.q + 1; other < work.pair_ctas && work.start(other) < end; ++other)
+                    if (work.start(other + 1) > work.start(other))
+                        sk_add_partial(acc0, acc1, 2 * other + work.half, tid, bar);
             }
             gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row, tile.rows - warp_row,
                                                  tile.col0, lane);
