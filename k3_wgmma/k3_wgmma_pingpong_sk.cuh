@@ -104,11 +104,17 @@ __device__ __forceinline__ void sk_add_partial(float (&acc0)[SK_BLOCK_N / 2], fl
     if (tid == 0) sk_flags[slot] = 0;  // for the next launch: nobody else reads it in this one
 }
 
+// TRACE: the traced twin. A stream-K segment records a second consumer event, computed = 0: from
+// the end of its K loop (start) past the partials it waited for (mark) to its store or its own
+// partial written (end).
+template <bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
     k3_pingpong_sk_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                           uint16_t *__restrict__ C, const int *__restrict__ row_offsets, int tokens, int experts,
-                          int k, int n) {
+                          int k, int n, const typename gg::Trace<TRACE>::Sink trace) {
     using R = Ring<SK_BLOCK_N>;
+    using Trace = gg::Trace<TRACE>;
+    const uint64_t entry = Trace::now();
     constexpr int STAGES = R::STAGES, OWNER_WARPS = 4, ACC = SK_BLOCK_N / 2;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
@@ -123,10 +129,10 @@ __global__ void __launch_bounds__(THREADS, 1)
         gg::fence_mbarrier_init();
     }
     sched.build(row_offsets, experts, tokens, n, SK_BLOCK_N, false, GG_PAIR_NONE);  // ends in __syncthreads
+    if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
     const SkWork work(sched.total(), blockIdx.x, gridDim.x, k_blocks);
     const int items = work.count();
-    gg::Trace<false> span;  // the K loop's span hook, empty
     if (wg == 0) {
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
@@ -138,6 +144,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
                 for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
                 const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
+                Trace span;
                 for (int kb = w.lo; kb < w.hi; ++kb, gg_pipe_advance(&pipe, STAGES)) {
                     const int stage = pipe.stage;
                     gg::mbarrier_wait_parity(&empty[stage], gg_pipe_empty_parity(pipe));
@@ -149,7 +156,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                     for (int p = 0; p < b_loads; ++p)
                         gg::tma_load_3d(b_box + p * PANEL_BYTES, &tmap_b, tile.col0 + p * PANEL_N, kb * BLOCK_K,
                                         tile.expert, &full[stage]);
+                    if (kb == w.lo) span.mark();
                 }
+                span.end(trace, GG_TRACE_PRODUCER, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, true);
             }
         }
     } else {
@@ -168,11 +177,19 @@ __global__ void __launch_bounds__(THREADS, 1)
             }
             const gg::SchedTile tile = sched.at(w.tile);
             if (j > 0) gg::named_barrier_sync(1 + (j - 1) % 2, 2 * WG_THREADS);
+            Trace span;
             pingpong_k_loop<SK_BLOCK_N, STAGES, R::STAGE_BYTES, 2>(acc0, acc1, full, empty, base, pipe, w.hi - w.lo,
                                                                  lane == 0, span);
             gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);
+            Trace fix;  // traced twin: a segment's partials, from its K loop's end
+            const bool segment = w.lo > 0 || w.hi < k_blocks;
             if (w.lo > 0) {  // the end of a tile another CTA finishes
                 sk_write_partial(acc0, acc1, blockIdx.x, tid, bar);
+                if (tid == 0) {
+                    fix.mark();
+                    span.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, true);
+                    fix.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, false);
+                }
                 continue;
             }
             if (w.hi < k_blocks) {  // this CTA finishes the tile: add the later CTAs' partials
@@ -181,10 +198,16 @@ __global__ void __launch_bounds__(THREADS, 1)
                     if (work.start(other + 1) > work.start(other))
                         sk_add_partial(acc0, acc1, 2 * other + work.half, tid, bar);
             }
+            fix.mark();
             gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row, tile.rows - warp_row,
                                                  tile.col0, lane);
             gg::wgmma_store_warp_rows<R::PANELS>(acc1, staging, C, n, tile.row0 + WG_ROWS + warp_row,
                                                  tile.rows - WG_ROWS - warp_row, tile.col0, lane);
+            if (tid == 0) {
+                span.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, true);
+                if (segment)
+                    fix.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, false);
+            }
         }
     }
 }
@@ -192,7 +215,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 }  // namespace
 
 extern "C" cudaError_t k3_wgmma_pingpong_sk_info(GgKernelInfo *info) {
-    info->kernel = (const void *)k3_pingpong_sk_kernel;
+    info->kernel = (const void *)k3_pingpong_sk_kernel<false>;
     info->threads = THREADS;
     info->dynamic_smem = Ring<SK_BLOCK_N>::SMEM_BYTES;
     info->cluster = 1;
@@ -205,12 +228,13 @@ extern "C" cudaError_t k3_wgmma_pingpong_sk_info(GgKernelInfo *info) {
     return cudaSuccess;
 }
 
-extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) {
+template <bool TRACE>
+static cudaError_t sk_launch(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
     CUtensorMap tmap_a, tmap_b;
     if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    const void *kernel = (const void *)k3_pingpong_sk_kernel;
+    const void *kernel = (const void *)k3_pingpong_sk_kernel<TRACE>;
     const size_t smem = Ring<SK_BLOCK_N>::SMEM_BYTES;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, smem));
     cudaLaunchConfig_t cfg = {};
@@ -220,8 +244,12 @@ extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) {
     int grid;
     CUDA_TRY(gg_launch_persistent_ctas(p, kernel, &cfg, 1, BLOCK_M, SK_BLOCK_N, &grid));
     cfg.gridDim = dim3(grid);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_sk_kernel, tmap_a, tmap_b, p->c, p->row_offsets, p->tokens,
-                                p->experts, p->k, p->n));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, k3_pingpong_sk_kernel<TRACE>, tmap_a, tmap_b, p->c, p->row_offsets, p->tokens,
+                                p->experts, p->k, p->n, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
+}
+extern "C" cudaError_t k3_wgmma_pingpong_sk_launch(const GgLaunch *p) { return sk_launch<false>(p, {}); }
+extern "C" cudaError_t k3_wgmma_pingpong_sk_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
+    return sk_launch<true>(p, *t);
 }
