@@ -6,14 +6,15 @@
 // not 0 the last round keeps only R of the G SMs busy (the trace table's tail column). Here the
 // first T - R tiles go round by round as before (T - R is a multiple of G: every CTA takes the
 // same number), and the last R tiles' k-blocks are cut into equal ranges, one per CTA, in CTA
-// pairs that share their B loads (SkWork). A range is shorter than a tile (R < G), so it covers the
-// end of one tile and the start of the next at most: its first segment, when it starts inside a tile, is a partial sum that the CTA
-// writes to global memory (fp32, one slot per CTA) and flags; the CTA whose range holds a tile's
-// first k-block adds the later CTAs' partials to its own and stores the tile. Waits only point
-// to higher CTA indices and every CTA of a persistent grid is resident, so nothing deadlocks.
-// Partials and flags are this module's (static device memory, SK_MAX_CTAS slots): one launch of
-// this configuration at a time per device. A finisher resets the flags it consumed, so the next
-// launch (or a graph replay) starts from zeros.
+// pairs that share their B loads (SkWork). A range is shorter than a tile (R < G), so it holds
+// parts of two tiles at most. Each part of a split tile ends in a hand-in: the CTA writes its fp32
+// partial sum to its own slot in global memory and counts itself in on the tile's counter; the
+// last to arrive adds the others' partials and stores the tile (sk_hand_in). Nobody waits for
+// another CTA. (The first fixup had the CTA holding a tile's first k-block wait for the later
+// ones' partials; its traces showed those waits eating the split's gain.)
+// Partials and counters are this module's (static device memory): one launch of this
+// configuration at a time per device. The last one resets its tile's counter, so the next launch
+// (or a graph replay) starts from zeros.
 // Work items   per CTA: its whole tiles, then at most two segments (tile, k-blocks [lo, hi)); the
 //              three roles walk the same list, the consumers taking items in turn (ping-pong).
 // Run it       build/bin/ggemm run --kernel k3_wgmma_pingpong_sk --k 8192
@@ -23,8 +24,8 @@ namespace {
 constexpr int SK_MAX_CTAS = 256;
 constexpr int SK_BLOCK_N = 192;
 constexpr int SK_SLOT_FLOAT4 = WG_THREADS * SK_BLOCK_N / 4;  // one warpgroup's two accumulators
-__device__ float4 sk_partials[SK_MAX_CTAS * SK_SLOT_FLOAT4];
-__device__ unsigned sk_flags[SK_MAX_CTAS];
+__device__ float4 sk_partials[2 * SK_MAX_CTAS * SK_SLOT_FLOAT4];  // two segments per CTA at most
+__device__ unsigned sk_arrivals[SK_MAX_CTAS];                      // per split tile (R < G)
 
 struct SkItem {
     int tile, lo, hi;  // schedule index; k-blocks [lo, hi) of it
@@ -62,6 +63,20 @@ struct SkWork {
         // an odd R: the last pair has no second tile
         return whole_tiles + (int)(last - first) + 1 - (tile_of(last) >= num_tiles ? 1 : 0);
     }
+    // CTA pair qq's range holds units of `pair`; how many ranges do.
+    __device__ bool holds(int qq, long pair) const {
+        return start(qq + 1) > start(qq) && start(qq) < (pair + 1) * k_blocks && start(qq + 1) > pair * k_blocks;
+    }
+    __device__ int contributors(long pair) const {
+        int count = 0;
+        for (int qq = 0; qq < pair_ctas; ++qq) count += holds(qq, pair);
+        return count;
+    }
+    // The partial slot of CTA pair qq's segment of `pair` (this CTA's half): its CTA's second slot
+    // when the range began in the pair before.
+    __device__ int slot(int qq, long pair) const {
+        return 2 * (2 * qq + half) + (int)(pair - start(qq) / k_blocks);
+    }
     __device__ SkItem item(int j) const {
         if (j < whole_tiles) return SkItem{cta + j * ctas, 0, k_blocks};
         const int seg = j - whole_tiles;
@@ -73,9 +88,14 @@ struct SkWork {
 };
 
 // One consumer warpgroup (tid: 0..127) and its barrier `bar` (128 threads).
-__device__ __forceinline__ void sk_write_partial(const float (&acc0)[SK_BLOCK_N / 2],
-                                                 const float (&acc1)[SK_BLOCK_N / 2], int slot, int tid,
-                                                 int bar) {
+// One consumer warpgroup (tid: 0..127, named barrier `bar`) hands in its segment of a split tile:
+// it writes its partial sum to its slot and counts itself in; 1 if it was the last of the tile's
+// contributors, which then finishes the tile (the threadfence-reduction pattern: the stores, a
+// fence and a barrier before the count; the count, a fence and a barrier before the reads).
+// Nobody waits for another CTA, so a late contributor delays only the tile's end, by its own.
+__device__ __forceinline__ bool sk_hand_in(const float (&acc0)[SK_BLOCK_N / 2], const float (&acc1)[SK_BLOCK_N / 2],
+                                           int slot, unsigned *arrivals, unsigned contributors, int tid, int bar,
+                                           int *last) {
     float4 *dst = sk_partials + (size_t)slot * SK_SLOT_FLOAT4;
 #pragma unroll
     for (int i = 0; i < SK_BLOCK_N / 8; ++i) {
@@ -85,15 +105,16 @@ __device__ __forceinline__ void sk_write_partial(const float (&acc0)[SK_BLOCK_N 
     }
     __threadfence();
     gg::named_barrier_sync(bar, WG_THREADS);
-    if (tid == 0) gg::flag_store_release(&sk_flags[slot], 1);
+    if (tid == 0) {
+        *last = atomicAdd(arrivals, 1u) == contributors - 1;
+        __threadfence();
+    }
+    gg::named_barrier_sync(bar, WG_THREADS);
+    return *last;
 }
 
 __device__ __forceinline__ void sk_add_partial(float (&acc0)[SK_BLOCK_N / 2], float (&acc1)[SK_BLOCK_N / 2],
-                                               int slot, int tid, int bar) {
-    if (tid == 0)
-        while (gg::flag_load_acquire(&sk_flags[slot]) == 0) {
-        }
-    gg::named_barrier_sync(bar, WG_THREADS);
+                                               int slot, int tid) {
     const float4 *src = sk_partials + (size_t)slot * SK_SLOT_FLOAT4;
 #pragma unroll
     for (int i = 0; i < SK_BLOCK_N / 8; ++i) {
@@ -101,7 +122,6 @@ __device__ __forceinline__ void sk_add_partial(float (&acc0)[SK_BLOCK_N / 2], fl
         acc0[4 * i] += a.x, acc0[4 * i + 1] += a.y, acc0[4 * i + 2] += a.z, acc0[4 * i + 3] += a.w;
         acc1[4 * i] += b.x, acc1[4 * i + 1] += b.y, acc1[4 * i + 2] += b.z, acc1[4 * i + 3] += b.w;
     }
-    if (tid == 0) sk_flags[slot] = 0;  // for the next launch: nobody else reads it in this one
 }
 
 // TRACE: the traced twin. A stream-K segment records a second consumer event, computed = 0: from
@@ -119,6 +139,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ Schedule sched;
+    __shared__ int sk_last[2];  // per consumer: its hand-in was the tile's last
     const uint32_t misalign = gg::smem_u32(smem_raw) % SWIZZLE_ALIGN;
     uint8_t *smem = smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
     if (threadIdx.x == 0) {
@@ -181,22 +202,25 @@ __global__ void __launch_bounds__(THREADS, 1)
             pingpong_k_loop<SK_BLOCK_N, STAGES, R::STAGE_BYTES, 2>(acc0, acc1, full, empty, base, pipe, w.hi - w.lo,
                                                                  lane == 0, span);
             gg::named_barrier_arrive(1 + j % 2, 2 * WG_THREADS);
-            Trace fix;  // traced twin: a segment's partials, from its K loop's end
+            Trace fix;  // traced twin: a segment's hand-in, from its K loop's end
             const bool segment = w.lo > 0 || w.hi < k_blocks;
-            if (w.lo > 0) {  // the end of a tile another CTA finishes
-                sk_write_partial(acc0, acc1, blockIdx.x, tid, bar);
-                if (tid == 0) {
-                    fix.mark();
-                    span.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, true);
-                    fix.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0, false);
+            if (segment) {
+                const long pair = (w.tile - work.dp_tiles) / 2;
+                const int mine = work.slot(work.q, pair);
+                if (!sk_hand_in(acc0, acc1, mine, &sk_arrivals[w.tile - work.dp_tiles], work.contributors(pair),
+                                tid, bar, &sk_last[c])) {
+                    if (tid == 0) {
+                        fix.mark();
+                        span.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0,
+                                 true);
+                        fix.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0,
+                                false);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if (w.hi < k_blocks) {  // this CTA finishes the tile: add the later CTAs' partials
-                const long end = (long)((w.tile - work.dp_tiles) / 2 + 1) * k_blocks;  // its pair's last unit + 1
-                for (int other = work.q + 1; other < work.pair_ctas && work.start(other) < end; ++other)
-                    if (work.start(other + 1) > work.start(other))
-                        sk_add_partial(acc0, acc1, 2 * other + work.half, tid, bar);
+                for (int qq = 0; qq < work.pair_ctas; ++qq)  // the last in: every other contributor's sum
+                    if (qq != work.q && work.holds(qq, pair)) sk_add_partial(acc0, acc1, work.slot(qq, pair), tid);
+                if (tid == 0) sk_arrivals[w.tile - work.dp_tiles] = 0;  // for the next launch
             }
             fix.mark();
             gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row, tile.rows - warp_row,

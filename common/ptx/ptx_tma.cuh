@@ -68,19 +68,6 @@ __device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threa
     asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// A flag in global memory between CTAs of one grid (k3's stream-K partials): the writer's
-// earlier stores (and, through the bar.sync before it, its warpgroup's) are visible to a reader
-// whose acquire load sees the value. #data-movement-and-conversion-instructions-st (.release),
-// #data-movement-and-conversion-instructions-ld (.acquire), #memory-consistency-model
-__device__ __forceinline__ void flag_store_release(unsigned *flag, unsigned value) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
-}
-__device__ __forceinline__ unsigned flag_load_acquire(const unsigned *flag) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
-    return v;
-}
-
 // cp.async completion as an mbarrier arrival (k4's gathering producer): once every cp.async
 // this thread issued before it has landed, the barrier gets one arrival. .noinc: that arrival
 // is one of the count the barrier was initialised with (the thread does not add to it).
