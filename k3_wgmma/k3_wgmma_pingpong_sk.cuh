@@ -63,14 +63,13 @@ struct SkWork {
         // an odd R: the last pair has no second tile
         return whole_tiles + (int)(last - first) + 1 - (tile_of(last) >= num_tiles ? 1 : 0);
     }
-    // CTA pair qq's range holds units of `pair`; how many ranges do.
-    __device__ bool holds(int qq, long pair) const {
-        return start(qq + 1) > start(qq) && start(qq) < (pair + 1) * k_blocks && start(qq + 1) > pair * k_blocks;
-    }
-    __device__ int contributors(long pair) const {
-        int count = 0;
-        for (int qq = 0; qq < pair_ctas; ++qq) count += holds(qq, pair);
-        return count;
+    // The CTA pairs [first, last] whose ranges reach into `pair`, one of which is this CTA's
+    // (empty ranges among them hold nothing). Scanned outwards from this CTA's: every start() is a
+    // 64-bit division, too many to spend on all the pairs of the grid.
+    __device__ void holders(long pair, int &first, int &last) const {
+        first = last = q;
+        while (first > 0 && start(first) > pair * k_blocks) --first;
+        while (last + 1 < pair_ctas && start(last + 1) < (pair + 1) * k_blocks) ++last;
     }
     // The partial slot of CTA pair qq's segment of `pair` (this CTA's half): its CTA's second slot
     // when the range began in the pair before.
@@ -206,9 +205,12 @@ __global__ void __launch_bounds__(THREADS, 1)
             const bool segment = w.lo > 0 || w.hi < k_blocks;
             if (segment) {
                 const long pair = (w.tile - work.dp_tiles) / 2;
-                const int mine = work.slot(work.q, pair);
-                if (!sk_hand_in(acc0, acc1, mine, &sk_arrivals[w.tile - work.dp_tiles], work.contributors(pair),
-                                tid, bar, &sk_last[c])) {
+                int first, last;
+                work.holders(pair, first, last);
+                unsigned contributors = 0;
+                for (int qq = first; qq <= last; ++qq) contributors += work.start(qq + 1) > work.start(qq);
+                if (!sk_hand_in(acc0, acc1, work.slot(work.q, pair), &sk_arrivals[w.tile - work.dp_tiles],
+                                contributors, tid, bar, &sk_last[c])) {
                     if (tid == 0) {
                         fix.mark();
                         span.end(trace, GG_TRACE_CONSUMER + c, w.tile, tile.expert, tile.row0, tile.rows, tile.col0,
@@ -218,8 +220,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                     }
                     continue;
                 }
-                for (int qq = 0; qq < work.pair_ctas; ++qq)  // the last in: every other contributor's sum
-                    if (qq != work.q && work.holds(qq, pair)) sk_add_partial(acc0, acc1, work.slot(qq, pair), tid);
+                for (int qq = first; qq <= last; ++qq)  // the last in: every other contributor's sum
+                    if (qq != work.q && work.start(qq + 1) > work.start(qq))
+                        sk_add_partial(acc0, acc1, work.slot(qq, pair), tid);
                 if (tid == 0) sk_arrivals[w.tile - work.dp_tiles] = 0;  // for the next launch
             }
             fix.mark();
