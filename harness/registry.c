@@ -52,7 +52,6 @@ const GgKernel gg_kernels[] = {
     TRACED(k3_wgmma_pingpong_n128, k3_wgmma, "pingpong at a narrower tile"),
     TRACED(k3_wgmma_pingpong64, k3_wgmma, "pingpong with adaptive rows: a 64-row tile on its owner alone"),
     TRACED(k3_wgmma_pingpong64_n128, k3_wgmma, "pingpong64 at a narrower tile"),
-    TRACED(k3_wgmma_pingpong_sk, k3_wgmma, "pingpong with a stream-K split of the last partial wave"),
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of the above per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };

@@ -28,7 +28,6 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong)      /* 128 x 192, fixed rows, each 
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_n128) /* the same at 128 x 128 */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong64)     /* k3_wgmma_pingpong with adaptive 128/64 rows */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong64_n128) /* the same at 128|64 x 128 */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_sk)           /* k3_wgmma_pingpong, stream-K over the last partial wave */
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
 /* On the current GPU; without one, on the H200 of results/h200 (why says so); NULL (why says

@@ -14,7 +14,6 @@
 //   k3_wgmma_persist_n256     k3_wgmma_persist at 256-wide column blocks
 //   k3_wgmma_pingpong, _pingpong64, _pingpong_n128   not a Config of the lesson but a kernel of
 //                             its own (k3_wgmma_pingpong.cuh): each consumer owns whole tiles
-//   k3_wgmma_pingpong_sk      that kernel with a stream-K last wave (k3_wgmma_pingpong_sk.cuh)
 // The name k3_wgmma itself is the entry point (k3_wgmma_entry.c): it runs one of these,
 // chosen from the problem's shape.
 #include "k3_wgmma.cu"
@@ -149,4 +148,3 @@ K3_CONFIG(k3_wgmma_mca, Mca)
 K3_CONFIG(k3_wgmma_persist_n256, PersistN256)
 
 #include "k3_wgmma_pingpong.cuh"  // its own kernel, from the lesson's pieces
-#include "k3_wgmma_pingpong_sk.cuh"  // the same with a stream-K split of the last partial wave
