@@ -21,6 +21,7 @@ import glob
 import io
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -614,8 +615,19 @@ K3_TRIED = [
     ("… the same, a second sweep", "k3_ab_lookahead_reversed-68a25cfb1364.csv", "k3_wgmma_pingpong_la",
      "k3_wgmma_pingpong"),
     ("256-row tiles, each consumer 128 rows", "k3_ab_m256-88f0a0547dbb.csv", "k3_wgmma_m256", "k3_wgmma_pingpong"),
+    ("256-row tiles, 7 stages of 32 k", "k3_ab_m256_k32-85b12f03fe38.csv", "k3_wgmma_m256_k32",
+     "k3_wgmma_pingpong"),
+    ("… 3 stages of 64 k (the first trial), same sweep", "k3_ab_m256_k32-85b12f03fe38.csv", "k3_wgmma_m256",
+     "k3_wgmma_pingpong"),
+    ("… 7 stages over 3", "k3_ab_m256_k32-85b12f03fe38.csv", "k3_wgmma_m256_k32", "k3_wgmma_m256"),
     ("stream-K over the last partial wave", "k3_ab_streamk-777303bf394d.csv", "k3_wgmma_pingpong_sk",
      "k3_wgmma_pingpong"),
+    ("… split in CTA pairs that share B", "k3_ab_streamk_pairs-ac23f1eced2d.csv", "k3_wgmma_pingpong_sk",
+     "k3_wgmma_pingpong"),
+    ("… the last to arrive finishes a tile", "k3_ab_streamk_last-d7ec5cb2c610.csv", "k3_wgmma_pingpong_sk",
+     "k3_wgmma_pingpong"),
+    ("… its contributors found near its own range", "k3_ab_streamk_last_scan-3eb7f556db33.csv",
+     "k3_wgmma_pingpong_sk", "k3_wgmma_pingpong"),
     ("folded walk: experts by rows, both ends", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_split64_fold",
      "k3_wgmma_split64"),
     ("… ping-pong, fixed rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_pingpong_fold", "k3_wgmma_pingpong"),
@@ -629,10 +641,23 @@ K3_TRIED = [
 ]
 # Trials profiled with ncu: (report, the log whose head holds the command).
 K3_M256_NCU = ("ncu_k3_m256-88f0a0547dbb.txt", "k3_m256-88f0a0547dbb.log")
+K3_M256_K32_NCU = ("ncu_k3_m256_k32-85b12f03fe38.txt", "k3_m256_k32-85b12f03fe38.log")
 K3_FOLD_NCU = ("ncu_k3_fold-a1b33091e097.txt", "k3_fold-a1b33091e097.log")
+K3_STREAMK_NCU = [("ncu_k3_streamk_v1-5f59997b2a10.txt", "k3_streamk_v1-5f59997b2a10.log"),
+                  ("ncu_k3_streamk_pairs-ac23f1eced2d.txt", "k3_streamk_pairs-ac23f1eced2d.log")]
+# The stream-K trial's traces (in a folder of their own: a split tile's hand-in is a second consumer event,
+# which the between-tiles statistics would misread): (version, commit), each with ping-pong from the same call.
+K3_STREAMK_TRACES = [("CTA pairs, the first k-block's holder waits", "46d8cba58695"),
+                     ("the last to arrive finishes", "d7ec5cb2c610"),
+                     ("… contributors found near its own range", "3eb7f556db33")]
+K3_STREAMK_SHAPES = [("k8192", "16k rows, K = 8192"), ("16k_s0", "16k rows, K = 1024"), ("2k_s0", "2k rows"),
+                     ("olmoe", "OLMoE-like")]
 K3_PAIRS_NCU = ("ncu_k3_pingpong_mc-3eee2c6c4043.txt", "k3_pingpong_mc-3eee2c6c4043.log")
 SECTORS = "lts__t_sectors_srcunit_tex_op_read.sum"  # L2 sectors read for the SMs, where a report has it
 K3_PINGPONG64_N128 = "k3_pingpong64_n128-0c00050b1b96.log"  # its device script heads it
+# The 256-row trial at two depths: ping-pong and the 7-stage one traced in the same call, two shapes.
+K3_M256_K32_TRACES = [(f"k3_wgmma_{k}", f"trace_k3_wgmma_{k}_{shape}-85b12f03fe38") for shape in ("16k_s0", "k8192")
+                      for k in ("pingpong", "m256_k32")]
 # The folded walk's trace at 16k rows, s = 1.2, and the committed trace of the same configuration
 # in expert-major order (what the entry point ran there: k3_wgmma_pingpong64).
 K3_FOLD_TRACES = [("expert-major", os.path.join(ROOT, "results", "h200", "traces", "k3_wgmma_16k_s1.2")),
@@ -807,6 +832,108 @@ def trace_rates(folder, slices=0, slice_us=0.0):
             [(f / sec / 1e12, x / sec / 1e12) for f, x in zip(flops, bytes_)])
 
 
+def bulk_and_tail(folder):
+    """A trace before and after its first SM runs out of work: (kernel µs, first idle µs, useful TFLOP/s
+    until then, share of the kernel after it, median µs per 128 rows of a tile on one CTA). A tile that
+    two consumers share counts once (earliest first full stage, latest store); its FLOPs are spread
+    evenly over that span; the period is from one tile's first full stage to the next one's on the CTA."""
+    _, summary = tables.load(os.path.join(folder, "summary.csv"))
+    s = summary[0]
+    k, n = int(s["k"]), int(s["n"])
+    kernel_ns, idle_ns = float(s["kernel_us"]) * 1e3, float(s["first_idle_us"]) * 1e3
+    tiles = {}
+    with open(os.path.join(folder, "trace.csv")) as f:
+        for r in csv.DictReader(f):
+            if not r["role"].startswith("consumer") or r["computed"] != "1":
+                continue
+            key = (r["cta"], r["tile"])
+            a, b = int(r["mark_ns"]), int(r["end_ns"])
+            if key in tiles:
+                tiles[key] = (min(a, tiles[key][0]), max(b, tiles[key][1])) + tiles[key][2:]
+            else:
+                tiles[key] = (a, b, int(r["rows"]), int(r["col0"]))
+    block_n = min(c for _, _, _, c in tiles.values() if c > 0)
+    done, per_cta = 0.0, {}
+    for (cta, _), (a, b, rows, col0) in tiles.items():
+        flops = 2.0 * rows * min(block_n, n - col0) * k
+        done += flops * max(0.0, min(b, idle_ns) - a) / max(1, b - a)
+        per_cta.setdefault(cta, []).append((a, rows))
+    periods = []
+    for ts in per_cta.values():
+        ts.sort()
+        periods += [(y[0] - x[0]) / 1e3 / (x[1] / 128) for x, y in zip(ts, ts[1:])]
+    return (kernel_ns / 1e3, idle_ns / 1e3, done / idle_ns / 1e3, 1 - idle_ns / kernel_ns,
+            statistics.median(periods))
+
+
+def k3_m256_k32_traces(d):
+    """The 256-row tiles at 7 stages against ping-pong in traces: the bulk of the launch and its tail."""
+    paths = [os.path.join(EVIDENCE, name) for _, name in K3_M256_K32_TRACES]
+    out = ["*Generated by `plots/figdata.py` from " + ", ".join(f"`{d.rel(p)}/`" for p in paths)
+           + " (`ggemm trace`, one call; the command heads `" + K3_M256_K32_NCU[1] + "`): until the first SM "
+           "runs out of tiles, the useful TFLOP/s finished (each tile's FLOPs spread over its span, from its first "
+           "full stage to its last store); the share of the kernel after that moment; and the median time from one "
+           "tile's first full stage to the next one's on a CTA, per 128 rows of tile.*", "",
+           "| shape | kernel | kernel µs | first SM idle at µs | useful TFLOP/s until then | after it "
+           "| µs per 128 rows of a tile |", "|---|---|---:|---:|---:|---:|---:|"]
+    gemm, bulk = float(d.meta["ceiling_gemm_tflops"]), []
+    for (kernel, _), p in zip(K3_M256_K32_TRACES, paths):
+        _, summary = tables.load(os.path.join(p, "summary.csv"))
+        shape = f"{int(summary[0]['tokens']) // 1024}k rows, K = {summary[0]['k']}"
+        total, idle, rate, after, period = bulk_and_tail(p)
+        out.append(f"| {shape} | `{short(kernel)}` | {total:.1f} | {idle:.1f} | {rate:.0f} | {100 * after:.1f}% "
+                   f"| {period:.2f} |")
+        if kernel == "k3_wgmma_pingpong":
+            bulk.append(f"{100 * rate / gemm:.0f}% at {shape}")
+    out += ["", "Ping-pong until the first SM idles (traced, a little slower than untraced), against the GEMM "
+            f"ceiling of `{d.rel(d.sweep)}` ({gemm:.1f} TFLOP/s): " + ", ".join(bulk) + "."]
+    return "\n".join(out)
+
+
+def streamk_phases(folder):
+    """A stream-K trace: (kernel µs, the latest end of a CTA's whole tiles, median and longest hand-in µs).
+    Times from the first event; a hand-in is a consumer event with computed = 0 (start: the segment's K loop
+    ended; mark: its partial handed in, or the others' added by the last)."""
+    with open(os.path.join(folder, "trace.csv")) as f:
+        rows = list(csv.DictReader(f))
+    t0 = min(int(r["start_ns"]) for r in rows)
+    consumer = [r for r in rows if r["role"].startswith("consumer")]
+    ctas = len({r["cta"] for r in rows})
+    tiles = max(int(r["tile"]) for r in consumer) + 1
+    split_from = tiles - tiles % ctas
+    whole_end = max(int(r["end_ns"]) for r in consumer if r["computed"] == "1" and int(r["tile"]) < split_from)
+    hand_in = [(int(r["mark_ns"]) - int(r["start_ns"])) / 1e3 for r in consumer if r["computed"] == "0"]
+    end = max(int(r["end_ns"]) for r in rows)
+    return (end - t0) / 1e3, (whole_end - t0) / 1e3, statistics.median(hand_in), max(hand_in)
+
+
+def k3_streamk_traces(d):
+    """The stream-K versions' traces against ping-pong traced in the same call."""
+    folder = os.path.join(EVIDENCE, "streamk")
+    out = [f"*Generated by `plots/figdata.py` from `{d.rel(folder)}/` (`ggemm trace`; each version's device script "
+           "heads the log of its commit there or beside it). The whole tiles end: the latest end of a CTA's whole "
+           "tiles; the split: from then to the kernel's end; a hand-in: from a split tile's K loop ending to its "
+           "partial sum written and counted (at 46d8cba58695, for the holder of a tile's first k-block: until the "
+           "others' partials were added).*", "",
+           "| version | shape | ping-pong µs | stream-K µs | whole tiles end at µs | the split µs | hand-in median µs "
+           "| longest |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for what, commit in K3_STREAMK_TRACES:
+        for shape, label in K3_STREAMK_SHAPES:
+            pp = streamk_kernel_us(os.path.join(folder, f"trace_k3_wgmma_pingpong_{shape}-{commit}"))
+            sk = os.path.join(folder, f"trace_k3_wgmma_pingpong_sk_{shape}-{commit}")
+            total, whole, med, longest = streamk_phases(sk)
+            out.append(f"| {what} (`{commit}`) | {label} | {pp:.1f} | {total:.1f} | {whole:.1f} | {total - whole:.1f} "
+                       f"| {med:.2f} | {longest:.2f} |")
+    return "\n".join(out)
+
+
+def streamk_kernel_us(folder):
+    """A trace's span, first event to last, in µs."""
+    with open(os.path.join(folder, "trace.csv")) as f:
+        rows = list(csv.DictReader(f))
+    return (max(int(r["end_ns"]) for r in rows) - min(int(r["start_ns"]) for r in rows)) / 1e3
+
+
 def k3_fold_phases(d):
     """Two traces of one configuration, expert-major and folded: per half of each kernel, the useful
     TFLOP/s its consumers finished and the rate at which B panels were first read (trace_rates)."""
@@ -938,7 +1065,11 @@ def main():
         tables.replace_block(k3, k3_rows_dram(d), "k3-rows-dram")
         tables.replace_block(k3, k3_tried(d), "k3-tried")
         tables.replace_block(k3, k3_trial_ncu(d, K3_M256_NCU), "k3-m256-ncu")
+        tables.replace_block(k3, k3_trial_ncu(d, K3_M256_K32_NCU), "k3-m256-k32-ncu")
+        tables.replace_block(k3, k3_m256_k32_traces(d), "k3-m256-k32-traces")
         tables.replace_block(k3, k3_trial_ncu(d, K3_FOLD_NCU), "k3-fold-ncu")
+        tables.replace_block(k3, "\n\n".join(k3_trial_ncu(d, t) for t in K3_STREAMK_NCU), "k3-streamk-ncu")
+        tables.replace_block(k3, k3_streamk_traces(d), "k3-streamk-traces")
         tables.replace_block(k3, k3_trial_ncu(d, K3_PAIRS_NCU), "k3-pairs-ncu")
         tables.replace_block(k3, k3_pingpong64_n128(d), "k3-pingpong64-n128")
         tables.replace_block(k3, k3_fold_phases(d), "k3-fold-phases")
