@@ -10,6 +10,17 @@ int gg_open_gpu(GgDeviceInfo *d) {
     return rc;
 }
 
+int gg_limit_sms(GgDeviceInfo *d, int sms) {
+    if (!sms) return GG_EXIT_OK;
+    if (sms > d->sms) {
+        fprintf(stderr, "ggemm: --sms %d: this GPU has %d SMs\n", sms, d->sms);
+        return GG_EXIT_USAGE;
+    }
+    fprintf(stderr, "ggemm: persistent grids of at most %d CTAs (--sms; the GPU has %d SMs)\n", sms, d->sms);
+    d->sms = sms;
+    return GG_EXIT_OK;
+}
+
 int gg_cmd_run(const GgOptions *o) {
     GgImpl impl;
     if (gg_impl_find(o->kernel, &impl)) {
@@ -18,6 +29,7 @@ int gg_cmd_run(const GgOptions *o) {
     }
     GgDeviceInfo d;
     int rc = gg_open_gpu(&d);
+    if (!rc) rc = gg_limit_sms(&d, o->sms);
     if (rc) return rc;
     char why[512];
     if (!gg_impl_runs_here(&impl, d.cc_major, d.cc_minor, why, sizeof why)) {

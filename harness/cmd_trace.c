@@ -59,6 +59,7 @@ int gg_cmd_trace(const GgOptions *o) {
     }
     GgDeviceInfo d;
     int rc = gg_open_gpu(&d);
+    if (!rc) rc = gg_limit_sms(&d, o->sms);
     if (rc) return rc;
     if (mkdir(o->out, 0777) && errno != EEXIST) {
         fprintf(stderr, "ggemm: --out %s: %s\n", o->out, strerror(errno));

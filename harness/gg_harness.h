@@ -75,6 +75,7 @@ typedef struct GgOptions {
     int given_reps;           /* trace: --reps asks for the traced/untraced timing */
     unsigned long long seed;
     int check;                /* 0 with --no-check */
+    int sms;                  /* run, trace: --sms N, persistent grids of at most N CTAs; 0 = every SM */
     int cases;                /* fuzz: how many random problems */
     /* moe: a named model (or "all"), or the layer's sizes; which paths; renormalisation */
     const char *model;
