@@ -136,6 +136,16 @@ def k2(d):
     ]
 
 
+SMS_LOG = "k3_pingpong_sms-68f731703725.log"  # K = 1024 first, then 8192; 132, 99, 66, 33 SMs each
+
+
+def sms_median(d, sms):
+    """The untraced median of k3_wgmma_pingpong at 16k rows, K = 1024, on `sms` SMs (the --sms log)."""
+    with open(os.path.join(d.results, "evidence", SMS_LOG)) as f:
+        medians = [float(m.group(1)) for m in re.finditer(r"^time: median ([0-9.]+) us", f.read(), re.M)]
+    return medians[(132, 99, 66, 33).index(sms)]
+
+
 def k3(d):
     w = d.kernels["k3_wgmma"]
     return [
@@ -151,6 +161,12 @@ def k3(d):
          f"{RUN} k3_wgmma_mc",
          f"No: {d.tf('k3_wgmma_mc'):.1f} against {d.tf('k3_wgmma_split64'):.1f} TFLOP/s for `k3_wgmma_split64`, "
          "the configuration it pairs."),
+        ("The same 16k-row problem on half the SMs (`--sms 66`): each SM keeps its ring and gets twice the "
+         "tiles. Twice the time?",
+         f"{RUN} k3_wgmma_pingpong --sms 132 && {RUN} k3_wgmma_pingpong --sms 66",
+         f"No: {sms_median(d, 66):.1f} against {sms_median(d, 132):.1f} µs, "
+         f"{sms_median(d, 66) / sms_median(d, 132):.2f}x: "
+         "with fewer SMs sharing L2 and DRAM, each one's stages arrive sooner (k3 README, the SM-count table)."),
         ("What share of the roofline does k3_wgmma reach at 2k rows, s = 0, and how many registers does it "
          "compile to?",
          f"{RUN} k3_wgmma --tokens 2048 && build/bin/ggemm list",
