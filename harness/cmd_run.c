@@ -16,7 +16,7 @@ int gg_limit_sms(GgDeviceInfo *d, int sms) {
         fprintf(stderr, "ggemm: --sms %d: this GPU has %d SMs\n", sms, d->sms);
         return GG_EXIT_USAGE;
     }
-    fprintf(stderr, "ggemm: persistent grids of at most %d CTAs (--sms; the GPU has %d SMs)\n", sms, d->sms);
+    fprintf(stderr, "ggemm: persistent kernels launch at most %d CTAs (--sms; the GPU has %d SMs)\n", sms, d->sms);
     d->sms = sms;
     return GG_EXIT_OK;
 }

@@ -19,7 +19,8 @@ int gg_cmd_moe(const GgOptions *o);
 
 /* The GPU, or one line on stderr saying why not (exit code 77). */
 int gg_open_gpu(GgDeviceInfo *d);
-/* --sms N: the launches that follow see a GPU of N SMs (persistent grids of at most N CTAs); 0 leaves
- * it whole. GG_EXIT_USAGE, after one line, when N is more than the GPU has. */
+/* --sms N: the persistent kernels launched after it size their grids for N SMs (at most N CTAs); an
+ * entry point has already chosen its configuration for the whole GPU. 0 leaves the GPU whole.
+ * GG_EXIT_USAGE, after one line, when N is more than the GPU has. */
 int gg_limit_sms(GgDeviceInfo *d, int sms);
 #endif
