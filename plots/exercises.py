@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "labs"))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
 import make_starters  # noqa: E402  (the labs, their stages and expected times)
+import figdata  # noqa: E402  (the evidence runs it tabulates: K3_SMS)
 from tables import load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 
@@ -136,18 +137,17 @@ def k2(d):
     ]
 
 
-SMS_LOG = "k3_pingpong_sms-68f731703725.log"  # K = 1024 first, then 8192; 132, 99, 66, 33 SMs each
-
-
-def sms_median(d, sms):
-    """The untraced median of k3_wgmma_pingpong at 16k rows, K = 1024, on `sms` SMs (the --sms log)."""
-    with open(os.path.join(d.results, "evidence", SMS_LOG)) as f:
+def sms_medians(d):
+    """{SMs: untraced median µs} of k3_wgmma_pingpong at 16k rows, K = 1024 (the first shape of figdata's first
+    --sms run; its log lists the medians shape by shape, SM count by count)."""
+    _, _, counts, _, log = figdata.K3_SMS[0]
+    with open(os.path.join(d.results, "evidence", log)) as f:
         medians = [float(m.group(1)) for m in re.finditer(r"^time: median ([0-9.]+) us", f.read(), re.M)]
-    return medians[(132, 99, 66, 33).index(sms)]
+    return dict(zip(counts, medians))
 
 
 def k3(d):
-    w = d.kernels["k3_wgmma"]
+    w, sms = d.kernels["k3_wgmma"], sms_medians(d)
     return [
         ("How much faster than torch._grouped_mm is k3_wgmma at 16k rows, s = 1.2?",
          f"{RUN} k3_wgmma --skew 1.2  (torch: harness/peers/torch_grouped_mm.py)",
@@ -164,8 +164,7 @@ def k3(d):
         ("The same 16k-row problem on half the SMs (`--sms 66`): each SM keeps its ring and gets twice the "
          "tiles. Twice the time?",
          f"{RUN} k3_wgmma_pingpong --sms 132 && {RUN} k3_wgmma_pingpong --sms 66",
-         f"No: {sms_median(d, 66):.1f} against {sms_median(d, 132):.1f} µs, "
-         f"{sms_median(d, 66) / sms_median(d, 132):.2f}x: "
+         f"No: {sms[66]:.1f} against {sms[132]:.1f} µs, {sms[66] / sms[132]:.2f}x: "
          "with fewer SMs sharing L2 and DRAM, each one's stages arrive sooner (k3 README, the SM-count table)."),
         ("What share of the roofline does k3_wgmma reach at 2k rows, s = 0, and how many registers does it "
          "compile to?",
