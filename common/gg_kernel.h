@@ -97,6 +97,7 @@ typedef struct GgKernel {
     GgLaunchFn launch;
     GgTraceLaunchFn trace_launch; /* NULL: no traced twin */
     GgChooseFn choose;            /* non-NULL: an entry point that runs the configuration it names */
+    int step;                     /* > 0: step `step` of its stage's lesson ladder (k3_wgmma) */
 } GgKernel;
 
 /* What a stage header declares for each registered configuration NAME. */

@@ -7,6 +7,7 @@
 //   ... span.mark();                              // once: the tile's first TMA issued / its
 //                                                 //   first full stage arrived
 //   if (recorder) span.end(sink, role, t, expert, row0, rows, col0, computed);
+//                 (or span.end(sink, role, t, tile, computed) for a tile of the schedule)
 // and once per CTA, by one thread, when barriers and schedule are ready:
 //   gg::Trace<TRACE>::setup(sink, entry);         // entry = Trace<TRACE>::now() at the top
 #pragma once
@@ -27,6 +28,8 @@ struct Trace<false> {
     __device__ static void setup(const Sink &, uint64_t) {}
     __device__ void mark() {}
     __device__ void end(const Sink &, int, int, int, int, int, int, bool) {}
+    template <class TILE>
+    __device__ void end(const Sink &, int, int, const TILE &, bool) {}
 };
 
 template <>
@@ -54,6 +57,11 @@ struct Trace<true> {
         const uint64_t t0 = t - (uint32_t)((uint32_t)t - start), t1 = t - (uint32_t)((uint32_t)t - marked);
         record(s, GgTraceEvent{t0, t1, t, (int32_t)smid(), (int32_t)blockIdx.x, role, tile, expert,
                                row0, rows, col0, computed ? 1 : 0, 0});
+    }
+    // The same for a tile of the schedule (expert, row0, rows, col0).
+    template <class TILE>
+    __device__ void end(const Sink &s, int role, int t, const TILE &tile, bool computed) {
+        end(s, role, t, tile.expert, tile.row0, tile.rows, tile.col0, computed);
     }
 };
 

@@ -25,6 +25,7 @@ int gg_case_has(const GgCase *c, const char *name, const char *filter) {
     for (const char *p = c->kernels; *p;) {
         const size_t len = strcspn(p, " ");
         if (len == n && !strncmp(p, name, n)) return 1;
+        if (len > 1 && p[len - 1] == '*' && !strncmp(p, name, len - 1)) return 1; /* a prefix */
         p += len;
         while (*p == ' ') ++p;
     }

@@ -77,19 +77,27 @@ int gg_cmd_list(const GgOptions *o) {
     const int gpu = gg_device_open(&d, why, sizeof why) == GG_EXIT_OK && cudaGetDeviceProperties(&prop, 0) == 0;
     if (o->csv) {
         puts("kernel,stage,arch,block_m,block_n,block_k,stages,threads,cluster,host_tiles,dynamic_smem,static_smem,"
-             "registers,spill_bytes,blocks_per_sm,limiter,status,config,clusters_resident");
+             "registers,spill_bytes,blocks_per_sm,limiter,status,config,clusters_resident,lesson_step");
     } else {
         if (gpu)
             printf("GPU: %s, sm_%d%d, %d SMs, %ld bytes shared memory per block (opt-in)\n", d.name, d.cc_major,
                    d.cc_minor, d.sms, d.smem_optin);
         else
             printf("no GPU (%s): resources are shown on a GPU only\n", why);
-        printf("%-26s %-15s %-8s %-3s %s\n", "kernel", "arch", "tile", "stg",
+        printf("%-28s %-15s %-8s %-3s %s\n", "kernel", "arch", "tile", "stg",
                gpu ? "resources on this GPU | config" : "config");
     }
+    const char *group = "";
     for (int i = 0; i < gg_kernel_count + gg_lab_count + gg_peer_count; ++i) {
         GgImpl impl;
         gg_impl_find(gg_impl_name(i), &impl);
+        const int step = impl.kernel ? impl.kernel->step : 0;
+        /* Text: a heading per stage (labs and peers apart), in the registry's order. */
+        const char *g = i >= gg_kernel_count + gg_lab_count ? "peers" : i >= gg_kernel_count ? "labs" : impl.stage;
+        if (!o->csv && strcmp(g, group)) {
+            printf("-- %s%s\n", g, step && !strcmp(impl.stage, "k3_wgmma") ? " (lesson steps marked; k3_wgmma.h explains the names)" : "");
+            group = g;
+        }
         const GgKernelInfo *info = &impl.info;
         char arch[64], tile[32];
         gg_impl_arch(&impl, arch, sizeof arch);
@@ -108,12 +116,14 @@ int gg_cmd_list(const GgOptions *o) {
             gg_csv_text(stdout, r.status);
             putchar(',');
             gg_csv_text(stdout, impl.config);
-            if (r.ok && info->cluster > 1) printf(",%d\n", r.clusters);
-            else printf(",\n");
+            if (r.ok && info->cluster > 1) printf(",%d,", r.clusters);
+            else printf(",,");
+            if (step) printf("%d", step);
+            putchar('\n');
             continue;
         }
         if (!impl.kernel) {
-            printf("%-26s %-15s %-8s %-3s %s%s%s\n", impl.name, "peer", "-", "-", gpu ? r.status : "",
+            printf("%-28s %-15s %-8s %-3s %s%s%s\n", impl.name, "peer", "-", "-", gpu ? r.status : "",
                    gpu ? " | " : "", impl.config);
             continue;
         }
@@ -127,8 +137,10 @@ int gg_cmd_list(const GgOptions *o) {
         } else if (gpu) {
             snprintf(res, sizeof res, "%s", r.status);
         }
-        printf("%-26s %-15s %-8s %-3d %s%s%s\n", impl.name, arch, tile, info->stages, res, gpu ? " | " : "",
-               impl.config);
+        char config[320];
+        if (step) snprintf(config, sizeof config, "step %d: %s", step, impl.config);
+        else snprintf(config, sizeof config, "%s", impl.config);
+        printf("%-28s %-15s %-8s %-3d %s%s%s\n", impl.name, arch, tile, info->stages, res, gpu ? " | " : "", config);
     }
     gg_release_buffers();
     return GG_EXIT_OK;

@@ -17,15 +17,21 @@
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
 #define ROW(NAME, STAGE, CONFIG) \
-    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL, NULL}
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL, NULL, 0}
 /* A configuration with a traced twin (NAME_trace_launch, common/gg_trace.h): `ggemm trace`. */
 #define TRACED(NAME, STAGE, CONFIG)                                                              \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NULL}
+     NAME##_trace_launch, NULL, 0}
+/* A lesson step of its stage (`ggemm list` marks it): a TRACED row with its step number. */
+#define LESSON(NAME, STAGE, STEP, CONFIG)                                                        \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
+     NAME##_trace_launch, NULL, STEP}
+/* A TRACED row built only with -DGG_ABLATIONS=ON (tests/CMakeLists.txt counts them apart). */
+#define ABLATION(NAME, STAGE, CONFIG) TRACED(NAME, STAGE, CONFIG)
 /* An entry point (NAME_choose names the configuration it runs for a shape; gg_impl_resolve). */
 #define ENTRY(NAME, STAGE, CONFIG)                                                               \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NAME##_choose}
+     NAME##_trace_launch, NAME##_choose, 0}
 
 const GgKernel gg_kernels[] = {
     /*  name, stage, config (what it was built for: GG_ARCHS_<stage>, from CMake) */
@@ -38,21 +44,23 @@ const GgKernel gg_kernels[] = {
     TRACED(k2_tma_ws_s3, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
     TRACED(k2_tma_ws_s3_1blk, k2_tma_ws, "s3 with registers uncapped (one block per SM)"),
     TRACED(k2_tma_ws_bm64, k2_tma_ws, "TMA + mbarrier ring, producer warp, mma.sync warps"),
-    TRACED(k3_wgmma_tile, k3_wgmma, "wgmma, producer/consumer warpgroups, one CTA per host-list tile"),
-    TRACED(k3_wgmma_persist, k3_wgmma, "+ persistent grid, device-side schedule"),
-    TRACED(k3_wgmma_solo64, k3_wgmma, "+ adaptive BM, a 64-row tile on one consumer"),
-    TRACED(k3_wgmma_split64, k3_wgmma, "+ a 64-row tile split by columns over both consumers"),
-    TRACED(k3_wgmma_n128, k3_wgmma, "split64 at a narrower tile"),
-    TRACED(k3_wgmma_n256, k3_wgmma, "split64 at a wider tile"),
-    TRACED(k3_wgmma_mc, k3_wgmma, "split64 in 2-CTA clusters, B multicast to a row-tile pair"),
-    TRACED(k3_wgmma_mc_n256, k3_wgmma, "n256 in 2-CTA clusters, B multicast to a row-tile pair"),
-    TRACED(k3_wgmma_mca, k3_wgmma, "split64 in 2-CTA clusters, A multicast to a column-block pair"),
-    TRACED(k3_wgmma_persist_n256, k3_wgmma, "persist at a wider tile"),
-    TRACED(k3_wgmma_pingpong, k3_wgmma, "persist, each consumer warpgroup owns whole tiles (ping-pong)"),
-    TRACED(k3_wgmma_pingpong_n128, k3_wgmma, "pingpong at a narrower tile"),
-    TRACED(k3_wgmma_pingpong64, k3_wgmma, "pingpong with adaptive rows: a 64-row tile on its owner alone"),
-    TRACED(k3_wgmma_pingpong64_n128, k3_wgmma, "pingpong64 at a narrower tile"),
-    ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of the above per shape"),
+    LESSON(k3_wgmma_tile_m128_n192, k3_wgmma, 1, "wgmma, producer/consumer warpgroups, one CTA per host-list tile"),
+    LESSON(k3_wgmma_coop_m128_n192, k3_wgmma, 2, "+ persistent grid, device-side schedule"),
+    TRACED(k3_wgmma_coop_m128_n256, k3_wgmma, "step 2 at a wider tile"),
+    LESSON(k3_wgmma_coop_m64_n192, k3_wgmma, 3, "+ adaptive rows: a 64-row tile split by columns over both consumers"),
+    TRACED(k3_wgmma_coop_m64_n128, k3_wgmma, "step 3 at a narrower tile"),
+    TRACED(k3_wgmma_coop_m64_n256, k3_wgmma, "step 3 at a wider tile"),
+    LESSON(k3_wgmma_pingpong_m128_n192, k3_wgmma, 4, "ping-pong: each consumer warpgroup owns whole tiles in turn"),
+    TRACED(k3_wgmma_pingpong_m64_n192, k3_wgmma, "step 4 with adaptive rows: a 64-row tile on its owner alone"),
+    TRACED(k3_wgmma_pingpong_m128_n128, k3_wgmma, "step 4 at a narrower tile"),
+    TRACED(k3_wgmma_pingpong_m64_n128, k3_wgmma, "step 4 with adaptive rows at a narrower tile"),
+#ifdef GG_ABLATIONS
+    ABLATION(k3_wgmma_coop_m64_n192_solo, k3_wgmma, "step 3 with the 64-row tile on one consumer"),
+    ABLATION(k3_wgmma_coop_m64_n192_mcb, k3_wgmma, "step 3 in 2-CTA clusters, B multicast to a row-tile pair"),
+    ABLATION(k3_wgmma_coop_m64_n256_mcb, k3_wgmma, "n256 in 2-CTA clusters, B multicast to a row-tile pair"),
+    ABLATION(k3_wgmma_coop_m64_n192_mca, k3_wgmma, "step 3 in 2-CTA clusters, A multicast to a column-block pair"),
+#endif
+    ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of steps 2-4's configurations per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
@@ -126,7 +134,16 @@ int gg_unknown_kernel(const char *list, char separator, char *bad, size_t len) {
         char name[96];
         snprintf(name, sizeof name, "%.*s", (int)(n < 95 ? n : 95), p);
         GgImpl impl;
-        if (gg_impl_find(name, &impl)) {
+        const size_t prefix = strlen(name) > 1 ? strlen(name) - 1 : 0; /* NAME* in a case file */
+        int matched = 0;
+        if (separator == ' ' && prefix > 0 && name[prefix] == '*') { /* some kernel starts with NAME */
+            for (int i = 0; i < gg_kernel_count + gg_lab_count + gg_peer_count && !matched; ++i)
+                matched = !strncmp(gg_impl_name(i), name, prefix);
+            if (!matched) {
+                snprintf(bad, len, "%s", name);
+                return 1;
+            }
+        } else if (gg_impl_find(name, &impl)) {
             gg_error_clear();
             snprintf(bad, len, "%s", name);
             return 1;

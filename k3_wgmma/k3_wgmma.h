@@ -1,33 +1,50 @@
-/* k3_wgmma: the registered configurations of stage 3 on Hopper (k3_wgmma.cu: the lesson,
- * k3_wgmma_split64; k3_wgmma_ablations.cu: the others) and the entry point k3_wgmma
- * (k3_wgmma_entry.c), which runs the configuration its rule picks for the shape. sm_90a only.
+/* k3_wgmma: stage 3 on Hopper (sm_90a only), a ladder of four lesson steps and the entry point.
+ *
+ * Configuration names follow one grammar, k3_wgmma_<schedule>_<rows>_<width>[_<ablation>]:
+ *   schedule  tile      one CTA per tile of the host-built list (k1/k2's launch)
+ *             coop      persistent grid over the device-side schedule; both consumer
+ *                       warpgroups share each tile (CUTLASS calls this "cooperative")
+ *             pingpong  persistent; the two consumer warpgroups own whole tiles in turn
+ *   rows      m128      every tile 128 rows
+ *             m64       adaptive: an expert's remainder of 1..64 rows gets a 64-row tile
+ *   width     n128, n192, n256: BLOCK_N
+ *   ablation  solo (the 64-row tile on one consumer), mcb / mca (2-CTA clusters, B / A
+ *             multicast to a row-tile / column-block pair): built with -DGG_ABLATIONS=ON only.
  * All: 384 threads (producer warpgroup + two consumer warpgroups), BLOCK_K = 64, wgmma from
- * shared-memory descriptors, one CTA per SM. "adaptive" = 128-row tiles plus one 64-row tile
- * for an expert's remainder of 1..64 rows; otherwise every tile is 128 rows. "split" = both
- * consumers compute a 64-row tile, split by columns at a 64-column panel; "solo" = consumer 0
- * computes it alone. Pairs = 2-CTA clusters on two tiles that share an operand, which TMA
- * multicasts: adjacent row tiles share B (_mc), adjacent column blocks share A (_mca).
- * Every configuration has a traced twin (NAME_trace_launch, common/gg_trace.cuh). */
+ * shared-memory descriptors. Every configuration has a traced twin (NAME_trace_launch). */
 #ifndef K3_WGMMA_H
 #define K3_WGMMA_H
 #include "gg_kernel.h"
+
+/* The preconditions every configuration shares (k3_wgmma_can_implement): K in whole k-blocks,
+ * and the device schedule's table of experts. */
+#define K3_BLOCK_K 64
+#define K3_MAX_EXPERTS 256
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_tile)   /* 128 x 192, 5 stages, one CTA per host-list tile */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist)/* 128 x 192, 5 stages, persistent, device schedule */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_solo64) /* 128|64 x 192, 5 stages, persistent, adaptive, solo */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_split64)/* 128|64 x 192, 5 stages, persistent, adaptive, split */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_n128)   /* 128|64 x 128, 6 stages, persistent, adaptive, split */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_n256)   /* 128|64 x 256, 4 stages, persistent, adaptive, split */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc)     /* split64 in row-tile pairs (cluster 2), B multicast */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_mc_n256)/* k3_wgmma_n256 in row-tile pairs, B multicast */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_mca)    /* split64 in column-block pairs (cluster 2), A multicast */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_persist_n256) /* 128 x 256, 4 stages, persistent, device schedule */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong)      /* 128 x 192, fixed rows, each consumer owns whole tiles */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_n128) /* the same at 128 x 128 */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong64)     /* k3_wgmma_pingpong with adaptive 128/64 rows */
-GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong64_n128) /* the same at 128|64 x 128 */
+/* Step 1 (step1_tile.cu): wgmma, producer/consumer warpgroups, one CTA per host-list tile. */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_tile_m128_n192)
+/* Step 2 (step2_persistent.cu): + persistent grid over the device-side schedule. */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m128_n192)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m128_n256)
+/* Step 3 (step3_adaptive.cu): + 64-row remainder tiles, split by columns over both consumers. */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n128)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n256)
+/* Step 4 (step4_pingpong.cu): ping-pong consumers, fixed or adaptive rows. */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_m128_n192)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_m64_n192)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_m128_n128)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_pingpong_m64_n128)
+#ifdef GG_ABLATIONS
+/* k3_wgmma_ablations.cu: step 3's kernel with one choice changed. */
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192_solo)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192_mcb)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n256_mcb)
+GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192_mca)
+#endif
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
 /* On the current GPU; without one, on the H200 of results/h200 (why says so); NULL (why says

@@ -32,8 +32,9 @@
  *    no ping-pong. 192 and 128 have it with either row policy.
  *    Below one tile per expert most tiles are 64-row remainders, which one owner would compute
  *    at half a stage's MMAs; there both consumers share each tile (split by columns).
- * Not chosen: the host tile list (k3_wgmma_tile: not graph-safe, and slower where B panels
- * must be shared in L2) and the 2-CTA pairs (slower in every case measured).
+ * Not chosen: the host tile list (step 1, k3_wgmma_tile_m128_n192: not graph-safe, and slower
+ * where B panels must be shared in L2) and the 2-CTA pairs (ablations: slower in every case
+ * measured).
  * k3_wgmma/README.md has the measurements behind each branch. */
 #include <stdio.h>
 #include <string.h>
@@ -41,8 +42,10 @@
 #include "gg_launch.h"
 #include "k3_wgmma.h"
 
-/* The configurations the rule chooses from. Their width, row policy and consumers are read from
- * their own info (GgKernelInfo: block_n; block_m 0 = adaptive; whole_tiles), not restated here. */
+/* The configurations the rule can reach (k3_wgmma_coop_m128_n192, step 2, it cannot: fixed rows
+ * come with at least one whole tile per expert, where the consumers take whole tiles). Their
+ * width, row policy and consumers are read from their own info (GgKernelInfo: block_n;
+ * block_m 0 = adaptive; whole_tiles), not restated here. */
 typedef struct {
     const char *name;
     GgInfoFn info;
@@ -51,9 +54,10 @@ typedef struct {
 } Choice;
 #define CHOICE(NAME) {#NAME, NAME##_info, NAME##_launch, NAME##_trace_launch}
 static const Choice choices[] = {
-    CHOICE(k3_wgmma_split64),  CHOICE(k3_wgmma_persist),       CHOICE(k3_wgmma_pingpong64),
-    CHOICE(k3_wgmma_pingpong), CHOICE(k3_wgmma_n256),          CHOICE(k3_wgmma_persist_n256),
-    CHOICE(k3_wgmma_n128),     CHOICE(k3_wgmma_pingpong_n128), CHOICE(k3_wgmma_pingpong64_n128),
+    CHOICE(k3_wgmma_coop_m64_n192),      CHOICE(k3_wgmma_pingpong_m64_n192),
+    CHOICE(k3_wgmma_pingpong_m128_n192), CHOICE(k3_wgmma_coop_m64_n256),
+    CHOICE(k3_wgmma_coop_m128_n256),     CHOICE(k3_wgmma_coop_m64_n128),
+    CHOICE(k3_wgmma_pingpong_m128_n128), CHOICE(k3_wgmma_pingpong_m64_n128),
 };
 enum { CHOICES = (int)(sizeof choices / sizeof choices[0]) };
 
@@ -200,4 +204,4 @@ cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace)
 }
 
 /* Without a shape: the worklog's configuration (what the rule picks there), for listings. */
-cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_pingpong64_info(info); }
+cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_pingpong_m64_n192_info(info); }

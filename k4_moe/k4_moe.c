@@ -46,18 +46,28 @@ int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
 }
 
 /* The buffers in carving order: elements and element size, per shape and path. */
-enum { BUFS = 12 };
+enum {
+    WS_LOGITS, WS_TOPK_EXPERT, WS_TOPK_WEIGHT, WS_CHUNK_BASE, WS_ROW_OFFSETS, WS_ROUTE_OFFSETS,
+    WS_SRC_TOKEN, WS_ROW_OF, WS_XG, WS_U, WS_H, WS_Y, BUFS
+};
 static void sizes(const GgMoeShape *s, int fused, size_t n[BUFS], size_t el[BUFS]) {
     const size_t t = (size_t)s->tokens, r = t * s->topk, e = (size_t)s->experts;
     const size_t chunks = (r + K4_CHUNK - 1) / K4_CHUNK;
-    const size_t want[BUFS] = {t * e, r, r, chunks * e, e + 1, 2, r, r,
-                               fused ? 0 : r * s->d, fused ? 0 : r * 2 * s->f, r * s->f, r * s->d};
-    const size_t size[BUFS] = {2, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2};
-    for (int i = 0; i < BUFS; ++i) {
-        n[i] = want[i];
-        el[i] = size[i];
-    }
+    const size_t bf16 = 2, i32 = 4, f32 = 4;
+    n[WS_LOGITS] = t * e, el[WS_LOGITS] = bf16;
+    n[WS_TOPK_EXPERT] = r, el[WS_TOPK_EXPERT] = i32;
+    n[WS_TOPK_WEIGHT] = r, el[WS_TOPK_WEIGHT] = f32;
+    n[WS_CHUNK_BASE] = chunks * e, el[WS_CHUNK_BASE] = i32;
+    n[WS_ROW_OFFSETS] = e + 1, el[WS_ROW_OFFSETS] = i32;
+    n[WS_ROUTE_OFFSETS] = 2, el[WS_ROUTE_OFFSETS] = i32; /* the router GEMM: one "expert" of all tokens */
+    n[WS_SRC_TOKEN] = r, el[WS_SRC_TOKEN] = i32;
+    n[WS_ROW_OF] = r, el[WS_ROW_OF] = i32;
+    n[WS_XG] = fused ? 0 : r * s->d, el[WS_XG] = bf16; /* the gathered copy: unfused path only */
+    n[WS_U] = fused ? 0 : r * 2 * s->f, el[WS_U] = bf16;
+    n[WS_H] = r * s->f, el[WS_H] = bf16;
+    n[WS_Y] = r * s->d, el[WS_Y] = bf16;
 }
+
 static size_t round256(size_t b) { return (b + 255) / 256 * 256; } /* every buffer 256-byte aligned */
 
 size_t k4_moe_workspace_bytes(const GgMoeShape *s, int fused) {
@@ -76,18 +86,18 @@ void k4_moe_workspace(void *base, const GgMoeShape *s, int fused, GgMoeWorkspace
         slot[i] = n[i] ? p : NULL;
         p += round256(n[i] * el[i]);
     }
-    ws->logits = slot[0];
-    ws->topk_expert = slot[1];
-    ws->topk_weight = slot[2];
-    ws->chunk_base = slot[3];
-    ws->row_offsets = slot[4];
-    ws->route_offsets = slot[5];
-    ws->src_token = slot[6];
-    ws->row_of = slot[7];
-    ws->xg = slot[8];
-    ws->u = slot[9];
-    ws->h = slot[10];
-    ws->y = slot[11];
+    ws->logits = slot[WS_LOGITS];
+    ws->topk_expert = slot[WS_TOPK_EXPERT];
+    ws->topk_weight = slot[WS_TOPK_WEIGHT];
+    ws->chunk_base = slot[WS_CHUNK_BASE];
+    ws->row_offsets = slot[WS_ROW_OFFSETS];
+    ws->route_offsets = slot[WS_ROUTE_OFFSETS];
+    ws->src_token = slot[WS_SRC_TOKEN];
+    ws->row_of = slot[WS_ROW_OF];
+    ws->xg = slot[WS_XG];
+    ws->u = slot[WS_U];
+    ws->h = slot[WS_H];
+    ws->y = slot[WS_Y];
 }
 
 cudaError_t k4_moe_setup(const GgMoeLayer *l) {

@@ -18,19 +18,23 @@
 
 #include "gg_check.h"
 #include "k4_moe.h"
+#include "k4_device.cuh"
 
 namespace {
 
 constexpr int WARP = 32;
 constexpr int MAX_PER_LANE = K4_MAX_EXPERTS / WARP;  // logits a lane holds
 constexpr int PERMUTE_THREADS = 256;                 // assignments ranked per round of a chunk
+constexpr int ROUTE_WARPS = 8;                       // tokens per routing block (a warp each)
+constexpr int ROW_THREADS = 128;                     // gather / combine: one block per row, 16 B a thread
+constexpr int ELEMENTWISE_THREADS = 256;             // swiglu, pack_w1: grid-stride loops
+constexpr int ELEMENTWISE_MAX_BLOCKS = 4096;         // swiglu: enough to fill the GPU, then stride
+constexpr int PACK_BLOCKS = 1024;                    // pack_w1 (once per layer): grid-stride
 static_assert(K4_CHUNK % PERMUTE_THREADS == 0, "a chunk is whole rounds");
 static_assert(K4_MAX_EXPERTS <= PERMUTE_THREADS, "the scan gives each expert one thread");
 
-__device__ __forceinline__ float bf16_to_float(uint16_t v) { return __uint_as_float((uint32_t)v << 16); }
-__device__ __forceinline__ uint16_t float_to_bf16(float v) {
-    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-}
+using k4::bf16_to_float;
+using k4::float_to_bf16;
 
 // ---- route: one warp per token; lane l holds logits l, l + 32, ... ----
 // Top-k by k rounds of a warp arg-max over the experts not yet chosen; ties go to the lower
@@ -188,7 +192,7 @@ __global__ void swiglu_kernel(const uint4 *__restrict__ u, int rows, int f8, uin
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
             const float gv = bf16_to_float(g[j]);
-            o[j] = float_to_bf16(gv / (1.0f + __expf(-gv)) * bf16_to_float(up[j]));
+            o[j] = float_to_bf16(k4::silu(gv) * bf16_to_float(up[j]));
         }
         h[i] = out;
     }
@@ -233,8 +237,7 @@ __global__ void set_route_offsets_kernel(int *off, int tokens) {
 extern "C" cudaError_t k4_route_topk(const uint16_t *logits, int tokens, int experts, int topk, int renorm,
                                      int *topk_expert, float *topk_weight, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
-    constexpr int WARPS = 8;
-    route_topk_kernel<<<(tokens + WARPS - 1) / WARPS, WARPS * WARP, 0, st>>>(logits, tokens, experts, topk, renorm,
+    route_topk_kernel<<<(tokens + ROUTE_WARPS - 1) / ROUTE_WARPS, ROUTE_WARPS * WARP, 0, st>>>(logits, tokens, experts, topk, renorm,
                                                                             topk_expert, topk_weight);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
@@ -257,7 +260,7 @@ extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, 
 extern "C" cudaError_t k4_gather_rows(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg,
                                       cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
-    gather_rows_kernel<<<rows, 128, 0, st>>>(reinterpret_cast<const uint4 *>(x), src_token, d / 8,
+    gather_rows_kernel<<<rows, ROW_THREADS, 0, st>>>(reinterpret_cast<const uint4 *>(x), src_token, d / 8,
                                              reinterpret_cast<uint4 *>(xg));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
@@ -266,8 +269,9 @@ extern "C" cudaError_t k4_gather_rows(const uint16_t *x, const int *src_token, i
 extern "C" cudaError_t k4_swiglu(const uint16_t *u, int rows, int f, uint16_t *h, cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
     const size_t vectors = (size_t)rows * (f / 8);
-    const int blocks = (int)((vectors + 255) / 256 < 4096 ? (vectors + 255) / 256 : 4096);  // grid-stride past that
-    swiglu_kernel<<<blocks, 256, 0, st>>>(reinterpret_cast<const uint4 *>(u), rows, f / 8,
+    const size_t needed = (vectors + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+    const int blocks = (int)(needed < ELEMENTWISE_MAX_BLOCKS ? needed : ELEMENTWISE_MAX_BLOCKS);
+    swiglu_kernel<<<blocks, ELEMENTWISE_THREADS, 0, st>>>(reinterpret_cast<const uint4 *>(u), rows, f / 8,
                                             reinterpret_cast<uint4 *>(h));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
@@ -276,7 +280,7 @@ extern "C" cudaError_t k4_swiglu(const uint16_t *u, int rows, int f, uint16_t *h
 extern "C" cudaError_t k4_combine(const uint16_t *y, const int *row_of, const float *topk_weight, int tokens,
                                   int topk, int d, uint16_t *out, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
-    combine_kernel<<<tokens, 128, 0, st>>>(reinterpret_cast<const uint4 *>(y), row_of, topk_weight, topk, d / 8,
+    combine_kernel<<<tokens, ROW_THREADS, 0, st>>>(reinterpret_cast<const uint4 *>(y), row_of, topk_weight, topk, d / 8,
                                           reinterpret_cast<uint4 *>(out));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
@@ -284,7 +288,7 @@ extern "C" cudaError_t k4_combine(const uint16_t *y, const int *row_of, const fl
 
 extern "C" cudaError_t k4_pack_w1(const uint16_t *w1, int experts, int d, int f, uint16_t *w1_packed,
                                   cudaStream_t st) {
-    pack_w1_kernel<<<1024, 256, 0, st>>>(w1, (size_t)experts * d, f, w1_packed);
+    pack_w1_kernel<<<PACK_BLOCKS, ELEMENTWISE_THREADS, 0, st>>>(w1, (size_t)experts * d, f, w1_packed);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }

@@ -22,9 +22,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Lab:
-    def __init__(self, name, stage, source, header, desc, minutes, register, stubs):
+    def __init__(self, name, stage, source, header, desc, minutes, register, stubs, inline=None):
         self.name, self.stage, self.source, self.header = name, stage, source, header
         self.desc, self.minutes, self.register, self.stubs = desc, minutes, register, stubs
+        # inline: a header of the stage whose text replaces its #include in the starter (its
+        # gaps are the lab's too), so that the starter holds every line the student writes.
+        self.inline = inline
 
 
 # Each stub: the comment that asks for the gap's code, and the least code that compiles without
@@ -73,28 +76,29 @@ LABS = [
                 "// Hand the stage back: empty[stage] counts one arrival per consumer warp. The ldmatrix",
                 "// reads (generic proxy) must be complete before the next TMA write (async proxy) lands.",
             ]}),
-    Lab("lab_k3_wgmma", "k3_wgmma", "k3_wgmma/k3_wgmma.cu", "k3_wgmma.h",
-        "k3_wgmma with its wgmma descriptors and producer/consumer handshake to write", 120,
-        "K3_CONFIG(lab_k3_wgmma, Lesson)", {
+    Lab("lab_k3_wgmma", "k3_wgmma", "k3_wgmma/step1_tile.cu", "k3_wgmma/k3_wgmma.h",
+        "k3_wgmma step 1 with its wgmma descriptors and producer/consumer handshake to write", 120,
+        "K3_REGISTER(lab_k3_wgmma, lab_k3::tile_kernel, (lab_k3::Shape{192, false, true, false}), 192)", {
             "consumer-wait": [
                 "// Wait until full[pipe.stage] says this stage's bytes have landed (which parity?).",
             ],
             "release": [
                 "// Stage s may be overwritten: one arrival per consumer warp on empty[s] (lane 0 of",
-                "// each warp is `leader`; PAIR::release knows where a paired CTA's arrival goes).",
+                "// each warp is `leader`; LOADS::release knows where the arrival goes).",
             ],
             "descriptors": [
                 "// Describe this stage to wgmma (common/gg_desc_sm90.h, PTX ISA \"Matrix Descriptor",
-                "// Format\"): A at a_addr, K-major, 128B swizzle; B at b_addr, N-major, 128B swizzle, its",
-                "// 64-column panels PANEL_BYTES apart. Start address, LBO, SBO, base offset, swizzle?",
-                "const uint64_t desc_a = 0, desc_b = 0;",
+                "// Format\"): desc_a[h], A half h at a_addr + h x HALF_A_BYTES, K-major, 128B swizzle;",
+                "// desc_b, B at b_addr, N-major, 128B swizzle, its 64-column panels PANEL_BYTES apart.",
+                "// Start address, LBO, SBO, base offset, swizzle?",
+                "const uint64_t desc_b = 0;",
             ],
             "producer-wait": [
                 "// Wait until both consumers have released this stage (empty[stage]). Which parity?",
             ],
             "expect-tx": [
                 "// Announce on full[stage] the bytes the loads below deliver (stage_tx).",
-            ]}),
+            ]}, inline="k3_wgmma/k3_wgmma.cuh"),
 ]
 
 GAP = re.compile(r"^(\s*)// lab:gap-begin (\S+)\s*$")
@@ -105,7 +109,16 @@ def render(lab, solved):
     """The lab's source: the stage source with gaps cut (or kept, solved) and names changed."""
     name = lab.name + ("_solved" if solved else "")
     with open(os.path.join(ROOT, lab.source)) as f:
-        lines = f.read().split("\n")
+        source = f.read()
+    if lab.inline:
+        with open(os.path.join(ROOT, lab.inline)) as f:
+            header = f.read().replace("#pragma once\n", "")
+        source = source.replace(f'#include "{lab.inline}"\n', f"// ---- {lab.inline}, inlined ----\n" + header +
+                                f"// ---- end of {lab.inline} ----\n")
+        # Its own namespace: the starter's gaps must not meet the stage's code of the same name.
+        source = re.sub(rf"\b{lab.stage.split('_')[0]}::", f"lab_{lab.stage.split('_')[0]}::", source)
+        source = re.sub(rf"namespace {lab.stage.split('_')[0]}\b", f"namespace lab_{lab.stage.split('_')[0]}", source)
+    lines = source.split("\n")
     out, gap, seen = [], None, []
     for line in lines:
         m = GAP.match(line)
@@ -132,8 +145,11 @@ def render(lab, solved):
     if missing:
         raise SystemExit(f"make_starters.py: {lab.source} lacks the gap(s) {', '.join(sorted(missing))}")
     text = "\n".join(out)
-    text = text.replace(f'#include "{lab.header}"',
-                        f'#include "gg_lab.h"\n\nGG_LAB({name}, {lab.stage}, "{lab.desc}{" (solved)" if solved else ""}")')
+    lab_line = f'#include "gg_lab.h"\n\nGG_LAB({name}, {lab.stage}, "{lab.desc}{" (solved)" if solved else ""}")'
+    # An inlined header keeps the stage header it includes (its constants); else the stage
+    # header, which declares the stage's own functions, gives way to the lab's.
+    keep = f'#include "{lab.header}"\n' if lab.inline else ""
+    text = text.replace(f'#include "{lab.header}"', keep + lab_line, 1)
     text = re.sub(rf"\b{lab.stage}_(can_implement|info|launch|kernel)\b", rf"{name}_\1", text)
     what = ("the stage's own code in every gap: the reference solution" if solved else
             "each LAB GAP left for you to write. Fill the gaps, then\n"
