@@ -90,7 +90,7 @@ ablation_kernel(K3_KERNEL_PARAMS(TRACE)) {
         const int warp_row = warp * STAGING_ROWS;
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
         ConsumerRing<R::STAGES, R::STAGE_BYTES, LOADS> ring{full, empty, gg::smem_u32(smem), lane == 0};
-        float acc[1][BLOCK_N / 2];
+        float acc[BLOCK_N / 2];
         for (int t = cluster; t < num_tiles; t += clusters) {
             const gg::SchedTile tile = sched.at(t, rank);
             Trace span;
@@ -98,21 +98,21 @@ ablation_kernel(K3_KERNEL_PARAMS(TRACE)) {
             if (idle) {
                 ring.skip_tile(k_blocks, span);
             } else if (tile.height == BLOCK_M) {
-                ring.template mma<BLOCK_N, 1>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
+                ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
                 const int row = c * WG_ROWS + warp_row;
-                gg::wgmma_store_warp_rows<R::PANELS>(acc[0], staging, C, n, tile.row0 + row,
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + row,
                                                      tile.rows - row, tile.col0, lane);
             } else if (SOLO) {
-                ring.template mma<BLOCK_N, 1>(acc, 0, 0, k_blocks, span);
-                gg::wgmma_store_warp_rows<R::PANELS>(acc[0], staging, C, n, tile.row0 + warp_row,
+                ring.template mma<BLOCK_N>(acc, 0, 0, k_blocks, span);
+                gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + warp_row,
                                                      tile.rows - warp_row, tile.col0, lane);
             } else if (c == 0) {
-                ring.template mma<N0, 1>(acc, 0, 0, k_blocks, span);
-                gg::wgmma_store_warp_rows<N0 / PANEL_N>(acc[0], staging, C, n, tile.row0 + warp_row,
+                ring.template mma<N0>(acc, 0, 0, k_blocks, span);
+                gg::wgmma_store_warp_rows<N0 / PANEL_N>(acc, staging, C, n, tile.row0 + warp_row,
                                                         tile.rows - warp_row, tile.col0, lane);
             } else {
-                ring.template mma<N1, 1>(acc, 0, N0 / PANEL_N * PANEL_BYTES, k_blocks, span);
-                gg::wgmma_store_warp_rows<N1 / PANEL_N>(acc[0], staging, C, n, tile.row0 + warp_row,
+                ring.template mma<N1>(acc, 0, N0 / PANEL_N * PANEL_BYTES, k_blocks, span);
+                gg::wgmma_store_warp_rows<N1 / PANEL_N>(acc, staging, C, n, tile.row0 + warp_row,
                                                         tile.rows - warp_row, tile.col0 + N0, lane);
             }
             if (threadIdx.x % WG_THREADS == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, tile, !idle);

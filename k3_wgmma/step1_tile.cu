@@ -67,11 +67,11 @@ tile_kernel(K3_KERNEL_PARAMS(TRACE)) {
         gg::setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
-        float acc[1][BLOCK_N / 2];
+        float acc[BLOCK_N / 2];
         Trace span;
-        ring.template mma<BLOCK_N, 1>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
+        ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
         const int row = c * WG_ROWS + warp * STAGING_ROWS;  // this warp's 16 rows of the tile
-        gg::wgmma_store_warp_rows<R::PANELS>(acc[0], staging_of<BLOCK_N>(smem, c, warp), C, n,
+        gg::wgmma_store_warp_rows<R::PANELS>(acc, staging_of<BLOCK_N>(smem, c, warp), C, n,
                                              tile.row0 + row, tile.rows - row, tile.col0, lane);
         if (threadIdx.x % WG_THREADS == 0) span.end(trace, GG_TRACE_CONSUMER + c, blockIdx.x, tile, true);
     }

@@ -59,12 +59,12 @@ persistent_kernel(K3_KERNEL_PARAMS(TRACE)) {
         const int row = c * WG_ROWS + warp * STAGING_ROWS;  // this warp's 16 rows of a tile
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
         ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
-        float acc[1][BLOCK_N / 2];
+        float acc[BLOCK_N / 2];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
             Trace span;
-            ring.template mma<BLOCK_N, 1>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
-            gg::wgmma_store_warp_rows<R::PANELS>(acc[0], staging, C, n, tile.row0 + row,
+            ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
+            gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, C, n, tile.row0 + row,
                                                  tile.rows - row, tile.col0, lane);
             if (threadIdx.x % WG_THREADS == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, tile, true);
         }

@@ -86,7 +86,7 @@ pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
         ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
         const TurnClock<TRACE> clock{&turn_ns};
-        float acc[2][BLOCK_N / 2];  // rows 0..63 and 64..127 of the tile
+        float acc0[BLOCK_N / 2], acc1[BLOCK_N / 2];  // rows 0..63 and 64..127 of the tile
         int j = 0;                  // the CTA's tile count
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x, ++j) {
             if (j % 2 != c) {  // the other consumer's tile
@@ -101,17 +101,17 @@ pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
             // Two code paths, each with all of its wgmma: a branch between wgmma would serialize
             // them (ptxas C7520).
             if (!ADAPTIVE || tile.height == BLOCK_M)
-                ring.template mma<BLOCK_N, 2>(acc, 0, 0, k_blocks, span);
+                ring.template mma<BLOCK_N, 2>(acc0, acc1, 0, 0, k_blocks, span);
             else
-                ring.template mma<BLOCK_N, 1>(acc, 0, 0, k_blocks, span);
+                ring.template mma<BLOCK_N, 1>(acc0, acc1, 0, 0, k_blocks, span);
             // The other consumer may start tile j + 1. After the CTA's last tile nobody waits for
             // this arrival; compute-sanitizer's synccheck has no objection (k3_wgmma/TRIALS.md).
             clock.hand_over();
             gg::named_barrier_arrive(TURN_BARRIER + j % 2, CONSUMERS * WG_THREADS);
-            gg::wgmma_store_warp_rows<R::PANELS>(acc[0], staging, C, n, tile.row0 + warp_row,
+            gg::wgmma_store_warp_rows<R::PANELS>(acc0, staging, C, n, tile.row0 + warp_row,
                                                  tile.rows - warp_row, tile.col0, lane);
             if (!ADAPTIVE || tile.height == BLOCK_M)
-                gg::wgmma_store_warp_rows<R::PANELS>(acc[1], staging, C, n,
+                gg::wgmma_store_warp_rows<R::PANELS>(acc1, staging, C, n,
                                                      tile.row0 + WG_ROWS + warp_row,
                                                      tile.rows - WG_ROWS - warp_row, tile.col0, lane);
             if (threadIdx.x % WG_THREADS == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, tile, true);

@@ -119,22 +119,22 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t 
         // k3's main loop, with the proxy fence: the gathered rows were written by cp.async.
         ConsumerRing<STAGES, STAGE_BYTES, OwnLoads, true> ring{full, empty, gg::smem_u32(smem), lane == 0};
         gg::Trace<false> untraced;
-        float acc[1][ACC];
+        float acc[ACC];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
             int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
             if (tile.height == BLOCK_M) {
                 // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
-                ring.template mma<BLOCK_N, 1>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
+                ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
                 row += c * WG_ROWS;
-                swiglu<BLOCK_N>(acc[0]);
-                gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc[0], staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
+                swiglu<BLOCK_N>(acc);
+                gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
             } else {
                 // 64-row tile: consumer c takes gate/up panel pair c (128 packed columns = 64 H
                 // columns), so both consumers work, each on its own pair.
-                ring.template mma<BLOCK_N / 2, 1>(acc, 0, c * 2 * PANEL_BYTES, k_blocks, untraced);
-                swiglu<BLOCK_N / 2>(acc[0]);
-                gg::wgmma_store_warp_rows<1>(acc[0], staging, h, f, row, tile.row0 + tile.rows - row, col + c * PANEL_N, lane);
+                ring.template mma<BLOCK_N / 2>(acc, 0, c * 2 * PANEL_BYTES, k_blocks, untraced);
+                swiglu<BLOCK_N / 2>(acc);
+                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + c * PANEL_N, lane);
             }
         }
     }

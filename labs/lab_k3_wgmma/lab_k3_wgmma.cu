@@ -190,9 +190,65 @@ __device__ __forceinline__ void produce_tile(GgPipe &pipe, const gg::SchedTile &
 }
 
 // ---- Consumer: the main loop ----
-// A consumer warpgroup's walk over the ring; its position runs on across tiles.
-// PROXY_FENCE: the stage was written by ordinary (generic-proxy) stores, as k4's cp.async
-// gather writes A, which wgmma (async proxy) may read only after a proxy fence.
+// One tile's K loop for a consumer warpgroup: HALVES (1 or 2) m64 x N accumulators, acc0 and
+// (HALVES 2) acc1, each in registers [0, N / 2); A of half h from a_off + h x 64 rows and B from
+// b_off (a panel boundary) inside every stage. One wgmma group stays in flight: a stage is
+// released (by `leader`, lane 0 of each warp, through LOADS) once the next group is issued and
+// its own has retired. PROXY_FENCE: the stage was written by ordinary (generic-proxy) stores,
+// as k4's cp.async gather writes A, which wgmma (async proxy) may read only after a proxy
+// fence. The span is marked when the first stage is full. (A free function with two named
+// accumulators: written as a member over one indexed array, ptxas issued the wgmma later.)
+template <int N, int HALVES, int STAGES, int STAGE_BYTES, class LOADS, bool PROXY_FENCE, int ACC, class SPAN>
+__device__ __forceinline__ void mma_k_loop(float (&acc0)[ACC], float (&acc1)[ACC], uint64_t *full,
+                                           uint64_t *empty, uint32_t base, GgPipe &pipe, uint32_t a_off,
+                                           uint32_t b_off, int k_blocks, bool leader, SPAN &span) {
+    static_assert(HALVES == 1 || HALVES == 2, "one accumulator per 64-row half");
+    int prev_stage = 0;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+        // ---- LAB GAP consumer-wait: your code here ----
+        // Wait until full[pipe.stage] says this stage's bytes have landed (which parity?).
+        // ---- end of LAB GAP consumer-wait ----
+        if (kb == 0) span.mark();
+        if constexpr (PROXY_FENCE) gg::fence_proxy_async_smem();
+        const uint32_t stage_addr = base + pipe.stage * STAGE_BYTES;
+        const uint32_t a_addr = stage_addr + a_off, b_addr = stage_addr + A_BYTES + b_off;
+        // ---- LAB GAP descriptors: your code here ----
+        // Describe this stage to wgmma (common/gg_desc_sm90.h, PTX ISA "Matrix Descriptor
+        // Format"): desc_a[h], A half h at a_addr + h x HALF_A_BYTES, K-major, 128B swizzle;
+        // desc_b, B at b_addr, N-major, 128B swizzle, its 64-column panels PANEL_BYTES apart.
+        // Start address, LBO, SBO, base offset, swizzle?
+        const uint64_t desc_b = 0;
+        // ---- end of LAB GAP descriptors ----
+        gg::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+            const uint64_t b = gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES);
+            const int scale = (kb > 0 || kk > 0) ? 1 : 0;  // the tile's first k16 overwrites
+            gg::wgmma_m64k16_bf16<N, 0, 1>(
+                acc0, gg_wgmma_desc_advance(desc_a0, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
+            if constexpr (HALVES == 2)
+                gg::wgmma_m64k16_bf16<N, 0, 1>(
+                    acc1, gg_wgmma_desc_advance(desc_a1, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
+        }
+        gg::wgmma_commit_group();
+        gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
+        // ---- LAB GAP release: your code here ----
+        // Stage s may be overwritten: one arrival per consumer warp on empty[s] (lane 0 of
+        // each warp is `leader`; LOADS::release knows where the arrival goes).
+        // ---- end of LAB GAP release ----
+        prev_stage = pipe.stage;
+        gg_pipe_advance(&pipe, STAGES);
+    }
+    gg::wgmma_wait_group<0>();
+    if (leader) LOADS::release(&empty[prev_stage]);
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+        gg::wgmma_fence_operand(acc0[i]);
+        if constexpr (HALVES == 2) gg::wgmma_fence_operand(acc1[i]);
+    }
+}
+
+// A consumer warpgroup's place in the ring, which runs on across tiles, and its walks.
 template <int STAGES, int STAGE_BYTES, class LOADS = OwnLoads, bool PROXY_FENCE = false>
 struct ConsumerRing {
     uint64_t *full, *empty;
@@ -200,17 +256,18 @@ struct ConsumerRing {
     bool leader;    // lane 0: arrives for its warp
     GgPipe pipe = {0, 0};
 
-    __device__ __forceinline__ void wait_full() const {
-        // ---- LAB GAP consumer-wait: your code here ----
-        // Wait until full[pipe.stage] says this stage's bytes have landed (which parity?).
-        // ---- end of LAB GAP consumer-wait ----
+    // The main loop into two 64-row accumulators (HALVES 2) or acc0 alone.
+    template <int N, int HALVES, int ACC, class SPAN>
+    __device__ __forceinline__ void mma(float (&acc0)[ACC], float (&acc1)[ACC], uint32_t a_off,
+                                        uint32_t b_off, int k_blocks, SPAN &span) {
+        mma_k_loop<N, HALVES, STAGES, STAGE_BYTES, LOADS, PROXY_FENCE>(acc0, acc1, full, empty, base, pipe,
+                                                                        a_off, b_off, k_blocks, leader, span);
     }
-    // Stage s may be overwritten.
-    __device__ __forceinline__ void release(int s) const {
-        // ---- LAB GAP release: your code here ----
-        // Stage s may be overwritten: one arrival per consumer warp on empty[s] (lane 0 of
-        // each warp is `leader`; LOADS::release knows where the arrival goes).
-        // ---- end of LAB GAP release ----
+    // One 64-row accumulator.
+    template <int N, int ACC, class SPAN>
+    __device__ __forceinline__ void mma(float (&acc)[ACC], uint32_t a_off, uint32_t b_off, int k_blocks,
+                                        SPAN &span) {
+        mma<N, 1>(acc, acc, a_off, b_off, k_blocks, span);
     }
     // Another warpgroup's tile (ping-pong): step over its stages without touching them.
     __device__ __forceinline__ void step_over(int k_blocks) {
@@ -220,56 +277,11 @@ struct ConsumerRing {
     template <class SPAN>
     __device__ __forceinline__ void skip_tile(int k_blocks, SPAN &span) {
         for (int kb = 0; kb < k_blocks; ++kb) {
-            wait_full();
+            gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
             if (kb == 0) span.mark();
-            release(pipe.stage);
+            if (leader) LOADS::release(&empty[pipe.stage]);
             gg_pipe_advance(&pipe, STAGES);
         }
-    }
-    // One tile's K loop: HALVES (1 or 2) m64 x N accumulators acc[h][0 .. N/2 - 1], A of half h
-    // from a_off + h x 64 rows and B from b_off (a panel boundary) inside every stage. The span
-    // is marked when the first stage is full.
-    template <int N, int HALVES, int H, int ACC, class SPAN>
-    __device__ __forceinline__ void mma(float (&acc)[H][ACC], uint32_t a_off, uint32_t b_off,
-                                        int k_blocks, SPAN &span) {
-        static_assert(HALVES >= 1 && HALVES <= H, "one accumulator per 64-row half");
-        int prev_stage = 0;
-        for (int kb = 0; kb < k_blocks; ++kb) {
-            wait_full();
-            if (kb == 0) span.mark();
-            if constexpr (PROXY_FENCE) gg::fence_proxy_async_smem();
-            const uint32_t a_addr = base + pipe.stage * STAGE_BYTES + a_off;
-            const uint32_t b_addr = base + pipe.stage * STAGE_BYTES + A_BYTES + b_off;
-            uint64_t desc_a[HALVES] = {};
-            // ---- LAB GAP descriptors: your code here ----
-            // Describe this stage to wgmma (common/gg_desc_sm90.h, PTX ISA "Matrix Descriptor
-            // Format"): desc_a[h], A half h at a_addr + h x HALF_A_BYTES, K-major, 128B swizzle;
-            // desc_b, B at b_addr, N-major, 128B swizzle, its 64-column panels PANEL_BYTES apart.
-            // Start address, LBO, SBO, base offset, swizzle?
-            const uint64_t desc_b = 0;
-            // ---- end of LAB GAP descriptors ----
-            gg::wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
-                const uint64_t b = gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES);
-                const int scale = (kb > 0 || kk > 0) ? 1 : 0;  // the tile's first k16 overwrites
-#pragma unroll
-                for (int h = 0; h < HALVES; ++h)
-                    gg::wgmma_m64k16_bf16<N, 0, 1>(
-                        acc[h], gg_wgmma_desc_advance(desc_a[h], kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
-            }
-            gg::wgmma_commit_group();
-            gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
-            if (kb > 0) release(prev_stage);
-            prev_stage = pipe.stage;
-            gg_pipe_advance(&pipe, STAGES);
-        }
-        gg::wgmma_wait_group<0>();
-        release(prev_stage);
-#pragma unroll
-        for (int h = 0; h < HALVES; ++h)
-#pragma unroll
-            for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[h][i]);
     }
 };
 
@@ -400,11 +412,11 @@ tile_kernel(K3_KERNEL_PARAMS(TRACE)) {
         gg::setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
-        float acc[1][BLOCK_N / 2];
+        float acc[BLOCK_N / 2];
         Trace span;
-        ring.template mma<BLOCK_N, 1>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
+        ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, span);
         const int row = c * WG_ROWS + warp * STAGING_ROWS;  // this warp's 16 rows of the tile
-        gg::wgmma_store_warp_rows<R::PANELS>(acc[0], staging_of<BLOCK_N>(smem, c, warp), C, n,
+        gg::wgmma_store_warp_rows<R::PANELS>(acc, staging_of<BLOCK_N>(smem, c, warp), C, n,
                                              tile.row0 + row, tile.rows - row, tile.col0, lane);
         if (threadIdx.x % WG_THREADS == 0) span.end(trace, GG_TRACE_CONSUMER + c, blockIdx.x, tile, true);
     }
