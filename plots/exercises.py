@@ -4,10 +4,11 @@ labs/README.md from committed data, so that no answer is typed by hand.
 
 usage: exercises.py [--check] [--results results/h200]
 Rewrites the text between `<!-- exercises:begin -->` and `<!-- exercises:end -->` in each
-stage's README.md and between `<!-- labs:begin -->` and `<!-- labs:end -->` in labs/README.md,
+stage's README.md (or its TRIALS.md, whichever holds it: plots/readme_block.py) and between
+`<!-- labs:begin -->` and `<!-- labs:end -->` in labs/README.md,
 from RESULTS/sweep.csv (the "stages" cases), RESULTS/kernels.csv (`ggemm list --format csv`),
 RESULTS/ncu/<kernel>.csv (Nsight Compute raw metrics) and RESULTS/evidence/. --check writes
-nothing and exits 1 if a block would change. Standard library only.
+nothing and exits 1 if a block would change; a missing block is an error too. Standard library only.
 """
 import argparse
 import csv
@@ -19,7 +20,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "labs"))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
 import make_starters  # noqa: E402  (the labs, their stages and expected times)
-import figdata  # noqa: E402  (the evidence runs it tabulates: K3_SMS)
+import figdata  # noqa: E402  (the evidence runs it tabulates, K3_SMS, and its ncu reader)
+from readme_block import missing, replace_block, stage_files  # noqa: E402
 from tables import load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 
@@ -44,10 +46,7 @@ class Data:
         raise SystemExit(f"exercises.py: no row for {kernel} in the sweep")
 
     def ncu(self, kernel, metric):
-        with open(os.path.join(self.results, "ncu", kernel + ".csv")) as f:
-            rows = [r for r in csv.reader(f) if r]
-        h = next(i for i, r in enumerate(rows) if r[0] == "ID")
-        return float(rows[h + 2][rows[h].index(metric)].replace(",", ""))
+        return figdata.num(figdata.ncu_csv(os.path.join(self.results, "ncu", kernel + ".csv"))[metric])
 
     def moe(self, model, tokens, impl="k4_moe", path="fused"):
         """The row of RESULTS/moe.csv (ggemm moe --out, with torch_moe.py's rows) for this case."""
@@ -255,25 +254,13 @@ def labs_table(d):
                             + d.source().replace("Answers generated", "Generated")])
 
 
-def replace(path, tag, text, check):
-    with open(path) as f:
-        body = f.read()
-    new, n = re.subn(rf"(<!-- {tag}:begin -->\n).*?(<!-- {tag}:end -->)", lambda m: m.group(1) + text + "\n" +
-                     m.group(2), body, flags=re.S)
-    name = f"{os.path.relpath(path, ROOT)} [{tag}]"
-    if not n:
-        print(f"exercises.py: {name}: no block")
+def replace(paths, tag, text, check):
+    """1 if the block is missing or (with --check) would change, else 0."""
+    changed = replace_block(paths, tag, text, check)
+    if changed is None:
+        print(missing(tag, paths))
         return 1
-    if new == body:
-        print(f"exercises.py: unchanged {name}")
-        return 0
-    if check:
-        print(f"exercises.py: would change {name} (python3 plots/exercises.py rewrites it)")
-        return 1
-    with open(path, "w") as f:
-        f.write(new)
-    print(f"exercises.py: updated {name}")
-    return 0
+    return 1 if changed and check else 0
 
 
 def main():
@@ -282,7 +269,7 @@ def main():
     ap.add_argument("--results", default=os.path.join(ROOT, "results", "h200"))
     a = ap.parse_args()
     d = Data(os.path.abspath(a.results))
-    bad = sum(replace(os.path.join(ROOT, s, "README.md"), "exercises", exercises(d, s), a.check) for s in STAGES)
+    bad = sum(replace(stage_files(s), "exercises", exercises(d, s), a.check) for s in STAGES)
     bad += replace(os.path.join(ROOT, "labs", "README.md"), "labs", labs_table(d), a.check)
     sys.exit(1 if bad else 0)
 

@@ -2,18 +2,21 @@
 """Data and captions of the gnuplot figures (1, 3, 7, 8, 11, 14), from committed results only.
 
 usage: figdata.py data OUT_DIR   [--sweep CSV] [--ncu DIR] [--kernels CSV] [--ggemm BIN]
-       figdata.py captions       [same options]
+       figdata.py captions       [same options] [--check]
 `data` writes the tables the plots/figNN-*.gp scripts read (OUT_DIR/figNN*.dat) and
-OUT_DIR/params.gp (ceilings, device, tick labels). `captions` rewrites the generated blocks of
-the READMEs: `<!-- caption-figNN[-where]:begin/end -->` (each figure's caption, with the numbers
-it quotes), k0_fma/README.md's `<!-- ncu-k0:begin/end -->` table, the profile tables
-`<!-- ncu-k1 -->` (k1_mmasync/README.md) and `<!-- ncu-k2 -->` (k2_tma_ws/README.md), and k2's
-speed-ups over k1 BM 128, `<!-- k2-over-k1 -->`; in k3_wgmma/README.md its profile `<!-- ncu-k3 -->`,
-the ablation ladder `<!-- k3-steps -->`, the numbers of `<!-- k3-64row -->` and `<!-- k3-pairs -->`, the row
-rule's DRAM evidence `<!-- k3-rows-dram -->`, the experiments `<!-- k3-tried -->` with the trials' ncu,
-trace and phase tables (`k3-m256-*`, `k3-fold-*`, `k3-pairs-ncu`, `k3-streamk-*`), the ping-pong profile
-`<!-- k3-pingpong-ncu -->`, its stalls `<!-- k3-stalls -->`, its runs on fewer SMs `<!-- k3-sms -->` and the L2
-units' load on all and half of them `<!-- k3-l2-breakdown -->`.
+OUT_DIR/params.gp (ceilings, device, tick labels). `captions` rewrites the generated blocks, each in
+whichever file holds it (plots/readme_block.py: a stage's README.md or TRIALS.md, the top README.md
+or a page of docs/); with --check it writes nothing and exits 1 if one would change. The blocks:
+`<!-- caption-figNN[-where]:begin/end -->` (each figure's caption, with the numbers it quotes),
+k0_fma's `<!-- ncu-k0:begin/end -->` table, the profile tables `<!-- ncu-k1 -->` (k1_mmasync) and
+`<!-- ncu-k2 -->` (k2_tma_ws), and k2's speed-ups over k1 BM 128, `<!-- k2-over-k1 -->`; k3_wgmma's
+profile `<!-- ncu-k3 -->`, the ablation ladder `<!-- k3-steps -->`, the numbers of `<!-- k3-64row -->`
+and `<!-- k3-pairs -->`, the row rule's DRAM evidence `<!-- k3-rows-dram -->`, the experiments
+`<!-- k3-tried -->` with the trials' ncu, trace and phase tables (`k3-m256-*`, `k3-fold-*`,
+`k3-pairs-ncu`, `k3-streamk-*`), the ping-pong profile `<!-- k3-pingpong-ncu -->`, its stalls
+`<!-- k3-stalls -->`, its runs on fewer SMs `<!-- k3-sms -->` and the L2 units' load on all and half
+of them `<!-- k3-l2-breakdown -->`. A block whose data fail to read is named on stderr (exit 2) and
+the others are still written.
 Every number comes from results/<gpu>/sweep.csv, results/<gpu>/ncu/*.csv, results/<gpu>/kernels.csv,
 results/h200/evidence/ (ncu_k3_*.txt and *.csv, k3_ab_*.csv, trace folders, logs) or from
 `ggemm problem` (the one implementation of the split, the tile rules and η). Standard library only.
@@ -29,9 +32,11 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tables  # noqa: E402  (load, replace_block, case_name)
+import tables  # noqa: E402  (load)
+from readme_block import front_files, missing, replace_block, stage_files  # noqa: E402
 
 ROOT = tables.ROOT
+case_label = tables.case_label
 SKEW_KERNELS = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k2_tma_ws_s3", "k2_tma_ws_bm64",
                 "k3_wgmma_persist", "k3_wgmma_split64"]
 STALL_VARIANTS = ["k0_fma", "k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k1_mmasync_bm64_fragdb",
@@ -46,6 +51,16 @@ STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 
 def num(v):
     return float(str(v).replace(",", ""))
+
+
+def ncu_csv(path):
+    """{metric: value as ncu wrote it} of one launch in an ncu raw CSV (results/<gpu>/ncu/<kernel>.csv:
+    the header row starts with "ID", then a row of units, then the launch's values)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    head, _units, values = list(csv.reader(lines[start:]))[:3]
+    return dict(zip(head, values))
 
 
 def fmt(x, nd=1):
@@ -124,21 +139,13 @@ class Data:
     # -- ncu ----------------------------------------------------------------------------------
     def ncu(self, kernel):
         if kernel not in self._ncu:
-            with open(os.path.join(self.ncu_dir, kernel + ".csv")) as f:
-                lines = f.read().splitlines()
-            start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-            head, _units, values = list(csv.reader(lines[start:]))[:3]
-            self._ncu[kernel] = dict(zip(head, values))
+            self._ncu[kernel] = ncu_csv(os.path.join(self.ncu_dir, kernel + ".csv"))
         return self._ncu[kernel]
 
     def stalls(self, kernel):
         d = self.ncu(kernel)
         pre, post = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
         return {k[len(pre):-len(post)]: num(v) for k, v in d.items() if k.startswith(pre) and k.endswith(post)}
-
-
-def case_label(tokens, skew, k):
-    return f"{int(tokens) // 1024}k s={skew}" + ("" if k == "1024" else f" K={k}")
 
 
 def short(kernel):
@@ -286,6 +293,12 @@ def fig08_reasons(d):
 # ---------------------------------------------------------------------------------------------
 def caption(n, script, text, sources):
     return f"*Figure {n} (`plots/{script}` from {sources}): {text}*"
+
+
+# The figure captions (captions()): (the stage's README, or README.md for the top-level files; caption name).
+CAPTIONS = [("README.md", "fig01"), ("k1_mmasync/README.md", "fig03"), ("k1_mmasync/README.md", "fig07"),
+            ("k1_mmasync/README.md", "fig08"), ("k2_tma_ws/README.md", "fig08-k2"), ("README.md", "fig11"),
+            ("README.md", "fig14")]
 
 
 def captions(d):
@@ -1125,6 +1138,49 @@ def k3_tried(d):
     return "\n".join(out)
 
 
+def blocks(d):
+    """[(where, block name, function of d that makes its text)] of every block `captions` writes; where:
+    a stage folder, or "" for the top-level files (README.md and docs/). The captions are made together."""
+    def caption_of(key):  # d caches what captions() reads, so making them all once per block is cheap
+        return lambda d: captions(d)[key]
+    out = [(os.path.dirname(readme), "caption-" + tag, caption_of((readme, tag))) for readme, tag in CAPTIONS]
+    out += [("k0_fma", "ncu-k0", ncu_k0),
+            ("k1_mmasync", "ncu-k1", lambda d: profile_table(d, K1_PROFILE, "k1_mmasync_bm128")),
+            ("k2_tma_ws", "ncu-k2", lambda d: profile_table(d, K2_PROFILE, "k1_mmasync_bm128")),
+            ("k2_tma_ws", "k2-over-k1", k2_against_k1)]
+    k3 = {"ncu-k3": ncu_k3, "k3-steps": k3_steps, "k3-64row": k3_64row, "k3-pairs": k3_pairs,
+          "k3-rows-dram": k3_rows_dram, "k3-tried": k3_tried,
+          "k3-m256-ncu": lambda d: k3_trial_ncu(d, K3_M256_NCU),
+          "k3-m256-k32-ncu": lambda d: k3_trial_ncu(d, K3_M256_K32_NCU),
+          "k3-m256-k32-traces": k3_m256_k32_traces, "k3-fold-ncu": lambda d: k3_trial_ncu(d, K3_FOLD_NCU),
+          "k3-streamk-ncu": lambda d: "\n\n".join(k3_trial_ncu(d, t) for t in K3_STREAMK_NCU),
+          "k3-streamk-traces": k3_streamk_traces, "k3-stalls": k3_stalls, "k3-sms": k3_sms_scaling,
+          "k3-l2-breakdown": k3_l2_breakdown, "k3-pairs-ncu": lambda d: k3_trial_ncu(d, K3_PAIRS_NCU),
+          "k3-pingpong64-n128": k3_pingpong64_n128, "k3-fold-phases": k3_fold_phases,
+          "k3-pingpong-ncu": k3_pingpong_ncu}
+    return out + [("k3_wgmma", tag, make) for tag, make in k3.items()]
+
+
+def write_blocks(d, check):
+    """Every block into whichever file holds it (plots/readme_block.py). A block whose data fail to
+    read is named on stderr and left as it is; the others are still written. Returns (blocks that
+    would change, blocks that failed)."""
+    stale = failed = 0
+    for where, tag, make in blocks(d):
+        try:
+            text = make(d)
+        except (OSError, subprocess.CalledProcessError, KeyError, StopIteration, ValueError, TypeError) as e:
+            print(f"figdata.py: <!-- {tag} --> not written: {e!r}", file=sys.stderr)
+            failed += 1
+            continue
+        paths = stage_files(where) if where else front_files()
+        changed = replace_block(paths, tag, text, check)
+        if changed is None:
+            print(missing(tag, paths))
+        stale += bool(changed and check)
+    return stale, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description="Data and captions of the gnuplot figures.")
     ap.add_argument("what", choices=["data", "captions"])
@@ -1133,6 +1189,7 @@ def main():
     ap.add_argument("--ncu")
     ap.add_argument("--kernels")
     ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
+    ap.add_argument("--check", action="store_true", help="captions: write nothing; exit 1 if a block would change")
     args = ap.parse_args()
     try:
         d = Data(args)
@@ -1141,37 +1198,11 @@ def main():
                 ap.error("data needs OUT_DIR")
             data(d, args.out)
             return
-        for (readme, tag), text in captions(d).items():
-            tables.replace_block(os.path.join(ROOT, readme), text, "caption-" + tag)
-        tables.replace_block(os.path.join(ROOT, "k0_fma", "README.md"), ncu_k0(d), "ncu-k0")
-        tables.replace_block(os.path.join(ROOT, "k1_mmasync", "README.md"),
-                             profile_table(d, K1_PROFILE, "k1_mmasync_bm128"), "ncu-k1")
-        tables.replace_block(os.path.join(ROOT, "k2_tma_ws", "README.md"),
-                             profile_table(d, K2_PROFILE, "k1_mmasync_bm128"), "ncu-k2")
-        tables.replace_block(os.path.join(ROOT, "k2_tma_ws", "README.md"), k2_against_k1(d), "k2-over-k1")
-        k3 = os.path.join(ROOT, "k3_wgmma", "README.md")
-        tables.replace_block(k3, ncu_k3(d), "ncu-k3")
-        tables.replace_block(k3, k3_steps(d), "k3-steps")
-        tables.replace_block(k3, k3_64row(d), "k3-64row")
-        tables.replace_block(k3, k3_pairs(d), "k3-pairs")
-        tables.replace_block(k3, k3_rows_dram(d), "k3-rows-dram")
-        tables.replace_block(k3, k3_tried(d), "k3-tried")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_M256_NCU), "k3-m256-ncu")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_M256_K32_NCU), "k3-m256-k32-ncu")
-        tables.replace_block(k3, k3_m256_k32_traces(d), "k3-m256-k32-traces")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_FOLD_NCU), "k3-fold-ncu")
-        tables.replace_block(k3, "\n\n".join(k3_trial_ncu(d, t) for t in K3_STREAMK_NCU), "k3-streamk-ncu")
-        tables.replace_block(k3, k3_streamk_traces(d), "k3-streamk-traces")
-        tables.replace_block(k3, k3_stalls(d), "k3-stalls")
-        tables.replace_block(k3, k3_sms_scaling(d), "k3-sms")
-        tables.replace_block(k3, k3_l2_breakdown(d), "k3-l2-breakdown")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_PAIRS_NCU), "k3-pairs-ncu")
-        tables.replace_block(k3, k3_pingpong64_n128(d), "k3-pingpong64-n128")
-        tables.replace_block(k3, k3_fold_phases(d), "k3-fold-phases")
-        tables.replace_block(k3, k3_pingpong_ncu(d), "k3-pingpong-ncu")
     except (OSError, subprocess.CalledProcessError, KeyError, StopIteration, ValueError) as e:
         print(f"figdata.py: {e!r}", file=sys.stderr)
         sys.exit(2)
+    stale, failed = write_blocks(d, args.check)
+    sys.exit(2 if failed else 1 if stale else 0)
 
 
 if __name__ == "__main__":
