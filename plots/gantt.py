@@ -23,6 +23,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from names import new_name  # noqa: E402  (a trace captured before the renaming names the old configuration)
 from tables import load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 
@@ -35,7 +36,7 @@ def main():
         events = list(csv.DictReader(f))
     meta, (s, *_) = load(os.path.join(tdir, "summary.csv"))
     if "ran" in meta:
-        title = title.replace(s["kernel"], f"{s['kernel']} (ran {meta['ran']})", 1)
+        title = title.replace(s["kernel"], f"{s['kernel']} (ran {new_name(meta['ran'])})", 1)
     tiles = [e for e in events if e["role"] == "consumer0"]
     drawn = {(e["cta"], e["tile"]) for e in tiles}
     tiles += [e for e in events if e["role"] == "consumer1" and (e["cta"], e["tile"]) not in drawn]

@@ -15,6 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from names import new_name  # noqa: E402  (traces captured before the renaming carry the old names)
 from readme_block import ROOT, missing, replace_block, stage_files  # noqa: E402
 from tables import case_name, load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
@@ -93,7 +94,7 @@ def block(traces):
            "| trace | kernel | case | kernel µs | SMs busy | first SM idle at µs | tail µs | imbalance |",
            "|---|---|---|---:|---:|---:|---:|---:|"]
     for name, r in rows:
-        out.append(f"| `{name}` | `{r['kernel']}` | {case_name(r)} | {float(r['kernel_us']):.1f} | "
+        out.append(f"| `{name}` | `{new_name(r['kernel'])}` | {case_name(r)} | {float(r['kernel_us']):.1f} | "
                    f"{100 * float(r['busy_fraction']):.1f}% | {float(r['first_idle_us']):.1f} | "
                    f"{float(r['tail_us']):.1f} | {float(r['imbalance']):.3f} |")
     gaps = [(name, gap_stats(os.path.join(traces, name, "trace.csv"))) for name, _ in rows
@@ -121,7 +122,7 @@ def block(traces):
                 f"{rs[0]['reps']} timed launches each, the untraced kernel first, as `ggemm run` times.", "",
                 "| kernel | case | untraced µs | traced µs | overhead |", "|---|---|---:|---:|---:|"]
         for r in rs:
-            out.append(f"| `{r['kernel']}` | {case_name(r)} | {float(r['untraced_us']):.1f} | "
+            out.append(f"| `{new_name(r['kernel'])}` | {case_name(r)} | {float(r['untraced_us']):.1f} | "
                        f"{float(r['traced_us']):.1f} | {float(r['overhead_pct']):+.1f}% |")
     return "\n".join(out)
 
