@@ -689,7 +689,8 @@ K3_STALLS = [("16k rows, K = 1024", "ncu_k3_pingpong_stalls_k1024-48209f320b46.c
               ("16k rows, K = 8192", "ncu_k3_pingpong_stalls_k8192-48209f320b46.csv")]
 K3_L2_BREAKDOWN = ("ncu_k3_l2_breakdown-a36e335df181.txt", "k3_l2_breakdown-a36e335df181.log")
 # Runs on fewer SMs (--sms): (commit, kernel, SM counts, (folder's shape, label), the log its script heads);
-# folders trace_KERNEL_SHAPE_smsN-COMMIT, KERNEL as the run named it (shown by today's name: plots/names.py). Each log holds the untraced medians, shape by shape, SM count by count.
+# folders trace_KERNEL_SHAPE_smsN-COMMIT, KERNEL as the run named it (shown by today's name: plots/names.py).
+# Each log holds the untraced medians, shape by shape, SM count by count.
 K3_SMS = [("68f731703725", "k3_wgmma_pingpong", (132, 99, 66, 33),
            (("16k_k1024", "16k rows, K = 1024"), ("16k_k8192", "16k rows, K = 8192")),
            "k3_pingpong_sms-68f731703725.log"),
