@@ -4,10 +4,11 @@ labs/README.md from committed data, so that no answer is typed by hand.
 
 usage: exercises.py [--check] [--results results/h200]
 Rewrites the text between `<!-- exercises:begin -->` and `<!-- exercises:end -->` in each
-stage's README.md and between `<!-- labs:begin -->` and `<!-- labs:end -->` in labs/README.md,
+stage's README.md (or its TRIALS.md, whichever holds it: plots/readme_block.py) and between
+`<!-- labs:begin -->` and `<!-- labs:end -->` in labs/README.md,
 from RESULTS/sweep.csv (the "stages" cases), RESULTS/kernels.csv (`ggemm list --format csv`),
 RESULTS/ncu/<kernel>.csv (Nsight Compute raw metrics) and RESULTS/evidence/. --check writes
-nothing and exits 1 if a block would change. Standard library only.
+nothing and exits 1 if a block would change; a missing block is an error too. Standard library only.
 """
 import argparse
 import csv
@@ -19,7 +20,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "labs"))
 sys.path.insert(0, os.path.join(ROOT, "plots"))
 import make_starters  # noqa: E402  (the labs, their stages and expected times)
-import figdata  # noqa: E402  (the evidence runs it tabulates: K3_SMS)
+import figdata  # noqa: E402  (the evidence runs it tabulates, K3_SMS, and its ncu reader)
+from names import new_name  # noqa: E402  (old configuration names in the evidence -> today's)
+from readme_block import missing, replace_block, stage_files  # noqa: E402
 from tables import load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 
@@ -44,10 +47,7 @@ class Data:
         raise SystemExit(f"exercises.py: no row for {kernel} in the sweep")
 
     def ncu(self, kernel, metric):
-        with open(os.path.join(self.results, "ncu", kernel + ".csv")) as f:
-            rows = [r for r in csv.reader(f) if r]
-        h = next(i for i, r in enumerate(rows) if r[0] == "ID")
-        return float(rows[h + 2][rows[h].index(metric)].replace(",", ""))
+        return figdata.num(figdata.ncu_csv(os.path.join(self.results, "ncu", kernel + ".csv"))[metric])
 
     def moe(self, model, tokens, impl="k4_moe", path="fused"):
         """The row of RESULTS/moe.csv (ggemm moe --out, with torch_moe.py's rows) for this case."""
@@ -138,8 +138,8 @@ def k2(d):
 
 
 def sms_medians(d):
-    """{SMs: untraced median µs} of k3_wgmma_pingpong at 16k rows, K = 1024 (the first shape of figdata's first
-    --sms run; its log lists the medians shape by shape, SM count by count)."""
+    """{SMs: untraced median µs} of k3_wgmma_pingpong_m128_n192 at 16k rows, K = 1024 (the first shape of
+    figdata's first --sms run; its log lists the medians shape by shape, SM count by count)."""
     _, _, counts, _, log = figdata.K3_SMS[0]
     with open(os.path.join(d.results, "evidence", log)) as f:
         medians = [float(m.group(1)) for m in re.finditer(r"^time: median ([0-9.]+) us", f.read(), re.M)]
@@ -148,22 +148,22 @@ def sms_medians(d):
 
 def k3(d):
     w, sms = d.kernels["k3_wgmma"], sms_medians(d)
+    tile, coop, adaptive = "k3_wgmma_tile_m128_n192", "k3_wgmma_coop_m128_n192", "k3_wgmma_coop_m64_n192"
+    mcb, sms_kernel = "k3_wgmma_coop_m64_n192_mcb", new_name(figdata.K3_SMS[0][1])
     return [
         ("How much faster than torch._grouped_mm is k3_wgmma at 16k rows, s = 1.2?",
          f"{RUN} k3_wgmma --skew 1.2  (torch: harness/peers/torch_grouped_mm.py)",
          f"{d.tf('k3_wgmma', skew='1.2'):.1f} against {d.tf('torch_grouped_mm', skew='1.2'):.1f} TFLOP/s: "
          f"{d.tf('k3_wgmma', skew='1.2') / d.tf('torch_grouped_mm', skew='1.2'):.2f}x."),
         ("What does the persistent grid with its device-side schedule buy over one CTA per tile (16k, s = 0)?",
-         "build/bin/ggemm sweep --kernels k3_wgmma_tile,k3_wgmma_persist --tokens 16384",
-         f"{d.tf('k3_wgmma_persist'):.1f} against {d.tf('k3_wgmma_tile'):.1f} TFLOP/s "
-         f"({d.tf('k3_wgmma_persist') / d.tf('k3_wgmma_tile'):.2f}x)."),
+         f"build/bin/ggemm sweep --kernels {tile},{coop} --tokens 16384",
+         f"{d.tf(coop):.1f} against {d.tf(tile):.1f} TFLOP/s ({d.tf(coop) / d.tf(tile):.2f}x)."),
         ("B multicast to a pair of CTAs halves B's L2 traffic. Faster at 16k rows, s = 0?",
-         f"{RUN} k3_wgmma_mc",
-         f"No: {d.tf('k3_wgmma_mc'):.1f} against {d.tf('k3_wgmma_split64'):.1f} TFLOP/s for `k3_wgmma_split64`, "
-         "the configuration it pairs."),
+         f"{RUN} {mcb}  (built with -DGG_ABLATIONS=ON)",
+         f"No: {d.tf(mcb):.1f} against {d.tf(adaptive):.1f} TFLOP/s for `{adaptive}`, the configuration it pairs."),
         ("The same 16k-row problem on half the SMs (`--sms 66`): each SM keeps its ring and gets twice the "
          "tiles. Twice the time?",
-         f"{RUN} k3_wgmma_pingpong --sms 132 && {RUN} k3_wgmma_pingpong --sms 66",
+         f"{RUN} {sms_kernel} --sms 132 && {RUN} {sms_kernel} --sms 66",
          f"No: {sms[66]:.1f} against {sms[132]:.1f} µs, {sms[66] / sms[132]:.2f}x: "
          "with fewer SMs sharing L2 and DRAM, each one's stages arrive sooner (k3 README, the SM-count table)."),
         ("What share of the roofline does k3_wgmma reach at 2k rows, s = 0, and how many registers does it "
@@ -237,7 +237,7 @@ def exercises(d, stage):
 
 
 REFERENCE = {"lab_k0_tiles": "k0_fma", "lab_k1_fragments": "k1_mmasync_bm128", "lab_k2_ring": "k2_tma_ws_s3",
-             "lab_k3_wgmma": "k3_wgmma_split64"}  # the lesson the lab's starter is made from
+             "lab_k3_wgmma": "k3_wgmma_coop_m64_n192"}  # the lesson the lab's starter is made from
 
 
 def labs_table(d):
@@ -255,25 +255,13 @@ def labs_table(d):
                             + d.source().replace("Answers generated", "Generated")])
 
 
-def replace(path, tag, text, check):
-    with open(path) as f:
-        body = f.read()
-    new, n = re.subn(rf"(<!-- {tag}:begin -->\n).*?(<!-- {tag}:end -->)", lambda m: m.group(1) + text + "\n" +
-                     m.group(2), body, flags=re.S)
-    name = f"{os.path.relpath(path, ROOT)} [{tag}]"
-    if not n:
-        print(f"exercises.py: {name}: no block")
+def replace(paths, tag, text, check):
+    """1 if the block is missing or (with --check) would change, else 0."""
+    changed = replace_block(paths, tag, text, check)
+    if changed is None:
+        print(missing(tag, paths))
         return 1
-    if new == body:
-        print(f"exercises.py: unchanged {name}")
-        return 0
-    if check:
-        print(f"exercises.py: would change {name} (python3 plots/exercises.py rewrites it)")
-        return 1
-    with open(path, "w") as f:
-        f.write(new)
-    print(f"exercises.py: updated {name}")
-    return 0
+    return 1 if changed and check else 0
 
 
 def main():
@@ -282,7 +270,7 @@ def main():
     ap.add_argument("--results", default=os.path.join(ROOT, "results", "h200"))
     a = ap.parse_args()
     d = Data(os.path.abspath(a.results))
-    bad = sum(replace(os.path.join(ROOT, s, "README.md"), "exercises", exercises(d, s), a.check) for s in STAGES)
+    bad = sum(replace(stage_files(s), "exercises", exercises(d, s), a.check) for s in STAGES)
     bad += replace(os.path.join(ROOT, "labs", "README.md"), "labs", labs_table(d), a.check)
     sys.exit(1 if bad else 0)
 

@@ -17,7 +17,7 @@ set xrange [-0.05:2.05]
 set key below horizontal maxcols 3 samplen 2 font "sans,10" width 0
 c32 = "#ff7f0e"; c64 = "#2ca02c"; c128 = "#1f77b4"; cad = "#d62728"
 # columns: 1 skew, 2-5 model bm32 bm64 bm128 adaptive, 6 k1 bm128, 7 k1 bm64, 8 k1 bm32,
-#          9 k2 s3 (BM 128), 10 k2 bm64, 11 k3 persist (BM 128), 12 k3_wgmma_split64 (adaptive)
+#          9 k2 s3 (BM 128), 10 k2 bm64, 11 k3 coop_m128_n192 (BM 128), 12 k3 coop_m64_n192 (adaptive)
 adlabel = adaptive_is_bm64 ? "model, adaptive (= BM 64)" : "model, adaptive 128/64"
 do for [t in "16384 2048"] {
   dat = dir.'/fig11_'.t.'.dat'
@@ -34,7 +34,7 @@ do for [t in "16384 2048"] {
        dat using 1:5 with lines lw 3 lc rgb cad dt 2 title adlabel, \
        dat using 1:9 with linespoints lw 1 dt 3 pt 5 ps 1.2 lc rgb c128 title "k2 s3 (BM 128)", \
        dat using 1:10 with linespoints lw 1 dt 3 pt 5 ps 1.2 lc rgb c64 title "k2 bm64", \
-       dat using 1:11 with linespoints lw 1 dt 3 pt 9 ps 1.5 lc rgb c128 title "k3 persist (BM 128)", \
-       dat using 1:12 with linespoints lw 1 dt 3 pt 9 ps 1.5 lc rgb cad title "k3 split64 (adaptive)"
+       dat using 1:11 with linespoints lw 1 dt 3 pt 9 ps 1.5 lc rgb c128 title "k3 coop_m128_n192 (BM 128)", \
+       dat using 1:12 with linespoints lw 1 dt 3 pt 9 ps 1.5 lc rgb cad title "k3 coop_m64_n192 (adaptive)"
 }
 unset multiplot

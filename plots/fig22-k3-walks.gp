@@ -1,4 +1,4 @@
-# Figure 22: one k3 configuration (k3_wgmma_pingpong64) at 16k rows, s = 1.2, walking its tile
+# Figure 22: one k3 configuration (k3_wgmma_pingpong_m64_n192) at 16k rows, s = 1.2, walking its tile
 # list in expert-major order and folded (the reverted trial, k3 README), over the launch, in slices
 # of about 5 µs: above, useful TFLOP/s (each tile's FLOPs spread over its span); below, the rate at
 # which B panels are read for the first time (a lower bound on B's DRAM traffic), with the ceilings.
@@ -8,7 +8,7 @@ load dir.'/params.gp'
 set terminal pngcairo size 1100,900 font "sans,12"
 set output out
 set termoption noenhanced
-set multiplot layout 2,1 title sprintf("k3_wgmma_pingpong64 at 16k rows, s = 1.2, on %s: expert-major against folded walk (ggemm trace)", device) font "sans,12"
+set multiplot layout 2,1 title sprintf("k3_wgmma_pingpong_m64_n192 at 16k rows, s = 1.2, on %s: expert-major against folded walk (ggemm trace)", device) font "sans,12"
 set grid xtics ytics lc rgb "#dddddd"
 set key top right opaque box
 set xrange [0:*]

@@ -2,18 +2,21 @@
 """Data and captions of the gnuplot figures (1, 3, 7, 8, 11, 14), from committed results only.
 
 usage: figdata.py data OUT_DIR   [--sweep CSV] [--ncu DIR] [--kernels CSV] [--ggemm BIN]
-       figdata.py captions       [same options]
+       figdata.py captions       [same options] [--check]
 `data` writes the tables the plots/figNN-*.gp scripts read (OUT_DIR/figNN*.dat) and
-OUT_DIR/params.gp (ceilings, device, tick labels). `captions` rewrites the generated blocks of
-the READMEs: `<!-- caption-figNN[-where]:begin/end -->` (each figure's caption, with the numbers
-it quotes), k0_fma/README.md's `<!-- ncu-k0:begin/end -->` table, the profile tables
-`<!-- ncu-k1 -->` (k1_mmasync/README.md) and `<!-- ncu-k2 -->` (k2_tma_ws/README.md), and k2's
-speed-ups over k1 BM 128, `<!-- k2-over-k1 -->`; in k3_wgmma/README.md its profile `<!-- ncu-k3 -->`,
-the ablation ladder `<!-- k3-steps -->`, the numbers of `<!-- k3-64row -->` and `<!-- k3-pairs -->`, the row
-rule's DRAM evidence `<!-- k3-rows-dram -->`, the experiments `<!-- k3-tried -->` with the trials' ncu,
-trace and phase tables (`k3-m256-*`, `k3-fold-*`, `k3-pairs-ncu`, `k3-streamk-*`), the ping-pong profile
-`<!-- k3-pingpong-ncu -->`, its stalls `<!-- k3-stalls -->`, its runs on fewer SMs `<!-- k3-sms -->` and the L2
-units' load on all and half of them `<!-- k3-l2-breakdown -->`.
+OUT_DIR/params.gp (ceilings, device, tick labels). `captions` rewrites the generated blocks, each in
+whichever file holds it (plots/readme_block.py: a stage's README.md or TRIALS.md, the top README.md
+or a page of docs/); with --check it writes nothing and exits 1 if one would change. The blocks:
+`<!-- caption-figNN[-where]:begin/end -->` (each figure's caption, with the numbers it quotes),
+k0_fma's `<!-- ncu-k0:begin/end -->` table, the profile tables `<!-- ncu-k1 -->` (k1_mmasync) and
+`<!-- ncu-k2 -->` (k2_tma_ws), and k2's speed-ups over k1 BM 128, `<!-- k2-over-k1 -->`; k3_wgmma's
+profile `<!-- ncu-k3 -->`, the ablation ladder `<!-- k3-steps -->`, the numbers of `<!-- k3-64row -->`
+and `<!-- k3-pairs -->`, the row rule's DRAM evidence `<!-- k3-rows-dram -->`, the experiments
+`<!-- k3-tried -->` with the trials' ncu, trace and phase tables (`k3-m256-*`, `k3-fold-*`,
+`k3-pairs-ncu`, `k3-streamk-*`), the ping-pong profile `<!-- k3-pingpong-ncu -->`, its stalls
+`<!-- k3-stalls -->`, its runs on fewer SMs `<!-- k3-sms -->` and the L2 units' load on all and half
+of them `<!-- k3-l2-breakdown -->`. A block whose data fail to read is named on stderr (exit 2) and
+the others are still written.
 Every number comes from results/<gpu>/sweep.csv, results/<gpu>/ncu/*.csv, results/<gpu>/kernels.csv,
 results/h200/evidence/ (ncu_k3_*.txt and *.csv, k3_ab_*.csv, trace folders, logs) or from
 `ggemm problem` (the one implementation of the split, the tile rules and η). Standard library only.
@@ -29,23 +32,40 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tables  # noqa: E402  (load, replace_block, case_name)
+import tables  # noqa: E402  (load)
+from names import new_name  # noqa: E402  (old configuration names in the evidence -> today's)
+from readme_block import front_files, missing, replace_block, stage_files  # noqa: E402
 
 ROOT = tables.ROOT
+case_label = tables.case_label
 SKEW_KERNELS = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k2_tma_ws_s3", "k2_tma_ws_bm64",
-                "k3_wgmma_persist", "k3_wgmma_split64"]
+                "k3_wgmma_coop_m128_n192", "k3_wgmma_coop_m64_n192"]
 STALL_VARIANTS = ["k0_fma", "k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k1_mmasync_bm64_fragdb",
                   "k2_tma_ws_s2", "k2_tma_ws_s3", "k3_wgmma"]
 WORKLOG_K2_TARGET = 1.4  # cited: the worklog's stage-2 target over its stage 1 at 16k rows (B300)
 K1_PROFILE = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32", "k1_mmasync_bm64_fragdb"]
 K2_PROFILE = ["k1_mmasync_bm128", "k2_tma_ws_s2", "k2_tma_ws_s3"]
 BM_VARIANTS = ["k1_mmasync_bm128", "k1_mmasync_bm64", "k1_mmasync_bm32"]
+# Figure 3: each stage's configuration per tile height (adaptive: k3's 128-row tiles plus one of 64 rows).
+BM_FAMILIES = {"k1": {32: "k1_mmasync_bm32", 64: "k1_mmasync_bm64", 128: "k1_mmasync_bm128"},
+               "k2": {64: "k2_tma_ws_bm64", 128: "k2_tma_ws_s3"},
+               "k3": {128: "k3_wgmma_coop_m128_n192", "adaptive": "k3_wgmma_coop_m64_n192"}}
 STAGES = ["k0_fma", "k1_mmasync", "k2_tma_ws", "k3_wgmma"]
 STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 
 
 def num(v):
     return float(str(v).replace(",", ""))
+
+
+def ncu_csv(path):
+    """{metric: value as ncu wrote it} of one launch in an ncu raw CSV (results/<gpu>/ncu/<kernel>.csv:
+    the header row starts with "ID", then a row of units, then the launch's values)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    head, _units, values = list(csv.reader(lines[start:]))[:3]
+    return dict(zip(head, values))
 
 
 def fmt(x, nd=1):
@@ -124,21 +144,13 @@ class Data:
     # -- ncu ----------------------------------------------------------------------------------
     def ncu(self, kernel):
         if kernel not in self._ncu:
-            with open(os.path.join(self.ncu_dir, kernel + ".csv")) as f:
-                lines = f.read().splitlines()
-            start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-            head, _units, values = list(csv.reader(lines[start:]))[:3]
-            self._ncu[kernel] = dict(zip(head, values))
+            self._ncu[kernel] = ncu_csv(os.path.join(self.ncu_dir, kernel + ".csv"))
         return self._ncu[kernel]
 
     def stalls(self, kernel):
         d = self.ncu(kernel)
         pre, post = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
         return {k[len(pre):-len(post)]: num(v) for k, v in d.items() if k.startswith(pre) and k.endswith(post)}
-
-
-def case_label(tokens, skew, k):
-    return f"{int(tokens) // 1024}k s={skew}" + ("" if k == "1024" else f" K={k}")
 
 
 def short(kernel):
@@ -182,9 +194,7 @@ def data(d, out):
 
     # Figure 3: useful TFLOP/s against BM at s = 0 and 1.2; η in the tick labels.
     bms = [("32", 32), ("64", 64), ("128", 128), ("adaptive 128/64", "adaptive")]
-    fams = {"k1": {32: "k1_mmasync_bm32", 64: "k1_mmasync_bm64", 128: "k1_mmasync_bm128"},
-            "k2": {64: "k2_tma_ws_bm64", 128: "k2_tma_ws_s3"},
-            "k3": {128: "k3_wgmma_persist", "adaptive": "k3_wgmma_split64"}}
+    fams = BM_FAMILIES
     for t in ("16384", "2048"):
         rows = ["# idx eta_s0 eta_s1.2 k1_s0 k1_s1.2 k2_s0 k2_s1.2 k3_s0 k3_s1.2"]
         ticks = []
@@ -288,6 +298,12 @@ def caption(n, script, text, sources):
     return f"*Figure {n} (`plots/{script}` from {sources}): {text}*"
 
 
+# The figure captions (captions()): (the stage's README, or README.md for the top-level files; caption name).
+CAPTIONS = [("README.md", "fig01"), ("k1_mmasync/README.md", "fig03"), ("k1_mmasync/README.md", "fig07"),
+            ("k1_mmasync/README.md", "fig08"), ("k2_tma_ws/README.md", "fig08-k2"), ("README.md", "fig11"),
+            ("README.md", "fig14")]
+
+
 def captions(d):
     src = f"`{d.rel(d.sweep)}`"
     ncu_src = f"`{d.rel(d.ncu_dir)}/`"
@@ -311,9 +327,11 @@ def captions(d):
 
     # Figure 3
     e = lambda t, s, bm: f"{d.eta(t, s, bm):.3f}"  # noqa: E731
+    k3_128, k3_ad = BM_FAMILIES["k3"][128], BM_FAMILIES["k3"]["adaptive"]
     blocks[("k1_mmasync/README.md", "fig03")] = caption(
         3, "fig03-tile-quantization.gp", "useful TFLOP/s against the tile height at s = 0 and 1.2 (k1: bm32, bm64, "
-        "bm128; k2: bm64, s3; k3: persist, and k3_wgmma for adaptive); the tick labels give η (s = 0 | s = 1.2) from `ggemm problem`. At 2048 uniform rows "
+        f"bm128; k2: bm64, s3; k3: `{short(k3_128)}` and, adaptive, `{short(k3_ad)}`); the tick labels give η "
+        "(s = 0 | s = 1.2) from `ggemm problem`. At 2048 uniform rows "
         f"(32 per expert) k1 BM 32 pads nothing (η = {e('2048', 0, 32)}) and reaches "
         f"{fmt(t0('k1_mmasync_bm32', '2048', '0'))} TFLOP/s, against {fmt(t0('k1_mmasync_bm64', '2048', '0'))} "
         f"for BM 64 (η = {e('2048', 0, 64)}) and {fmt(t0('k1_mmasync_bm128', '2048', '0'))} for BM 128 "
@@ -321,7 +339,7 @@ def captions(d):
         f"reverses: BM 128 {fmt(t0('k1_mmasync_bm128', '16384', '0'))}, BM 64 "
         f"{fmt(t0('k1_mmasync_bm64', '16384', '0'))}, BM 32 {fmt(t0('k1_mmasync_bm32', '16384', '0'))}. "
         f"k3's adaptive tiles take BM 64's η ({e('2048', 1.2, 'adaptive')} at 2k, s = 1.2) and run "
-        f"{fmt(t0('k3_wgmma', '2048', '1.2'))} TFLOP/s there, against {fmt(t0('k3_wgmma_persist', '2048', '1.2'))} "
+        f"{fmt(t0(k3_ad, '2048', '1.2'))} TFLOP/s there, against {fmt(t0(k3_128, '2048', '1.2'))} "
         f"with 128-row tiles only.", src)
 
     # Figure 7
@@ -499,20 +517,20 @@ def k2_against_k1(d, base="k1_mmasync_bm128"):
 
 
 K3_STEPS = [  # (change, configuration, baseline); "k2 best": k2's fastest configuration of the case
-    ("wgmma itself", "k3_wgmma_tile", "k2 best"),
-    ("persistence", "k3_wgmma_persist", "k3_wgmma_tile"),
-    ("adaptive BM", "k3_wgmma_solo64", "k3_wgmma_persist"),
-    ("both consumers on a 64-row tile", "k3_wgmma_split64", "k3_wgmma_solo64"),
-    ("width 128", "k3_wgmma_n128", "k3_wgmma_split64"),
-    ("width 256", "k3_wgmma_n256", "k3_wgmma_split64"),
-    ("width 256, fixed rows", "k3_wgmma_persist_n256", "k3_wgmma_persist"),
-    ("B multicast, row pairs", "k3_wgmma_mc", "k3_wgmma_split64"),
-    ("B multicast, row pairs, width 256", "k3_wgmma_mc_n256", "k3_wgmma_n256"),
-    ("A multicast, column pairs", "k3_wgmma_mca", "k3_wgmma_split64"),
-    ("ping-pong consumers, fixed rows", "k3_wgmma_pingpong", "k3_wgmma_persist"),
-    ("ping-pong consumers, adaptive rows", "k3_wgmma_pingpong64", "k3_wgmma_split64"),
-    ("ping-pong at width 128, and fixed rows", "k3_wgmma_pingpong_n128", "k3_wgmma_n128"),
-    ("ping-pong at width 128, adaptive rows", "k3_wgmma_pingpong64_n128", "k3_wgmma_n128"),
+    ("wgmma itself", "k3_wgmma_tile_m128_n192", "k2 best"),
+    ("persistence", "k3_wgmma_coop_m128_n192", "k3_wgmma_tile_m128_n192"),
+    ("adaptive BM", "k3_wgmma_coop_m64_n192_solo", "k3_wgmma_coop_m128_n192"),
+    ("both consumers on a 64-row tile", "k3_wgmma_coop_m64_n192", "k3_wgmma_coop_m64_n192_solo"),
+    ("width 128", "k3_wgmma_coop_m64_n128", "k3_wgmma_coop_m64_n192"),
+    ("width 256", "k3_wgmma_coop_m64_n256", "k3_wgmma_coop_m64_n192"),
+    ("width 256, fixed rows", "k3_wgmma_coop_m128_n256", "k3_wgmma_coop_m128_n192"),
+    ("B multicast, row pairs", "k3_wgmma_coop_m64_n192_mcb", "k3_wgmma_coop_m64_n192"),
+    ("B multicast, row pairs, width 256", "k3_wgmma_coop_m64_n256_mcb", "k3_wgmma_coop_m64_n256"),
+    ("A multicast, column pairs", "k3_wgmma_coop_m64_n192_mca", "k3_wgmma_coop_m64_n192"),
+    ("ping-pong consumers, fixed rows", "k3_wgmma_pingpong_m128_n192", "k3_wgmma_coop_m128_n192"),
+    ("ping-pong consumers, adaptive rows", "k3_wgmma_pingpong_m64_n192", "k3_wgmma_coop_m64_n192"),
+    ("ping-pong at width 128, and fixed rows", "k3_wgmma_pingpong_m128_n128", "k3_wgmma_coop_m64_n128"),
+    ("ping-pong at width 128, adaptive rows", "k3_wgmma_pingpong_m64_n128", "k3_wgmma_coop_m64_n128"),
 ]
 
 
@@ -546,18 +564,19 @@ def k3_64row(d):
     """The 64-row tile on one consumer and on two: scheduled TFLOP/s and the ratios."""
     c = ("16384", "1.2")
     sch = lambda k: float(d.cell(k, *c)["scheduled_tflops"])  # noqa: E731
-    ratios = ", ".join(f"{d.tf('k3_wgmma_split64', *x) / d.tf('k3_wgmma_solo64', *x):.3f}x at {case_label(*x)}"
-                       for x in d.stage_cases())
+    solo, split, fixed = "k3_wgmma_coop_m64_n192_solo", "k3_wgmma_coop_m64_n192", "k3_wgmma_coop_m128_n192"
+    ratios = ", ".join(f"{d.tf(split, *x) / d.tf(solo, *x):.3f}x at {case_label(*x)}" for x in d.stage_cases())
     return (f"*Generated by `plots/figdata.py` from `{d.rel(d.sweep)}` and `ggemm problem`:* at 16k rows, s = 1.2, "
-            f"`k3_wgmma_solo64` schedules {fmt(sch('k3_wgmma_solo64'))} TFLOP/s (η {d.eta(*c, 'adaptive'):.3f}) "
-            f"against {fmt(sch('k3_wgmma_persist'))} for `k3_wgmma_persist`, fixed BM = 128 (η "
-            f"{d.eta(*c, 128):.3f}). `k3_wgmma_split64` over `k3_wgmma_solo64`, useful TFLOP/s: {ratios}.")
+            f"`{solo}` schedules {fmt(sch(solo))} TFLOP/s (η {d.eta(*c, 'adaptive'):.3f}) "
+            f"against {fmt(sch(fixed))} for `{fixed}`, fixed BM = 128 (η "
+            f"{d.eta(*c, 128):.3f}). `{split}` over `{solo}`, useful TFLOP/s: {ratios}.")
 
 
 def k3_pairs(d):
-    """How many `_mc` pair halves idle at 16k, s = 1.2 (the split from ggemm problem, the tile sizes
+    """How many `_mcb` pair halves idle at 16k, s = 1.2 (the split from ggemm problem, the tile sizes
     from kernels.csv), and how many clusters are resident."""
-    kr = d.kernels["k3_wgmma_mc"]
+    mcb = "k3_wgmma_coop_m64_n192_mcb"
+    kr = d.kernels[mcb]
     p = d.problem("16384", "1.2")
     bn = int(kr["block_n"])
     nb = -(-int(p["n"]) // bn)
@@ -567,19 +586,19 @@ def k3_pairs(d):
     return (f"*Generated by `plots/figdata.py` from `ggemm problem` and `{d.rel(os.path.join(os.path.dirname(d.sweep), 'kernels.csv'))}`:* "
             f"at 16k rows, s = 1.2, {sum(t == 1 for t in mt)} of the {len(mt)} experts have a single row tile and "
             f"{odd} an odd count; with {nb} column blocks of {bn}, {odd * nb} of the {halves} pair halves of "
-            f"`k3_wgmma_mc` are idle. Resident clusters of two (`ggemm list`): {kr['clusters_resident']}.")
+            f"`{mcb}` are idle. Resident clusters of two (`ggemm list`): {kr['clusters_resident']}.")
 
 
 def ncu_k3(d):
     dram = ("DRAM throughput (% of peak, elapsed)",
             lambda k: f"{num(d.ncu(k)['dram__throughput.avg.pct_of_peak_sustained_elapsed']):.1f}%")
     note = (" `k3_wgmma.csv` was captured before the entry point existed: it profiles the configuration now "
-            "called `k3_wgmma_split64` (ncu's kernel name: `" + d.ncu("k3_wgmma")["Kernel Name"].split("(")[0]
+            "called `k3_wgmma_coop_m64_n192` (ncu's kernel name: `" + d.ncu("k3_wgmma")["Kernel Name"].split("(")[0]
             + "`), the lesson, and its sweep row is that configuration's. The tensor-pipe row is "
             "`sm__pipe_tensor_op_hmma_cycles_active`; k3's only tensor instructions are HGMMA (SASS table), and "
             "the capture holds no `gmma` counterpart.")
     return profile_table(d, ["k2_tma_ws_s3", "k3_wgmma"], "k2_tma_ws_s3", extra=[dram], note=note,
-                         sweep_name={"k3_wgmma": "k3_wgmma_split64"})
+                         sweep_name={"k3_wgmma": "k3_wgmma_coop_m64_n192"})
 
 
 # ---- k3 evidence beyond the sweep: what the entry point's row rule rests on, and what was tried ----
@@ -587,60 +606,67 @@ EVIDENCE = os.path.join(ROOT, "results", "h200", "evidence")
 UNITS = {"%": 1, "sector": 32, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
          "ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6}
 K3_ROWS_DRAM = "ncu_k3_rows_dram-45bee3086628.txt"  # plots/ncu_k3_rows.sh at that commit
-ROW_PAIRS = [("k3_wgmma_n256", "k3_wgmma_persist_n256"), ("k3_wgmma_split64", "k3_wgmma_persist")]
+ROW_PAIRS = [("k3_wgmma_coop_m64_n256", "k3_wgmma_coop_m128_n256"),  # (adaptive rows, fixed rows)
+             ("k3_wgmma_coop_m64_n192", "k3_wgmma_coop_m128_n192")]
 K3_PINGPONG_NCU = "ncu_k3_pingpong-bcfd1cc99daa.txt"  # plots/ncu_k3_pingpong.sh at that commit
-PINGPONG_PAIRS = [("k3_wgmma_split64", "k3_wgmma_pingpong64"), ("k3_wgmma_persist", "k3_wgmma_pingpong")]
+PINGPONG_PAIRS = [("k3_wgmma_coop_m64_n192", "k3_wgmma_pingpong_m64_n192"),
+                  ("k3_wgmma_coop_m128_n192", "k3_wgmma_pingpong_m128_n192")]
 # The worklog's cases by the labels the ncu scripts give them (the others are sets of cases.csv).
 WORKLOG_LABELS = {"16k_s0": ("16384", "64", "1024", "2688", "0"), "16k_s1.2": ("16384", "64", "1024", "2688", "1.2"),
                   "16k_s0_k8192": ("16384", "64", "8192", "2688", "0")}
 # (what was tried, evidence file, the configuration, the one it changes); every file is an A/B sweep of
 # the stages and real-shape sets at the commit in its name, the code itself reverted after it except
-# where the row says "kept".
+# where the row says "kept". Configurations by today's names: the files hold the old ones and are read
+# through plots/names.py; a reverted trial's configuration keeps the name it had (k3_wgmma_epi, ...).
 K3_TRIED = [
-    ("StoreWarps epilogue", "k3_ab_storewarps-e55ceb9f8222.csv", "k3_wgmma_epi", "k3_wgmma_split64"),
-    ("StoreWarps epilogue, width 256, fixed rows", "k3_ab_storewarps-e55ceb9f8222.csv",
-     "k3_wgmma_persist_n256_epi", "k3_wgmma_persist_n256"),
-    ("one stage fewer, nothing else", "k3_ab_one_stage_fewer-43e42735b261.csv", "k3_wgmma_s4", "k3_wgmma_split64"),
+    ("StoreWarps epilogue", "k3_ab_storewarps-e55ceb9f8222.csv", "k3_wgmma_epi", "k3_wgmma_coop_m64_n192"),
+    ("StoreWarps epilogue, width 256, fixed rows", "k3_ab_storewarps-e55ceb9f8222.csv", "k3_wgmma_persist_n256_epi",
+     "k3_wgmma_coop_m128_n256"),
+    ("one stage fewer, nothing else", "k3_ab_one_stage_fewer-43e42735b261.csv", "k3_wgmma_s4",
+     "k3_wgmma_coop_m64_n192"),
     ("StoreWarps over its lost stage", "k3_ab_one_stage_fewer-43e42735b261.csv", "k3_wgmma_epi", "k3_wgmma_s4"),
     ("… one warp polls, two sleep", "k3_ab_storewarps_named_barrier-295aec15b0a3.csv", "k3_wgmma_epi", "k3_wgmma_s4"),
     ("… the poller sleeps 1 µs", "k3_ab_storewarps_nanosleep-45bee3086628.csv", "k3_wgmma_epi", "k3_wgmma_s4"),
-    ("both ends of the tile list", "k3_ab_both_ends-3c5b83a94503.csv", "k3_wgmma_ends", "k3_wgmma_split64"),
+    ("both ends of the tile list", "k3_ab_both_ends-3c5b83a94503.csv", "k3_wgmma_ends", "k3_wgmma_coop_m64_n192"),
     ("both ends, width 256, fixed rows", "k3_ab_both_ends-3c5b83a94503.csv", "k3_wgmma_persist_n256_ends",
-     "k3_wgmma_persist_n256"),
-    ("ping-pong consumers (kept)", "k3_ab_pingpong-b88808a.csv", "k3_wgmma_pingpong", "k3_wgmma_persist"),
-    ("… the next run", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong", "k3_wgmma_persist"),
-    ("ping-pong, adaptive rows (kept)", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong64",
-     "k3_wgmma_split64"),
-    ("ping-pong at 192 against shared tiles at 256", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong",
-     "k3_wgmma_persist_n256"),
-    ("ping-pong, the producer looks its next tile up early", "k3_ab_lookahead-68a25cfb1364.csv",
-     "k3_wgmma_pingpong_la", "k3_wgmma_pingpong"),
+     "k3_wgmma_coop_m128_n256"),
+    ("ping-pong consumers (kept)", "k3_ab_pingpong-b88808a.csv", "k3_wgmma_pingpong_m128_n192",
+     "k3_wgmma_coop_m128_n192"),
+    ("… the next run", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong_m128_n192", "k3_wgmma_coop_m128_n192"),
+    ("ping-pong, adaptive rows (kept)", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong_m64_n192",
+     "k3_wgmma_coop_m64_n192"),
+    ("ping-pong at 192 against shared tiles at 256", "k3_ab_pingpong64-f64b7a4f4c8f.csv", "k3_wgmma_pingpong_m128_n192",
+     "k3_wgmma_coop_m128_n256"),
+    ("ping-pong, the producer looks its next tile up early", "k3_ab_lookahead-68a25cfb1364.csv", "k3_wgmma_pingpong_la",
+     "k3_wgmma_pingpong_m128_n192"),
     ("… the same, a second sweep", "k3_ab_lookahead_reversed-68a25cfb1364.csv", "k3_wgmma_pingpong_la",
-     "k3_wgmma_pingpong"),
-    ("256-row tiles, each consumer 128 rows", "k3_ab_m256-88f0a0547dbb.csv", "k3_wgmma_m256", "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
+    ("256-row tiles, each consumer 128 rows", "k3_ab_m256-88f0a0547dbb.csv", "k3_wgmma_m256",
+     "k3_wgmma_pingpong_m128_n192"),
     ("256-row tiles, 7 stages of 32 k", "k3_ab_m256_k32-85b12f03fe38.csv", "k3_wgmma_m256_k32",
-     "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
     ("… 3 stages of 64 k (the first trial), same sweep", "k3_ab_m256_k32-85b12f03fe38.csv", "k3_wgmma_m256",
-     "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
     ("… 7 stages over 3", "k3_ab_m256_k32-85b12f03fe38.csv", "k3_wgmma_m256_k32", "k3_wgmma_m256"),
     ("stream-K over the last partial wave", "k3_ab_streamk-777303bf394d.csv", "k3_wgmma_pingpong_sk",
-     "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
     ("… split in CTA pairs that share B", "k3_ab_streamk_pairs-ac23f1eced2d.csv", "k3_wgmma_pingpong_sk",
-     "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
     ("… the last to arrive finishes a tile", "k3_ab_streamk_last-d7ec5cb2c610.csv", "k3_wgmma_pingpong_sk",
-     "k3_wgmma_pingpong"),
-    ("… its contributors found near its own range", "k3_ab_streamk_last_scan-3eb7f556db33.csv",
-     "k3_wgmma_pingpong_sk", "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
+    ("… its contributors found near its own range", "k3_ab_streamk_last_scan-3eb7f556db33.csv", "k3_wgmma_pingpong_sk",
+     "k3_wgmma_pingpong_m128_n192"),
     ("folded walk: experts by rows, both ends", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_split64_fold",
-     "k3_wgmma_split64"),
-    ("… ping-pong, fixed rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_pingpong_fold", "k3_wgmma_pingpong"),
-    ("… ping-pong, adaptive rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_pingpong64_fold", "k3_wgmma_pingpong64"),
-    ("… width 256", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_n256_fold", "k3_wgmma_n256"),
-    ("… width 256, fixed rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_persist_n256_fold",
-     "k3_wgmma_persist_n256"),
+     "k3_wgmma_coop_m64_n192"),
+    ("… ping-pong, fixed rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_pingpong_fold", "k3_wgmma_pingpong_m128_n192"),
+    ("… ping-pong, adaptive rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_pingpong64_fold",
+     "k3_wgmma_pingpong_m64_n192"),
+    ("… width 256", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_n256_fold", "k3_wgmma_coop_m64_n256"),
+    ("… width 256, fixed rows", "k3_ab_fold-a1b33091e097.csv", "k3_wgmma_persist_n256_fold", "k3_wgmma_coop_m128_n256"),
     ("ping-pong in row-tile pairs, B multicast", "k3_ab_pingpong_mc-3eee2c6c4043.csv", "k3_wgmma_pingpong_mc",
-     "k3_wgmma_pingpong"),
-    ("… the shared-tile pairs, same sweep", "k3_ab_pingpong_mc-3eee2c6c4043.csv", "k3_wgmma_mc", "k3_wgmma_pingpong"),
+     "k3_wgmma_pingpong_m128_n192"),
+    ("… the shared-tile pairs, same sweep", "k3_ab_pingpong_mc-3eee2c6c4043.csv", "k3_wgmma_coop_m64_n192_mcb",
+     "k3_wgmma_pingpong_m128_n192"),
 ]
 # Trials profiled with ncu: (report, the log whose head holds the command).
 K3_M256_NCU = ("ncu_k3_m256-88f0a0547dbb.txt", "k3_m256-88f0a0547dbb.log")
@@ -663,24 +689,25 @@ K3_STALLS = [("16k rows, K = 1024", "ncu_k3_pingpong_stalls_k1024-48209f320b46.c
               ("16k rows, K = 8192", "ncu_k3_pingpong_stalls_k8192-48209f320b46.csv")]
 K3_L2_BREAKDOWN = ("ncu_k3_l2_breakdown-a36e335df181.txt", "k3_l2_breakdown-a36e335df181.log")
 # Runs on fewer SMs (--sms): (commit, kernel, SM counts, (folder's shape, label), the log its script heads);
-# folders trace_KERNEL_SHAPE_smsN-COMMIT. Each log holds the untraced medians, shape by shape, SM count by count.
+# folders trace_KERNEL_SHAPE_smsN-COMMIT, KERNEL as the run named it (shown by today's name: plots/names.py).
+# Each log holds the untraced medians, shape by shape, SM count by count.
 K3_SMS = [("68f731703725", "k3_wgmma_pingpong", (132, 99, 66, 33),
            (("16k_k1024", "16k rows, K = 1024"), ("16k_k8192", "16k rows, K = 8192")),
            "k3_pingpong_sms-68f731703725.log"),
           ("b838ed779721", "k3_wgmma", (132, 66), (("qwen3", "Qwen3-like"), ("olmoe", "OLMoE-like")),
            "k3_sms_models-b838ed779721.log")]
-K3_M256_K32_TRACES = [(f"k3_wgmma_{k}", f"trace_k3_wgmma_{k}_{shape}-85b12f03fe38") for shape in ("16k_s0", "k8192")
-                      for k in ("pingpong", "m256_k32")]
+K3_M256_K32_TRACES = [(new_name(f"k3_wgmma_{k}"), f"trace_k3_wgmma_{k}_{shape}-85b12f03fe38")
+                      for shape in ("16k_s0", "k8192") for k in ("pingpong", "m256_k32")]
 # The folded walk's trace at 16k rows, s = 1.2, and the committed trace of the same configuration
-# in expert-major order (what the entry point ran there: k3_wgmma_pingpong64).
+# in expert-major order (what the entry point ran there: k3_wgmma_pingpong64, now k3_wgmma_pingpong_m64_n192).
 K3_FOLD_TRACES = [("expert-major", os.path.join(ROOT, "results", "h200", "traces", "k3_wgmma_16k_s1.2")),
                   ("folded", os.path.join(EVIDENCE, "trace_k3_wgmma_pingpong64_fold_16k_s1.2-a1b33091e097"))]
 
 
-def ncu_text(path, header=lambda words: tuple(words[:2])):
+def ncu_text(path, header=lambda words: (words[0], new_name(words[1]))):
     """{key: {metric: value in bytes or µs}} from a report of `== HEADER` lines, each followed by ncu's
     metric lines; header turns a header's words into the key (default: label and kernel, as
-    plots/ncu_lib.sh writes them)."""
+    plots/ncu_lib.sh writes them, the kernel by today's name: plots/names.py)."""
     out, key = {}, None
     with open(path) as f:
         for line in f:
@@ -772,12 +799,14 @@ def k3_pingpong64_n128(d):
         for line in f:
             m = re.match(r"n (\d+) skew (\S+) round \d+ (\S+) time: median ([\d.]+) us", line)
             if m:
-                times.setdefault((m.group(1), m.group(2)), {}).setdefault(m.group(3), []).append(float(m.group(4)))
-    kernels = ["k3_wgmma_n128", "k3_wgmma_pingpong_n128", "k3_wgmma_pingpong64_n128"]
+                times.setdefault((m.group(1), m.group(2)), {}).setdefault(new_name(m.group(3)), []).append(
+                    float(m.group(4)))
+    kernels = ["k3_wgmma_coop_m64_n128", "k3_wgmma_pingpong_m128_n128", "k3_wgmma_pingpong_m64_n128"]
     out = [f"*Generated by `plots/figdata.py` from `{d.rel(path)}` (`ggemm run`, 16384 rows, 64 experts, K = 1024, "
            "the three configurations in turn, twice; median of 50 timed launches each): the two medians, and the "
            "shared-tile configuration's mean over the ping-pong one's.*", "",
-           "| N | skew | " + " | ".join(f"`{short(k)}` µs" for k in kernels) + " | `n128` / `pingpong64_n128` |",
+           "| N | skew | " + " | ".join(f"`{short(k)}` µs" for k in kernels)
+           + f" | `{short(kernels[0])}` / `{short(kernels[2])}` |",
            "|---:|---:|" + "---:|" * (len(kernels) + 1)]
     for (n, skew), t in times.items():
         mean = {k: sum(v) / len(v) for k, v in t.items()}
@@ -791,7 +820,7 @@ def k3_trial_ncu(d, trial):
     DRAM bytes read. The report's headers are `== SHAPE OPTIONS KERNEL`."""
     report, log = trial
     path = os.path.join(EVIDENCE, report)
-    out = ncu_text(path, header=lambda words: (" ".join(words[:-1]), words[-1]))
+    out = ncu_text(path, header=lambda words: (" ".join(words[:-1]), new_name(words[-1])))
     pct = lambda r, m: f"{r[m + '.avg.pct_of_peak_sustained_' + ('active' if m.startswith('sm__') else 'elapsed')]:.1f}%"  # noqa: E731
     sectors = all(SECTORS in r for r in out.values())
     rows = [f"*Generated by `plots/figdata.py` from `{d.rel(path)}` (ncu, one launch each from a flushed L2, "
@@ -897,7 +926,7 @@ def k3_m256_k32_traces(d):
         total, idle, rate, after, period = bulk_and_tail(p)
         out.append(f"| {shape} | `{short(kernel)}` | {total:.1f} | {idle:.1f} | {rate:.0f} | {100 * after:.1f}% "
                    f"| {period:.2f} |")
-        if kernel == "k3_wgmma_pingpong":
+        if kernel == "k3_wgmma_pingpong_m128_n192":
             bulk.append(f"{100 * rate / gemm:.0f}% at {shape}")
     out += ["", "Ping-pong until the first SM idles (traced, a little slower than untraced), against the GEMM "
             f"ceiling of `{d.rel(d.sweep)}` ({gemm:.1f} TFLOP/s): " + ", ".join(bulk) + "."]
@@ -945,7 +974,7 @@ def k3_streamk_traces(d):
 
 
 def k3_stalls(d):
-    """Where k3_wgmma_pingpong's warps were sampled (ncu's warp-state sampling, per SASS instruction): the
+    """Where k3_wgmma_pingpong_m128_n192's warps were sampled (ncu's warp-state sampling, per SASS instruction): the
     samples of the two reasons that name a wait (barrier, long scoreboard), split by the instruction waiting,
     and the rest; then the stage waits over the MMA waits."""
     cols = ["named barriers (mostly the other consumer's turn)", "a stage: mbarrier try-wait",
@@ -998,7 +1027,7 @@ def k3_sms_scaling(d):
             for n in counts:
                 total, _, rate, after, period = bulk_and_tail(
                     os.path.join(folder, f"trace_{kernel}_{shape}_sms{n}-{commit}"))
-                out.append(f"| {label} | `{kernel}` | {n} | {total:.1f} | {rate:.0f} | {rate / n:.2f} | "
+                out.append(f"| {label} | `{new_name(kernel)}` | {n} | {total:.1f} | {rate:.0f} | {rate / n:.2f} | "
                            f"{100 * after:.1f}% | {period:.2f} | {100 * rate / n / peak:.0f}% |")
     return "\n".join(out)
 
@@ -1071,7 +1100,7 @@ def k3_tried(d):
             c = case_label(r["tokens"], r["skew"], r["k"]) if r["set"] == "stages" else r["set"]
             if c not in cols:
                 cols.append(c)
-            times[(r["kernel"], c)] = float(r["time_us_median"])
+            times[(new_name(r["kernel"]), c)] = float(r["time_us_median"])
         table[(what, fname, k, base)] = {c: times[(base, c)] / times[(k, c)] for c in cols
                                          if (k, c) in times and (base, c) in times}
     out = [f"*Generated by `plots/figdata.py` from the A/B sweeps in `{d.rel(EVIDENCE)}/` (the file names the "
@@ -1085,11 +1114,13 @@ def k3_tried(d):
     # The skew sweep of the both-ends order: the range of its ratio at each row count.
     fname = "k3_skew_both_ends-3c5b83a94503.csv"
     _, rows = tables.load(os.path.join(EVIDENCE, fname))
-    t = {(r["kernel"], r["tokens"], float(r["skew"])): float(r["time_us_median"]) for r in rows if r["check"] == "pass"}
+    t = {(new_name(r["kernel"]), r["tokens"], float(r["skew"])): float(r["time_us_median"]) for r in rows
+         if r["check"] == "pass"}
+    base, ends = "k3_wgmma_coop_m64_n192", "k3_wgmma_ends"
     parts = []
     for tokens in sorted({key[1] for key in t}, key=int, reverse=True):
-        ratios = {s_: t[("k3_wgmma_split64", tokens, s_)] / t[("k3_wgmma_ends", tokens, s_)]
-                  for (k, tk, s_) in t if k == "k3_wgmma_ends" and tk == tokens and ("k3_wgmma_split64", tk, s_) in t}
+        ratios = {s_: t[(base, tokens, s_)] / t[(ends, tokens, s_)]
+                  for (k, tk, s_) in t if k == ends and tk == tokens and (base, tk, s_) in t}
         if not ratios:
             continue
         lo, hi = min(ratios, key=ratios.get), max(ratios, key=ratios.get)
@@ -1097,7 +1128,7 @@ def k3_tried(d):
                      f"(s = {hi:g})")
     skews = sorted({key[2] for key in t})
     if parts:
-        out += ["", f"`ends` over `split64` across skews {skews[0]:g} to {skews[-1]:g} (`{fname}`): "
+        out += ["", f"`{short(ends)}` over `{short(base)}` across skews {skews[0]:g} to {skews[-1]:g} (`{fname}`): "
                 + "; ".join(parts) + "."]
     # The trials' traces: shared tiles, the gap between a consumer's tiles (stores handed over or not);
     # whole tiles, where the time between turns goes (the between-tiles table's columns).
@@ -1105,7 +1136,7 @@ def k3_tried(d):
     gaps, turns = [], []
     for name in sorted(glob.glob(os.path.join(EVIDENCE, "trace_k3_wgmma_*_16k_s0-*"))):
         g = traces.gap_stats(os.path.join(name, "trace.csv"))
-        label = os.path.basename(name)[len("trace_k3_wgmma_"):].split("_16k")[0]
+        label = short(new_name("k3_wgmma_" + os.path.basename(name)[len("trace_k3_wgmma_"):].split("_16k")[0]))
         commit = os.path.basename(name).rsplit("-", 1)[1]
         if g["loop"] is None or g["period"] is None:
             gaps.append(f"`{label}` {g['gap']:.2f} µs (tile span {g['span']:.2f})")
@@ -1125,6 +1156,49 @@ def k3_tried(d):
     return "\n".join(out)
 
 
+def blocks(d):
+    """[(where, block name, function of d that makes its text)] of every block `captions` writes; where:
+    a stage folder, or "" for the top-level files (README.md and docs/). The captions are made together."""
+    def caption_of(key):  # d caches what captions() reads, so making them all once per block is cheap
+        return lambda d: captions(d)[key]
+    out = [(os.path.dirname(readme), "caption-" + tag, caption_of((readme, tag))) for readme, tag in CAPTIONS]
+    out += [("k0_fma", "ncu-k0", ncu_k0),
+            ("k1_mmasync", "ncu-k1", lambda d: profile_table(d, K1_PROFILE, "k1_mmasync_bm128")),
+            ("k2_tma_ws", "ncu-k2", lambda d: profile_table(d, K2_PROFILE, "k1_mmasync_bm128")),
+            ("k2_tma_ws", "k2-over-k1", k2_against_k1)]
+    k3 = {"ncu-k3": ncu_k3, "k3-steps": k3_steps, "k3-64row": k3_64row, "k3-pairs": k3_pairs,
+          "k3-rows-dram": k3_rows_dram, "k3-tried": k3_tried,
+          "k3-m256-ncu": lambda d: k3_trial_ncu(d, K3_M256_NCU),
+          "k3-m256-k32-ncu": lambda d: k3_trial_ncu(d, K3_M256_K32_NCU),
+          "k3-m256-k32-traces": k3_m256_k32_traces, "k3-fold-ncu": lambda d: k3_trial_ncu(d, K3_FOLD_NCU),
+          "k3-streamk-ncu": lambda d: "\n\n".join(k3_trial_ncu(d, t) for t in K3_STREAMK_NCU),
+          "k3-streamk-traces": k3_streamk_traces, "k3-stalls": k3_stalls, "k3-sms": k3_sms_scaling,
+          "k3-l2-breakdown": k3_l2_breakdown, "k3-pairs-ncu": lambda d: k3_trial_ncu(d, K3_PAIRS_NCU),
+          "k3-pingpong64-n128": k3_pingpong64_n128, "k3-fold-phases": k3_fold_phases,
+          "k3-pingpong-ncu": k3_pingpong_ncu}
+    return out + [("k3_wgmma", tag, make) for tag, make in k3.items()]
+
+
+def write_blocks(d, check):
+    """Every block into whichever file holds it (plots/readme_block.py). A block whose data fail to
+    read is named on stderr and left as it is; the others are still written. Returns (blocks that
+    would change, blocks that failed)."""
+    stale = failed = 0
+    for where, tag, make in blocks(d):
+        try:
+            text = make(d)
+        except (OSError, subprocess.CalledProcessError, KeyError, StopIteration, ValueError, TypeError) as e:
+            print(f"figdata.py: <!-- {tag} --> not written: {e!r}", file=sys.stderr)
+            failed += 1
+            continue
+        paths = stage_files(where) if where else front_files()
+        changed = replace_block(paths, tag, text, check)
+        if changed is None:
+            print(missing(tag, paths))
+        stale += bool(changed and check)
+    return stale, failed
+
+
 def main():
     ap = argparse.ArgumentParser(description="Data and captions of the gnuplot figures.")
     ap.add_argument("what", choices=["data", "captions"])
@@ -1133,6 +1207,7 @@ def main():
     ap.add_argument("--ncu")
     ap.add_argument("--kernels")
     ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
+    ap.add_argument("--check", action="store_true", help="captions: write nothing; exit 1 if a block would change")
     args = ap.parse_args()
     try:
         d = Data(args)
@@ -1141,37 +1216,11 @@ def main():
                 ap.error("data needs OUT_DIR")
             data(d, args.out)
             return
-        for (readme, tag), text in captions(d).items():
-            tables.replace_block(os.path.join(ROOT, readme), text, "caption-" + tag)
-        tables.replace_block(os.path.join(ROOT, "k0_fma", "README.md"), ncu_k0(d), "ncu-k0")
-        tables.replace_block(os.path.join(ROOT, "k1_mmasync", "README.md"),
-                             profile_table(d, K1_PROFILE, "k1_mmasync_bm128"), "ncu-k1")
-        tables.replace_block(os.path.join(ROOT, "k2_tma_ws", "README.md"),
-                             profile_table(d, K2_PROFILE, "k1_mmasync_bm128"), "ncu-k2")
-        tables.replace_block(os.path.join(ROOT, "k2_tma_ws", "README.md"), k2_against_k1(d), "k2-over-k1")
-        k3 = os.path.join(ROOT, "k3_wgmma", "README.md")
-        tables.replace_block(k3, ncu_k3(d), "ncu-k3")
-        tables.replace_block(k3, k3_steps(d), "k3-steps")
-        tables.replace_block(k3, k3_64row(d), "k3-64row")
-        tables.replace_block(k3, k3_pairs(d), "k3-pairs")
-        tables.replace_block(k3, k3_rows_dram(d), "k3-rows-dram")
-        tables.replace_block(k3, k3_tried(d), "k3-tried")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_M256_NCU), "k3-m256-ncu")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_M256_K32_NCU), "k3-m256-k32-ncu")
-        tables.replace_block(k3, k3_m256_k32_traces(d), "k3-m256-k32-traces")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_FOLD_NCU), "k3-fold-ncu")
-        tables.replace_block(k3, "\n\n".join(k3_trial_ncu(d, t) for t in K3_STREAMK_NCU), "k3-streamk-ncu")
-        tables.replace_block(k3, k3_streamk_traces(d), "k3-streamk-traces")
-        tables.replace_block(k3, k3_stalls(d), "k3-stalls")
-        tables.replace_block(k3, k3_sms_scaling(d), "k3-sms")
-        tables.replace_block(k3, k3_l2_breakdown(d), "k3-l2-breakdown")
-        tables.replace_block(k3, k3_trial_ncu(d, K3_PAIRS_NCU), "k3-pairs-ncu")
-        tables.replace_block(k3, k3_pingpong64_n128(d), "k3-pingpong64-n128")
-        tables.replace_block(k3, k3_fold_phases(d), "k3-fold-phases")
-        tables.replace_block(k3, k3_pingpong_ncu(d), "k3-pingpong-ncu")
     except (OSError, subprocess.CalledProcessError, KeyError, StopIteration, ValueError) as e:
         print(f"figdata.py: {e!r}", file=sys.stderr)
         sys.exit(2)
+    stale, failed = write_blocks(d, args.check)
+    sys.exit(2 if failed else 1 if stale else 0)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,9 @@ from matplotlib.colors import Normalize  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-
-def read_summary(path):
-    """(first row, {meta key: value}) of a summary.csv."""
-    with open(path) as f:
-        lines = f.readlines()
-    meta = dict(line[2:].strip().split("=", 1) for line in lines if line.startswith("# ") and "=" in line)
-    return list(csv.DictReader(line for line in lines if not line.startswith("#")))[0], meta
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from names import new_name  # noqa: E402  (a trace captured before the renaming names the old configuration)
+from tables import load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 
 def main():
@@ -38,9 +34,9 @@ def main():
     tdir, out, title = sys.argv[1:]
     with open(os.path.join(tdir, "trace.csv")) as f:
         events = list(csv.DictReader(f))
-    s, meta = read_summary(os.path.join(tdir, "summary.csv"))
+    meta, (s, *_) = load(os.path.join(tdir, "summary.csv"))
     if "ran" in meta:
-        title = title.replace(s["kernel"], f"{s['kernel']} (ran {meta['ran']})", 1)
+        title = title.replace(s["kernel"], f"{s['kernel']} (ran {new_name(meta['ran'])})", 1)
     tiles = [e for e in events if e["role"] == "consumer0"]
     drawn = {(e["cta"], e["tile"]) for e in tiles}
     tiles += [e for e in events if e["role"] == "consumer1" and (e["cta"], e["tile"]) not in drawn]

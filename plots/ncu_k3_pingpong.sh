@@ -17,11 +17,11 @@ kernels='k3_kernel|k3_pingpong_kernel'
 # shellcheck source=plots/ncu_lib.sh
 . "$(dirname "$0")/ncu_lib.sh"
 {
-    for k in k3_wgmma_split64 k3_wgmma_pingpong64; do
+    for k in k3_wgmma_coop_m64_n192 k3_wgmma_pingpong_m64_n192; do
         one 16k_s0 "$k"
         one 16k_s1.2 "$k" --skew 1.2
     done
-    for k in k3_wgmma_persist k3_wgmma_pingpong; do
+    for k in k3_wgmma_coop_m128_n192 k3_wgmma_pingpong_m128_n192; do
         one 16k_s0_k8192 "$k" --k 8192
         for set in qwen3_30b_a3b mixtral; do
             # shellcheck disable=SC2046

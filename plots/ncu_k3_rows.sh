@@ -13,14 +13,14 @@ kernels='k3_kernel'
 # shellcheck source=plots/ncu_lib.sh
 . "$(dirname "$0")/ncu_lib.sh"
 {
-    for k in k3_wgmma_n256 k3_wgmma_persist_n256; do
+    for k in k3_wgmma_coop_m64_n256 k3_wgmma_coop_m128_n256; do
         for set in deepseek_v3 qwen3_30b_a3b olmoe; do
             # shellcheck disable=SC2046
             one "$set" "$k" $(shape "$set")
         done
         one 16k_s1.2 "$k" --skew 1.2
     done
-    for k in k3_wgmma_split64 k3_wgmma_persist; do
+    for k in k3_wgmma_coop_m64_n192 k3_wgmma_coop_m128_n192; do
         # shellcheck disable=SC2046
         one deepseek_v3 "$k" $(shape deepseek_v3)
         one 16k_s1.2 "$k" --skew 1.2

@@ -6,7 +6,8 @@ usage: sass_tables.py [--check] [--build DIR] [--cuobjdump PATH] [--kernels-csv 
 For each stage it runs `cuobjdump --dump-resource-usage` and `--dump-sass` on BUILD/lib<stage>.a
 (its sm_90a code, which the H200 runs; a library without any, k3_tcgen05, each of its cubins side
 by side) and rewrites the text between `<!-- resources:begin/end -->` and `<!-- sass:begin/end -->`
-in <stage>/README.md; a README without either pair is skipped with one line. Blocks per SM, the
+in <stage>/README.md or <stage>/TRIALS.md, whichever holds each (plots/readme_block.py); a stage
+without either pair is skipped with one line. Blocks per SM, the
 limiting resource, threads and dynamic shared memory come from results/h200/kernels.csv
 (`ggemm list --format csv` on the H200) when it exists. The main-loop rule is stated in the
 generated caption (MIX_RULE). Traced twins (common/gg_trace.cuh) are left out. --check writes
@@ -23,7 +24,9 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_block import ROOT, replace_block, stage_files  # noqa: E402
+
 STAGES = ["k0_fma", "k1_mmasync", "k2_tma_ws", "k3_wgmma", "k3_tcgen05"]
 ME = "plots/sass_tables.py"
 KERNELS_CSV = "results/h200/kernels.csv"
@@ -337,16 +340,6 @@ def mix_block(kernels, funcs, prov):
     return "\n".join(lines)
 
 
-def replace_blocks(text, blocks):
-    found = []
-    for tag, body in blocks.items():
-        pattern = re.compile(rf"(<!-- {tag}:begin -->\n).*?(<!-- {tag}:end -->)", re.S)
-        if pattern.search(text):
-            found.append(tag)
-            text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text, count=1)
-    return text, found
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README would change")
@@ -394,21 +387,13 @@ def main():
             "resources": resources_block(kernels, res, gpu, prov("--dump-resource-usage", "row")),
             "sass": mix_block(kernels, funcs, prov("--dump-sass", "column")),
         }
-        readme = os.path.join(stage, "README.md")
-        with open(os.path.join(ROOT, readme)) as f:
-            old = f.read()
-        new, found = replace_blocks(old, blocks)
+        found = False
+        for tag, body in blocks.items():
+            changed = replace_block(stage_files(stage), tag, body, a.check)
+            found |= changed is not None
+            stale += bool(changed and a.check)
         if not found:
-            print(f"skipped {readme}: no <!-- resources:begin/end --> or <!-- sass:begin/end --> markers")
-        elif new == old:
-            print(f"unchanged {readme}")
-        elif a.check:
-            print(f"would change {readme} (python3 {ME} rewrites it)")
-            stale += 1
-        else:
-            with open(os.path.join(ROOT, readme), "w") as f:
-                f.write(new)
-            print(f"updated {readme}")
+            print(f"skipped {stage}: no <!-- resources:begin/end --> or <!-- sass:begin/end --> markers")
     return 1 if stale else 0
 
 

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Write the README tables from a sweep CSV, so that no number in them is typed by hand.
 
-usage: tables.py results/h200/sweep.csv [--ggemm build/bin/ggemm]
-Rewrites the text between `<!-- results:begin -->` and `<!-- results:end -->` in README.md
-(the sweep's "stages" cases, one row per kernel) and in each stage's README (that stage's rows,
-with spread, eta, roofline and instruction-ceiling columns), and between
-`<!-- targets:begin/end -->` the k3_wgmma-against-torch targets table (every configuration), and in
-k3_wgmma/README.md `<!-- targets-entry -->`, the entry point against its own targets; from the moe.csv next
-to the sweep (when there is one), k4_moe/README.md's `<!-- moe -->` (the whole layer against torch_moe),
-`<!-- moe-steps -->` (per-step medians) and `<!-- moe-targets -->`. Which kernel belongs to
-which stage comes from `ggemm list --format csv`, the registry. Prints "updated" or
-"unchanged" for every block it looks at. Standard library only.
+usage: tables.py results/h200/sweep.csv [--ggemm build/bin/ggemm] [--check]
+Rewrites these generated blocks (`<!-- NAME:begin/end -->`), each in whichever file holds it
+(plots/readme_block.py: the top README.md or a page of docs/; a stage's README.md or TRIALS.md):
+`stages` (the stage table), `results` (the sweep's "stages" cases, one row per kernel), `power`
+and `gpufuzz` among the top-level files; each stage's `results` (that stage's rows, with spread,
+eta, roofline and instruction-ceiling columns); `targets` (every k3_wgmma configuration against
+torch, top level and k3_wgmma), and k3_wgmma's `targets-entry` (the entry point against its own
+targets) and `models`; from the moe.csv next to the sweep (when there is one), k4_moe's `moe`
+(the whole layer against torch_moe), `moe-steps` (per-step medians), `moe-targets`, `k4-ncu` and
+`k4-split64`. Which kernel belongs to which stage comes from `ggemm list --format csv`, the
+registry. Prints "updated" or "unchanged" for every block it writes; --check writes nothing and
+exits 1 if a block would change. Standard library only.
 """
 import argparse
 import csv
@@ -21,13 +23,30 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from names import new_name  # noqa: E402  (old configuration names in the evidence -> today's)
+from readme_block import ROOT, front_files, missing, replace_block, stage_files  # noqa: E402
+
 STAGE_OF = {}  # kernel -> stage folder, from the registry (main() fills it)
+STALE = []  # with --check: the blocks that would change (write() appends)
+
+
+def write(paths, tag, text, check=False):
+    """One generated block into whichever of `paths` holds it (plots/readme_block.py)."""
+    changed = replace_block(paths, tag, text, check)
+    if changed is None:
+        print(missing(tag, paths))
+    elif changed and check:
+        STALE.append(tag)
+
+
+def case_label(tokens, skew, k):
+    """The one label of a case: "16k s=1.2", with " K=8192" where K is not 1024."""
+    return f"{int(tokens) // 1024}k s={skew}" + ("" if str(k) == "1024" else f" K={k}")
 
 
 def case_name(r):
-    name = f"{int(r['tokens']) // 1024}k s={r['skew']}"
-    return name if r["k"] == "1024" else name + f" K={r['k']}"
+    return case_label(r["tokens"], r["skew"], r["k"])
 
 
 def load(path):
@@ -246,7 +265,8 @@ STAGE_ROWS = [
     ("k1_mmasync", "ldmatrix + mma.sync + cp.async double buffer; BM sweep; fragment double-buffering",
      "runs, checked"),
     ("k2_tma_ws", "TMA + mbarrier ring + producer warp, 128B swizzle; STAGES 2 vs 3", "runs, checked"),
-    ("k3_wgmma", "Hopper wgmma, warp-specialized, persistent, adaptive BM, device-side schedule",
+    ("k3_wgmma", "Hopper wgmma, producer and consumer warpgroups, in four steps: one CTA per tile, persistent "
+     "over a device-side schedule, adaptive rows, ping-pong consumers; an entry point picks per shape",
      "runs, checked"),
     ("k3_tcgen05", "Blackwell tcgen05 + TMEM, 2-CTA pairs (sm_100a, sm_103a)",
      "**compiled, SASS-checked, not run here**"),
@@ -298,29 +318,13 @@ def models(meta, rows, path):
     return "\n".join(out) if len(out) > 3 else None
 
 
-def replace_block(readme, text, tag="results"):
-    if not os.path.exists(readme):
-        return
-    with open(readme) as f:
-        body = f.read()
-    new, n = re.subn(rf"(<!-- {tag}:begin -->\n).*?(<!-- {tag}:end -->)",
-                     lambda m: m.group(1) + text + "\n" + m.group(2), body, flags=re.S)
-    if not n:
-        return
-    name = f"{os.path.relpath(readme, ROOT)} [{tag}]"
-    if new == body:
-        print(f"tables.py: unchanged {name}")
-        return
-    with open(readme, "w") as f:
-        f.write(new)
-    print(f"tables.py: updated {name}")
-
-
 def fuzz_block(path):
-    """The README's summary of the newest committed `ggemm fuzz` run (its per-case CSV)."""
+    """The summary of the newest committed `ggemm fuzz` run (its per-case CSV), kernels by today's names."""
     with open(path) as f:
         head = f.readline().lstrip("# ").strip()
         rows = list(csv.DictReader(f))
+    for r in rows:  # a run before the renaming names the old configurations
+        r["kernel"] = new_name(r["kernel"])
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
     count = {(k, o): 0 for k in kernels for o in ("pass", "refused", "not on this GPU", "FAILED")}
     for r in rows:
@@ -508,8 +512,8 @@ def moe_ncu(evidence):
     return "\n".join(out)
 
 
-def moe_blocks(sweep_path):
-    """k4_moe/README.md's tables from the moe.csv next to the sweep, if there is one."""
+def moe_blocks(sweep_path, check):
+    """k4_moe's tables from the moe.csv next to the sweep, if there is one."""
     path = os.path.join(os.path.dirname(sweep_path), "moe.csv")
     if not os.path.exists(path):
         print(f"tables.py: no {os.path.relpath(path, ROOT)}: k4_moe tables not written")
@@ -521,27 +525,28 @@ def moe_blocks(sweep_path):
     paths = [("k4_moe", "fused"), ("k4_moe", "unfused"), MOE_TORCH]
     rows.sort(key=lambda r: (models.index(r["model"]), int(r["tokens"]),
                              paths.index((r["impl"], r["path"])) if (r["impl"], r["path"]) in paths else len(paths)))
-    readme = os.path.join(ROOT, "k4_moe", "README.md")
-    replace_block(readme, moe_table(meta, rows, path), "moe")
+    k4 = stage_files("k4_moe")
+    write(k4, "moe", moe_table(meta, rows, path), check)
     for tag, table in (("moe-steps", moe_steps(meta, rows, path)), ("moe-targets", moe_targets(meta, rows, path))):
         if table:
-            replace_block(readme, table, tag)
+            write(k4, tag, table, check)
     table = moe_ncu(os.path.join(os.path.dirname(path), "evidence"))
     if table:
-        replace_block(readme, table, "k4-ncu")
+        write(k4, "k4-ncu", table, check)
     for tag, log, what in MOE_TRIED:
         log = os.path.join(os.path.dirname(path), "evidence", log)
         table = moe_tried(meta, rows, path, log, what) if os.path.exists(log) else None
         if table:
-            replace_block(readme, table, tag)
+            write(k4, tag, table, check)
 
 
 def main():
     ap = argparse.ArgumentParser(description="Write the README tables from a sweep CSV.")
     ap.add_argument("sweep")
     ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a block would change")
     args = ap.parse_args()
-    path = os.path.abspath(args.sweep)
+    path, check = os.path.abspath(args.sweep), args.check
     try:
         STAGE_OF.update(registry(args.ggemm))
         meta, rows = load(path)
@@ -549,35 +554,36 @@ def main():
         print(f"tables.py: {e}", file=sys.stderr)
         sys.exit(2)
     stages = list(dict.fromkeys(STAGE_OF.values()))
+    k3, front = stage_files("k3_wgmma"), front_files()
     if rows and "set" in rows[0]:
         table = models(meta, rows, path)
         if table:
-            replace_block(os.path.join(ROOT, "k3_wgmma", "README.md"), table, "models")
+            write(k3, "models", table, check)
         table = entry_targets(meta, rows, path)
         if table:
-            replace_block(os.path.join(ROOT, "k3_wgmma", "README.md"), table, "targets-entry")
+            write(k3, "targets-entry", table, check)
         table = power_summary(meta, rows, path)
         if table:
-            replace_block(os.path.join(ROOT, "README.md"), table, "power")
+            write(front, "power", table, check)
         # The other README tables show the "stages" cases; the skew grid is drawn as figures.
         rows = [r for r in rows if r["set"] == "stages"]
-    replace_block(os.path.join(ROOT, "README.md"), overview(meta, rows, path))
+    write(front, "results", overview(meta, rows, path), check)
     for stage in stages:
         table = stage_table(meta, rows, stage, path)
         if table:
-            replace_block(os.path.join(ROOT, stage, "README.md"), table)
-    replace_block(os.path.join(ROOT, "README.md"), stage_overview(meta, rows, path), "stages")
+            write(stage_files(stage), "results", table, check)
+    write(front, "stages", stage_overview(meta, rows, path), check)
     # One committed fuzz run at a time: a new run replaces the old file.
     fuzz = glob.glob(os.path.join(os.path.dirname(path), "evidence", "fuzz-*.csv"))
     if len(fuzz) == 1:
-        replace_block(os.path.join(ROOT, "README.md"), fuzz_block(fuzz[0]), "gpufuzz")
+        write(front, "gpufuzz", fuzz_block(fuzz[0]), check)
     elif fuzz:
         print(f"tables.py: {len(fuzz)} fuzz runs in evidence/, keep one: README fuzz table not written")
     table = targets(meta, rows, path)
     if table:
-        for readme in ("README.md", os.path.join("k3_wgmma", "README.md")):
-            replace_block(os.path.join(ROOT, readme), table, "targets")
-    moe_blocks(path)
+        write(front + k3, "targets", table, check)
+    moe_blocks(path, check)
+    sys.exit(1 if STALE else 0)
 
 
 if __name__ == "__main__":

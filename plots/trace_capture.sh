@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What the GPU runs for the traces (issue 12), from a build: ggemm trace of k2_tma_ws_s3 at 16384
-# rows, s = 1.2; of k3_wgmma and k3_wgmma_split64 at s = 0 and every k3_wgmma configuration at s = 1.2; and the
-# traced twins' cost against the kernels on the worklog's four cases (16384 / 2048 rows, s = 0 /
-# 1.2, K 1024, N 2688, 64 experts), gg_time's protocol with --reps. Writes three files into
+# rows, s = 1.2; of k3_wgmma and k3_wgmma_coop_m64_n192 (step 3) at s = 0 and every k3_wgmma
+# configuration at s = 1.2; and the traced twins' cost against the kernels on the worklog's four
+# cases (16384 / 2048 rows, s = 0 / 1.2, K 1024, N 2688, 64 experts), gg_time's protocol with --reps. Writes three files into
 # OUT_DIR: traces.tar.gz (one directory per trace, <kernel>_<rows>k_s<skew>/ with trace.csv and
 # summary.csv, and overhead.csv), traces-json.tar.gz (the same directories' trace.json, for
 # Perfetto) and capture.log. Unpack traces.tar.gz into results/h200/traces/ (the figures and the
@@ -29,7 +29,7 @@ trace() { # trace NAME KERNEL TOKENS SKEW [ggemm options]
 }
 trace k2_tma_ws_s3_16k_s1.2 k2_tma_ws_s3 16384 1.2
 trace k3_wgmma_16k_s0 k3_wgmma 16384 0
-trace k3_wgmma_split64_16k_s0 k3_wgmma_split64 16384 0  # the lesson, beside what the entry point runs
+trace k3_wgmma_coop_m64_n192_16k_s0 k3_wgmma_coop_m64_n192 16384 0  # step 3, beside what the entry point runs
 # Every registered k3_wgmma configuration (labs of that stage have no traced twin).
 for k in $("$bin" list --format csv | awk -F, '$2 == "k3_wgmma" && $1 !~ /^lab_/ {print $1}'); do
     trace "${k}_16k_s1.2" "$k" 16384 1.2

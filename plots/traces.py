@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Fill k3_wgmma/README.md's `<!-- trace:begin/end -->` block from the committed traces, so that
-no number about them is typed by hand: per trace (results/h200/traces/<name>/summary.csv, written
-by `ggemm trace`) the kernel time, the SMs' busy fraction, the tail and the per-SM imbalance, and
-the traced twins' cost (results/h200/traces/overhead.csv, plots/trace_capture.sh).
+"""Fill k3_wgmma's `<!-- trace:begin/end -->` block (in its README.md or TRIALS.md) from the
+committed traces, so that no number about them is typed by hand: per trace
+(results/h200/traces/<name>/summary.csv, written by `ggemm trace`) the kernel time, the SMs' busy
+fraction, the tail and the per-SM imbalance, and the traced twins' cost
+(results/h200/traces/overhead.csv, plots/trace_capture.sh).
 
 usage: traces.py [--traces DIR] [--check]   (--check: write nothing, exit 1 if the block would change)
 Standard library only.
@@ -11,17 +12,14 @@ import argparse
 import csv
 import glob
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tables import ROOT, load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
+from names import new_name  # noqa: E402  (traces captured before the renaming carry the old names)
+from readme_block import ROOT, missing, replace_block, stage_files  # noqa: E402
+from tables import case_name, load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
-README = os.path.join(ROOT, "k3_wgmma", "README.md")
-
-
-def case(r):
-    return f"{int(r['tokens']) // 1024}k s={r['skew']}"
+K3 = stage_files("k3_wgmma")  # the block is in k3_wgmma's README.md or TRIALS.md
 
 
 def gap_stats(path):
@@ -96,7 +94,7 @@ def block(traces):
            "| trace | kernel | case | kernel µs | SMs busy | first SM idle at µs | tail µs | imbalance |",
            "|---|---|---|---:|---:|---:|---:|---:|"]
     for name, r in rows:
-        out.append(f"| `{name}` | `{r['kernel']}` | {case(r)} | {float(r['kernel_us']):.1f} | "
+        out.append(f"| `{name}` | `{new_name(r['kernel'])}` | {case_name(r)} | {float(r['kernel_us']):.1f} | "
                    f"{100 * float(r['busy_fraction']):.1f}% | {float(r['first_idle_us']):.1f} | "
                    f"{float(r['tail_us']):.1f} | {float(r['imbalance']):.3f} |")
     gaps = [(name, gap_stats(os.path.join(traces, name, "trace.csv"))) for name, _ in rows
@@ -124,7 +122,7 @@ def block(traces):
                 f"{rs[0]['reps']} timed launches each, the untraced kernel first, as `ggemm run` times.", "",
                 "| kernel | case | untraced µs | traced µs | overhead |", "|---|---|---:|---:|---:|"]
         for r in rs:
-            out.append(f"| `{r['kernel']}` | {case(r)} | {float(r['untraced_us']):.1f} | "
+            out.append(f"| `{new_name(r['kernel'])}` | {case_name(r)} | {float(r['untraced_us']):.1f} | "
                        f"{float(r['traced_us']):.1f} | {float(r['overhead_pct']):+.1f}% |")
     return "\n".join(out)
 
@@ -134,24 +132,11 @@ def main():
     ap.add_argument("--traces", default=os.path.join(ROOT, "results", "h200", "traces"))
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
-    with open(README) as f:
-        old = f.read()
-    pattern = re.compile(r"(<!-- trace:begin -->\n).*?(<!-- trace:end -->)", re.S)
-    if not pattern.search(old):
-        print(f"no <!-- trace:begin/end --> block in {os.path.relpath(README, ROOT)}")
+    changed = replace_block(K3, "trace", block(a.traces), a.check)
+    if changed is None:
+        print(missing("trace", K3))
         return 1
-    new = pattern.sub(lambda m: m.group(1) + block(a.traces) + "\n" + m.group(2), old, count=1)
-    rel = os.path.relpath(README, ROOT)
-    if new == old:
-        print(f"unchanged {rel}")
-    elif a.check:
-        print(f"would change {rel} (python3 plots/traces.py rewrites it)")
-        return 1
-    else:
-        with open(README, "w") as f:
-            f.write(new)
-        print(f"updated {rel}")
-    return 0
+    return 1 if changed and a.check else 0
 
 
 if __name__ == "__main__":
