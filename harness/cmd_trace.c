@@ -106,7 +106,8 @@ int gg_cmd_trace(const GgOptions *o) {
     if (sum) {
         char title[256];
         snprintf(title, sizeof title, "%s, %d rows, %d experts, k %d, n %d", impl.name, p.tokens, p.experts, p.k, p.n);
-        if (gg_trace_write_csv(csv, tr.events, tr.count) || gg_trace_write_json(json, tr.events, tr.count, title)) {
+        if (gg_trace_write_csv(csv, tr.events, tr.count) ||
+            gg_trace_write_json(json, tr.events, NULL, tr.count, title)) {
             fprintf(stderr, "ggemm: %s\n", gg_error());
             rc = GG_EXIT_CHECK;
         }
