@@ -1,8 +1,10 @@
 /* The trace decoder and summary (harness/trace.c) on a synthetic trace whose busy time, tail and
  * imbalance are known, and the trace buffer's size bound. No GPU. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, open_memstream */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gg_harness.h"
 #include "gg_problem.h"
@@ -148,6 +150,35 @@ START_TEST(json_one_process_per_sm_one_thread_per_slot_and_role) {
 }
 END_TEST
 
+/* ggemm trace --from: a trace.csv read back gives the JSON the GPU run wrote from the events. */
+START_TEST(csv_read_back_gives_the_same_json) {
+    GgTraceEvent ev[15];
+    synthetic(ev);
+    char path[] = "/tmp/gg_trace_csv_XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_int_eq(gg_trace_write_csv(f, ev, N_EVENTS), 0);
+    fclose(f);
+    GgTraceEvent *back;
+    int *lane;
+    long n;
+    ck_assert_msg(gg_trace_read_csv(path, &back, &lane, &n) == 0, "%s", gg_error());
+    unlink(path);
+    ck_assert_int_eq(n, N_EVENTS);
+    char *direct = write_to_string(1), *read_back;
+    size_t size;
+    f = open_memstream(&read_back, &size);
+    ck_assert_int_eq(gg_trace_write_json(f, back, lane, n, "synthetic"), 0);
+    fclose(f);
+    ck_assert_str_eq(read_back, direct);
+    free(direct);
+    free(read_back);
+    free(back);
+    free(lane);
+}
+END_TEST
+
 /* The buffer holds every event a launch can record, whatever the split. */
 START_TEST(capacity_bounds_every_schedule) {
     GgKernelInfo k3 = {.block_m = 0, .block_n = 192, .host_tiles = 0};
@@ -187,6 +218,7 @@ Suite *trace_suite(void) {
     tcase_add_test(t, lanes_separate_concurrent_ctas);
     tcase_add_test(t, csv_rows_in_ns_from_kernel_start);
     tcase_add_test(t, json_one_process_per_sm_one_thread_per_slot_and_role);
+    tcase_add_test(t, csv_read_back_gives_the_same_json);
     tcase_add_test(t, capacity_bounds_every_schedule);
     suite_add_tcase(s, t);
     return s;
