@@ -21,7 +21,7 @@ const char *gg_case_file(void) {
 enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
-    OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_COUNT
+    OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM, OPT_COUNT
 };
 
 static const struct {
@@ -37,7 +37,7 @@ static const struct {
     [OPT_CASES] = {"--cases", 1},     [OPT_MODEL] = {"--model", 1},     [OPT_TOPK] = {"--topk", 1},
     [OPT_D] = {"--d", 1},             [OPT_F] = {"--f", 1},             [OPT_FUSED] = {"--fused", 0},
     [OPT_UNFUSED] = {"--unfused", 0}, [OPT_NO_RENORM] = {"--no-renorm", 0}, [OPT_LIST] = {"--list", 0},
-    [OPT_SMS] = {"--sms", 1},
+    [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},
 };
 
 #define BIT(o) (1u << (o))
@@ -61,12 +61,15 @@ static const struct {
      SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_KERNEL) | TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_SMS), 0,
      "run      --kernel NAME [shape: as problem] [--reps N] [--warmup N] [--seed S] [--no-check] [--sms N]"},
     {"trace", GG_CMD_TRACE,
-     SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_KERNEL) | BIT(OPT_OUT) | TIMING | BIT(OPT_SMS), 0,
+     SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_KERNEL) | BIT(OPT_OUT) | TIMING | BIT(OPT_SMS) |
+         BIT(OPT_FROM), 0,
      "trace    --kernel NAME --out DIR [shape: as problem] [--warmup N] [--seed S] [--reps N] [--sms N]\n"
      "           the traced twin once after warm-up, checked: DIR/trace.csv, trace.json (Perfetto),\n"
      "           summary.csv; --reps N: also traced against untraced, N timed runs each\n"
      "           --sms N (run, trace): persistent kernels launch at most N CTAs, as on a GPU of N SMs\n"
-     "           (an entry point still chooses for the whole GPU)"},
+     "           (an entry point still chooses for the whole GPU)\n"
+     "  trace    --from DIR/trace.csv [--out FILE|DIR|-]   no GPU: that trace as Perfetto's trace.json\n"
+     "           (default beside the CSV; DIR: DIR/trace.json; -: stdout)"},
     {"sweep", GG_CMD_SWEEP, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING, 1,
      "sweep    [--set a,b | --tokens T,.. --experts E,.. --k K,.. --n N,.. --skews LIST]\n"
      "           [--kernels a,b] [--out FILE] [--reps N] [--warmup N] [--seed S]\n"
@@ -330,6 +333,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
             if (parse_u64(v, &o->seed)) FAIL("--seed: '%s' is not a non-negative integer", v);
             break;
         case OPT_NO_CHECK: o->check = 0; break;
+        case OPT_FROM: o->from = v; break;
         case OPT_SMS:
             if (gg_parse_int(v, 1, 100000, &o->sms)) FAIL("--sms: '%s' is not an integer in [1, 100000]", v);
             break;
@@ -378,8 +382,10 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         if (o->n.v[i] % 8) FAIL("--n %d: N must be a multiple of 8 (16-byte bf16 rows)", o->n.v[i]);
     if (o->command == GG_CMD_RUN && !o->kernel) FAIL("run needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_GRADE && !o->kernel) FAIL("grade needs --kernel NAME (see 'ggemm list')");
-    if (o->command == GG_CMD_TRACE && !o->kernel) FAIL("trace needs --kernel NAME (see 'ggemm list')");
-    if (o->command == GG_CMD_TRACE && !o->out) FAIL("trace needs --out DIR, the directory it writes");
+    if (o->from && (seen & ~(BIT(OPT_FROM) | BIT(OPT_OUT))))
+        FAIL("trace --from converts a trace.csv, no GPU; it takes only --out");
+    if (o->command == GG_CMD_TRACE && !o->from && !o->kernel) FAIL("trace needs --kernel NAME (see 'ggemm list')");
+    if (o->command == GG_CMD_TRACE && !o->from && !o->out) FAIL("trace needs --out DIR, the directory it writes");
     return 0;
 }
 

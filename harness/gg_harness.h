@@ -71,6 +71,7 @@ typedef struct GgOptions {
     const char *kernels;      /* --kernels a,b,c */
     const char *set;          /* --set a,b (named sets of harness/cases.csv) */
     const char *out;          /* --out FILE (trace: a directory) */
+    const char *from;         /* trace --from CSV: a trace.csv written as trace.json, no GPU */
     int reps, warmup;
     int given_reps;           /* trace: --reps asks for the traced/untraced timing */
     unsigned long long seed;
@@ -340,9 +341,14 @@ int gg_trace_lanes(const GgTraceEvent *ev, long n, int *lane);
 /* "setup", "producer", "consumer0", ... */
 const char *gg_trace_role_name(int role, char *buf, size_t len);
 /* trace.csv (one row per event, times in ns from the first CTA's entry) and trace.json (Chrome
- * trace-event format: one process per SM, one thread per CTA slot and role). 0 or GG_EXIT_USAGE. */
+ * trace-event format, for Perfetto: one process per SM, one thread per CTA slot and role). lane
+ * NULL: gg_trace_lanes; else each event's slot as trace.csv has it. 0 or GG_EXIT_USAGE. */
 int gg_trace_write_csv(FILE *f, const GgTraceEvent *ev, long n);
-int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, long n, const char *title);
+int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, const int *lane, long n, const char *title);
+/* A trace.csv read back, no GPU: its events (times as written, from 0) and lanes (malloc, the
+ * caller frees both). 0, or GG_EXIT_USAGE with one line in gg_error() naming the file and, for
+ * a bad row, its line. */
+int gg_trace_read_csv(const char *path, GgTraceEvent **ev, int **lane, long *n);
 /* Run impl's traced twin once after ro->warmup traced launches, from an L2 flush, into a buffer of
  * `capacity` events (<= 0: gg_trace_capacity), and check its output as gg_run_case does. Returns
  * GG_EXIT_OK; GG_EXIT_USAGE (no traced twin, refused shape); GG_EXIT_NO_GPU; GG_EXIT_CHECK (wrong

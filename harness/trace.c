@@ -1,6 +1,7 @@
 /* Traces decoded and summarised (gg_harness.h, common/gg_trace.h). Plain C, no GPU: the CPU test
  * (tests/suite_trace.c) feeds it synthetic events. Times are %globaltimer nanoseconds; every
  * output counts them from the first CTA's entry. */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,13 @@ int gg_trace_summarize(const GgTraceEvent *ev, long n, int sms, GgTraceSummary *
     return GG_EXIT_OK;
 }
 
+/* trace.csv's columns, in order: the writer's header and the reader's check come from here. */
+enum { CSV_FIELDS = 13 };
+static const char *const csv_columns[CSV_FIELDS] = {"sm",   "lane", "cta",      "role",     "tile",    "expert", "row0",
+                                                    "rows", "col0", "computed", "start_ns", "mark_ns", "end_ns"};
+/* The largest %smid the reader takes: the JSON writer keeps a flag per SM, slot and role. */
+#define MAX_SM 65535
+
 int gg_trace_write_csv(FILE *f, const GgTraceEvent *ev, long n) {
     int *lane = malloc(sizeof(int) * (size_t)(n + 1));
     if (!lane || gg_trace_lanes(ev, n, lane)) {
@@ -176,7 +184,8 @@ int gg_trace_write_csv(FILE *f, const GgTraceEvent *ev, long n) {
         return GG_EXIT_USAGE;
     }
     const uint64_t t0 = first_start(ev, n);
-    fputs("sm,lane,cta,role,tile,expert,row0,rows,col0,computed,start_ns,mark_ns,end_ns\n", f);
+    for (int c = 0; c < CSV_FIELDS; ++c) fprintf(f, "%s%s", c ? "," : "", csv_columns[c]);
+    fputc('\n', f);
     for (long i = 0; i < n; ++i) {
         const GgTraceEvent *e = &ev[i];
         char role[32];
@@ -189,39 +198,225 @@ int gg_trace_write_csv(FILE *f, const GgTraceEvent *ev, long n) {
     return GG_EXIT_OK;
 }
 
+/* gg_trace_role_name backwards; 0, or -1 for a name it never writes. */
+static int role_from_name(const char *s, int *role) {
+    if (!strcmp(s, "setup")) *role = GG_TRACE_SETUP;
+    else if (!strcmp(s, "producer")) *role = GG_TRACE_PRODUCER;
+    else if (!strncmp(s, "consumer", 8) && s[8] >= '0' && s[8] < '0' + GG_TRACE_ROLES - 1 && !s[9])
+        *role = GG_TRACE_CONSUMER + (s[8] - '0');
+    else return -1;
+    return 0;
+}
+
+/* A whole field as a decimal integer in [lo, hi]: digits, a '-' only in front (no blanks, no '+'). */
+static int field_int(const char *s, long long lo, long long hi, long long *v) {
+    const char *d = *s == '-' ? s + 1 : s;
+    if (*d < '0' || *d > '9') return -1;
+    errno = 0;
+    char *end;
+    *v = strtoll(s, &end, 10);
+    return errno || *end || *v < lo || *v > hi ? -1 : 0;
+}
+
+/* One row of trace.csv into e and *lane; 0, or -1 with one line in gg_error(). */
+static int parse_row(char *line, const char *path, long line_no, GgTraceEvent *e, int *lane) {
+    char *field[CSV_FIELDS];
+    int count = 0;
+    for (char *p = line;; ++p) {
+        if (count < CSV_FIELDS) field[count] = p;
+        ++count;
+        p += strcspn(p, ",");
+        if (!*p) break;
+        *p = '\0';
+    }
+    if (count != CSV_FIELDS) {
+        gg_error_set("%s:%ld: %d fields, a trace.csv row has %d", path, line_no, count, CSV_FIELDS);
+        return -1;
+    }
+    /* The tile's fields are whatever int32 the kernel stored; times are ns from the first entry,
+     * and 2^62 ns is 146 years. */
+    static const long long lo[CSV_FIELDS] = {0, 0, 0, 0, INT_MIN, INT_MIN, INT_MIN, INT_MIN, INT_MIN, 0, 0, 0, 0};
+    static const long long hi[CSV_FIELDS] = {MAX_SM,  MAX_SLOTS - 1, INT_MAX,   0,         INT_MAX,  INT_MAX, INT_MAX,
+                                             INT_MAX, INT_MAX,       1,         1LL << 62, 1LL << 62, 1LL << 62};
+    long long v[CSV_FIELDS] = {0};
+    for (int c = 0; c < CSV_FIELDS; ++c) {
+        if (c == 3) {
+            int role;
+            if (role_from_name(field[c], &role)) {
+                gg_error_set("%s:%ld: role '%s' is not setup, producer or consumer0..consumer%d", path, line_no,
+                             field[c], GG_TRACE_ROLES - 2);
+                return -1;
+            }
+            v[c] = role;
+        } else if (field_int(field[c], lo[c], hi[c], &v[c])) {
+            if (c >= 10) gg_error_set("%s:%ld: %s '%s' is not a time in ns (an integer >= 0)", path, line_no,
+                                      csv_columns[c], field[c]);
+            else gg_error_set("%s:%ld: %s '%s' is not an integer in [%lld, %lld]", path, line_no, csv_columns[c],
+                              field[c], lo[c], hi[c]);
+            return -1;
+        }
+    }
+    if (!(v[10] <= v[11] && v[11] <= v[12])) {
+        gg_error_set("%s:%ld: start_ns %lld, mark_ns %lld, end_ns %lld are not in order", path, line_no, v[10], v[11],
+                     v[12]);
+        return -1;
+    }
+    memset(e, 0, sizeof *e);
+    e->sm = (int32_t)v[0];
+    *lane = (int)v[1];
+    e->cta = (int32_t)v[2];
+    e->role = (int32_t)v[3];
+    e->tile = (int32_t)v[4];
+    e->expert = (int32_t)v[5];
+    e->row0 = (int32_t)v[6];
+    e->rows = (int32_t)v[7];
+    e->col0 = (int32_t)v[8];
+    e->computed = (int32_t)v[9];
+    e->start = (uint64_t)v[10];
+    e->mark = (uint64_t)v[11];
+    e->end = (uint64_t)v[12];
+    return 0;
+}
+
+int gg_trace_read_csv(const char *path, GgTraceEvent **events, int **lanes, long *count) {
+    *events = NULL;
+    *lanes = NULL;
+    *count = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        gg_error_set("cannot read %s: %s", path, strerror(errno));
+        return GG_EXIT_USAGE;
+    }
+    GgTraceEvent *ev = NULL;
+    int *lane = NULL;
+    long n = 0, room = 0, line_no = 0;
+    char line[512];
+    int rc = GG_EXIT_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        ++line_no;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n') line[--len] = '\0';
+        else if (!feof(f)) {
+            gg_error_set("%s:%ld: longer than %zu characters, not a trace.csv row", path, line_no, sizeof line - 2);
+            rc = GG_EXIT_USAGE;
+            break;
+        }
+        if (len && line[len - 1] == '\r') line[--len] = '\0'; /* a CRLF checkout */
+        if (line_no == 1) { /* the header, column by column */
+            char *p = line;
+            for (int c = 0; !rc && c < CSV_FIELDS; ++c) {
+                const size_t w = strlen(csv_columns[c]);
+                if (strncmp(p, csv_columns[c], w) || p[w] != (c == CSV_FIELDS - 1 ? '\0' : ',')) rc = GG_EXIT_USAGE;
+                p += w + 1;
+            }
+            if (rc) gg_error_set("%s:1: not a ggemm trace.csv (its header is sm,lane,cta,role,...,end_ns)", path);
+            continue;
+        }
+        if (!len) continue; /* a blank line, as an editor leaves at the end */
+        if (n == room) {
+            room = room ? 2 * room : 4096;
+            GgTraceEvent *e2 = realloc(ev, sizeof *ev * (size_t)room);
+            int *l2 = e2 ? realloc(lane, sizeof *lane * (size_t)room) : NULL;
+            if (e2) ev = e2;
+            if (l2) lane = l2;
+            if (!e2 || !l2) {
+                gg_error_set("out of host memory for %ld events of %s", room, path);
+                rc = GG_EXIT_USAGE;
+                break;
+            }
+        }
+        if (parse_row(line, path, line_no, &ev[n], &lane[n])) rc = GG_EXIT_USAGE;
+        else ++n;
+    }
+    if (!rc && ferror(f)) {
+        gg_error_set("cannot read %s: %s", path, strerror(errno));
+        rc = GG_EXIT_USAGE;
+    }
+    if (!rc && line_no == 0) {
+        gg_error_set("%s: empty, not a ggemm trace.csv", path);
+        rc = GG_EXIT_USAGE;
+    }
+    if (!rc && n == 0) {
+        gg_error_set("%s: a header and no events", path);
+        rc = GG_EXIT_USAGE;
+    }
+    fclose(f);
+    if (rc) {
+        free(ev);
+        free(lane);
+        return rc;
+    }
+    *events = ev;
+    *lanes = lane;
+    *count = n;
+    return GG_EXIT_OK;
+}
+
+/* s as a JSON string, quoted (a title may be a path). */
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; ++s) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 /* Chrome's trace-event format, which Perfetto and chrome://tracing open: "X" (complete) events
  * in microseconds; a tile's wait for its first stage (consumers) or for a free stage up to its
- * first load (producer) nests inside the tile as its own slice. */
-int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, long n, const char *title) {
-    enum { ROLE_SLOTS = GG_TRACE_ROLES + 1 }; /* setup, producer, consumers */
-    int *lane = malloc(sizeof(int) * (size_t)(n + 1));
+ * first load (producer) nests inside the tile as its own slice. What Perfetto's importer reads
+ * differently from the format's text is avoided: no displayTimeUnit (some versions took "ns" as
+ * the unit of ts), traceEvents before any other key (some skipped the rest after one they did
+ * not know), no id 0 (pid 0 is the kernel's idle task, tid 0 was merged with tid 1): SM s is
+ * pid 1000 + s, named "SM s", and a slot's role is tid 1 + slot x 4 + role. */
+int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, const int *lane_in, long n, const char *title) {
+    enum { ROLE_SLOTS = GG_TRACE_ROLES + 1, PID0 = 1000 }; /* setup, producer, consumers */
     int max_sm = 0;
-    for (long i = 0; i < n; ++i)
+    for (long i = 0; i < n; ++i) {
+        if (ev[i].sm < 0 || ev[i].sm > MAX_SM || ev[i].role < GG_TRACE_SETUP ||
+            ev[i].role >= GG_TRACE_SETUP + ROLE_SLOTS || (lane_in && (lane_in[i] < 0 || lane_in[i] >= MAX_SLOTS))) {
+            gg_error_set("event %ld: SM %d, role %d%s: outside what a trace holds", i, ev[i].sm, ev[i].role,
+                         lane_in ? ", or its lane" : "");
+            return GG_EXIT_USAGE;
+        }
         if (ev[i].sm > max_sm) max_sm = ev[i].sm;
-    unsigned char *named = calloc((size_t)(max_sm + 1) * MAX_SLOTS * ROLE_SLOTS, 1);
-    if (!lane || !named || gg_trace_lanes(ev, n, lane)) {
-        if (!lane || !named) gg_error_set("out of host memory for %ld events", n);
+    }
+    int *lane = lane_in ? NULL : malloc(sizeof(int) * (size_t)(n + 1));
+    unsigned char *named = calloc((size_t)(max_sm + 1) * (MAX_SLOTS * ROLE_SLOTS + 1), 1);
+    if ((!lane_in && !lane) || !named || (lane && gg_trace_lanes(ev, n, lane))) {
+        if ((!lane_in && !lane) || !named) gg_error_set("out of host memory for %ld events", n);
         free(lane);
         free(named);
         return GG_EXIT_USAGE;
     }
+    const int *slot = lane_in ? lane_in : lane;
     const uint64_t t0 = first_start(ev, n);
-    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"title\": \"%s\"}, \"traceEvents\": [\n", title);
+    fputs("{\"traceEvents\": [\n", f);
     const char *sep = "";
     for (long i = 0; i < n; ++i) {
         const GgTraceEvent *e = &ev[i];
-        const int r = e->role - GG_TRACE_SETUP, tid = lane[i] * ROLE_SLOTS + r;
+        const int r = e->role - GG_TRACE_SETUP, pid = PID0 + e->sm, tid = 1 + slot[i] * ROLE_SLOTS + r;
         char role[32];
         gg_trace_role_name(e->role, role, sizeof role);
-        if (!named[(size_t)e->sm * MAX_SLOTS * ROLE_SLOTS + (size_t)tid]) {
-            named[(size_t)e->sm * MAX_SLOTS * ROLE_SLOTS + (size_t)tid] = 1;
+        unsigned char *seen = &named[(size_t)e->sm * (MAX_SLOTS * ROLE_SLOTS + 1)]; /* [0]: the SM's process */
+        if (!seen[0]) {
+            seen[0] = 1;
             fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"SM %d\"}},\n",
-                    sep, e->sm, e->sm);
-            fprintf(f, "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": {\"sort_index\": %d}},\n",
-                    e->sm, e->sm);
-            fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
-                       "\"args\": {\"name\": \"slot %d %s\"}}",
-                    e->sm, tid, lane[i], role);
+                    sep, pid, e->sm);
+            fprintf(f, "{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, \"args\": {\"sort_index\": %d}}",
+                    pid, e->sm);
+            sep = ",\n";
+        }
+        if (!seen[tid]) {
+            seen[tid] = 1;
+            fprintf(f, "%s{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"name\": \"slot %d %s\"}},\n",
+                    sep, pid, tid, slot[i], role);
+            fprintf(f, "{\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"sort_index\": %d}}",
+                    pid, tid, tid);
             sep = ",\n";
         }
         const double ts = (double)(e->start - t0) / 1e3, mark = (double)(e->mark - t0) / 1e3;
@@ -232,15 +427,17 @@ int gg_trace_write_json(FILE *f, const GgTraceEvent *ev, long n, const char *tit
         fprintf(f, "%s{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, "
                    "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"cta\": %d, \"tile\": %d, \"expert\": %d, "
                    "\"row0\": %d, \"rows\": %d, \"col0\": %d}}",
-                sep, name, role, e->sm, tid, ts, end - ts, e->cta, e->tile, e->expert, e->row0, e->rows, e->col0);
+                sep, name, role, pid, tid, ts, end - ts, e->cta, e->tile, e->expert, e->row0, e->rows, e->col0);
         sep = ",\n";
         if (e->role != GG_TRACE_SETUP && e->mark > e->start)
             fprintf(f, ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %d, \"tid\": %d, "
                        "\"ts\": %.3f, \"dur\": %.3f}",
-                    e->role == GG_TRACE_PRODUCER ? "to first TMA" : "first full wait", role, e->sm, tid, ts,
+                    e->role == GG_TRACE_PRODUCER ? "to first TMA" : "first full wait", role, pid, tid, ts,
                     mark - ts);
     }
-    fputs("\n]}\n", f);
+    fputs("\n], \"otherData\": {\"title\": ", f);
+    json_string(f, title);
+    fputs("}}\n", f);
     free(lane);
     free(named);
     return GG_EXIT_OK;

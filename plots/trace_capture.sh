@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # What the GPU runs for the traces (issue 12), from a build: ggemm trace of k2_tma_ws_s3 at 16384
-# rows, s = 1.2; of k3_wgmma and k3_wgmma_coop_m64_n192 (step 3) at s = 0 and every k3_wgmma
-# configuration at s = 1.2; and the traced twins' cost against the kernels on the worklog's four
-# cases (16384 / 2048 rows, s = 0 / 1.2, K 1024, N 2688, 64 experts), gg_time's protocol with --reps. Writes three files into
-# OUT_DIR: traces.tar.gz (one directory per trace, <kernel>_<rows>k_s<skew>/ with trace.csv and
-# summary.csv, and overhead.csv), traces-json.tar.gz (the same directories' trace.json, for
-# Perfetto) and capture.log. Unpack traces.tar.gz into results/h200/traces/ (the figures and the
-# k3 README's trace table read it there).
+# rows, s = 1.2; of k3_wgmma and k3_wgmma_coop_m64_n192 (step 3) at s = 0 and every k3_wgmma configuration at s = 1.2; and the
+# traced twins' cost against the kernels on the worklog's four cases (16384 / 2048 rows, s = 0 /
+# 1.2, K 1024, N 2688, 64 experts), gg_time's protocol with --reps. Writes two files into
+# OUT_DIR: traces.tar.gz (one directory per trace, <kernel>_<rows>k_s<skew>/ with trace.csv,
+# summary.csv and trace.json.gz, the Perfetto timeline, beside the CSV it is made from; and
+# overhead.csv) and capture.log. Unpack traces.tar.gz into results/h200/traces/ (the figures and
+# the k3 README's trace table read it there; its README says how to open a timeline).
 # Usage: plots/trace_capture.sh BUILD_DIR OUT_DIR
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: plots/trace_capture.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
 bin=$1/bin/ggemm
-out=$2
 [ -x "$bin" ] || { echo "trace_capture: $bin not built" >&2; exit 2; }
-mkdir -p "$out"
+mkdir -p "$2"
+out=$(cd "$2" && pwd) # absolute: the tar below runs in the work directory
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 log=$out/capture.log
@@ -51,8 +51,11 @@ for f in "$work"/overhead/*/summary.csv; do
     grep -v '^#' "$f" | tail -n +2
 done >"$work/overhead.csv"
 rm -rf "$work"/overhead
-# The JSON (Perfetto) files apart: the larger part, and not needed by the figures or tables.
-(cd "$work" && tar -czf "$out/traces-json.tar.gz" */trace.json && rm */trace.json && tar -czf "$out/traces.tar.gz" .)
-echo "== $out/traces.tar.gz: $(tar -tzf "$out/traces.tar.gz" | grep -c summary.csv) traces (trace.csv, summary.csv)," \
-    "overhead.csv; $out/traces-json.tar.gz: their trace.json"
+# The JSON compressed where it lies (under a tenth of its size; Perfetto opens .json.gz as it is), -n so
+# the same trace gives the same bytes: what `ggemm trace --from` makes of the CSV, which the CPU
+# tests check for the committed ones.
+gzip -9n "$work"/*/trace.json
+(cd "$work" && tar -czf "$out/traces.tar.gz" .)
+echo "== $out/traces.tar.gz: $(tar -tzf "$out/traces.tar.gz" | grep -c summary.csv) traces (trace.csv, summary.csv," \
+    "trace.json.gz), overhead.csv"
 ls -l "$out"
