@@ -91,16 +91,38 @@ static const struct {
     {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
     {"--version", GG_CMD_VERSION, 0, 0,
      "--version                         commit, CUDA runtime it was built with, driver found"},
-    {"--help", GG_CMD_HELP, 0, 0, "--help                            this text"},
+    {"--help", GG_CMD_HELP, 0, 0,
+     "--help [COMMAND]                  this text, or one command's (also: ggemm COMMAND --help)"},
 };
 #define COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage_tail(FILE *f) {
+    fputs("defaults: T=16384 E=64 K=1024 N=2688 s=0 BM=BN=128 reps=30 warmup=5 seed=1\n"
+          "exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no suitable GPU\n",
+          f);
+}
 
 void gg_usage(FILE *f) {
     fputs("usage: ggemm COMMAND [options]\n", f);
     for (int c = 0; c < COMMANDS; ++c) fprintf(f, "  %s\n", commands[c].usage);
-    fputs("defaults: T=16384 E=64 K=1024 N=2688 s=0 BM=BN=128 reps=30 warmup=5 seed=1\n"
-          "exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no suitable GPU\n",
-          f);
+    usage_tail(f);
+}
+
+/* One command's text from the same table, and the options it takes from its `uses` bits, so
+ * that the two can never disagree. */
+void gg_usage_command(FILE *f, GgCommand command) {
+    int c = 0;
+    while (c < COMMANDS - 1 && commands[c].command != command) ++c;
+    if (command == GG_CMD_HELP) {
+        gg_usage(f);
+        return;
+    }
+    fprintf(f, "usage: ggemm %s\n", commands[c].usage);
+    fputs("options:", f);
+    for (int o = 0; o < OPT_COUNT; ++o)
+        if (commands[c].uses & BIT(o)) fprintf(f, " %s", options[o].name);
+    fputs(" --help\n", f);
+    usage_tail(f);
 }
 
 /* strtol and strtod skip leading blanks and take a '+': the whole string must be the number. */
@@ -250,6 +272,22 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     }
     if (cmd < 0) FAIL("unknown command '%s' (see 'ggemm --help')", argv[1]);
     o->command = commands[cmd].command;
+    if (o->command == GG_CMD_HELP && argc > 2) { /* ggemm help COMMAND */
+        int of = -1;
+        for (int c = 0; c < COMMANDS; ++c)
+            if (!strcmp(argv[2], commands[c].name)) of = c;
+        if (of < 0) FAIL("unknown command '%s' (see 'ggemm --help')", argv[2]);
+        if (argc > 3) FAIL("help takes one command name; '%s' is one too many", argv[3]);
+        o->command = commands[of].command;
+        o->help = 1;
+        return 0;
+    }
+    /* COMMAND --help anywhere: that command's usage, whatever else is on the line. */
+    for (int i = 2; i < argc; ++i)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            o->help = 1;
+            return 0;
+        }
     const char *name = commands[cmd].name;
     const int lists = commands[cmd].lists;
 

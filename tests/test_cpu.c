@@ -195,6 +195,13 @@ START_TEST(cli_accepts_good_input) {
     ck_assert_int_eq(o.skews.count, 11);
     ck_assert_double_eq(o.skews.v[3], 0.6); /* rounded: no 0.6000000000000001 in the CSV */
     ck_assert_double_eq(o.skews.v[10], 2.0);
+    /* COMMAND --help, wherever it stands, and ggemm help COMMAND: that command's usage */
+    const char *h[] = {"ggemm", "run", "--kernel", "k0_fma", "-h"};
+    ck_assert_int_eq(parse(&o, err, 5, h), 0);
+    ck_assert(o.help && o.command == GG_CMD_RUN);
+    const char *hl[] = {"ggemm", "help", "trace"};
+    ck_assert_int_eq(parse(&o, err, 3, hl), 0);
+    ck_assert(o.help && o.command == GG_CMD_TRACE);
 }
 END_TEST
 
