@@ -1,10 +1,13 @@
 /* The command line: one table of commands, one table of options, and which command uses which
  * option. Everything that is not in the tables is refused with one line. */
+#define _POSIX_C_SOURCE 200809L /* stat, access: --out is checked before any GPU work */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gg_harness.h"
 
@@ -243,6 +246,33 @@ static int parse_m_list(const char *s, GgOptions *o, char *err, size_t err_len) 
     }
 }
 
+/* --out: a file (trace: a directory) this process can write or create, checked before any GPU
+ * work, so that a typo costs no run. Nothing is created here. */
+static int check_out(const char *path, int is_dir, char *err, size_t err_len) {
+    struct stat st;
+    const size_t len = strlen(path);
+    if (len == 0) FAIL("--out: empty path");
+    if (!is_dir && path[len - 1] == '/') FAIL("--out %s: names a directory; give a file name", path);
+    if (stat(path, &st) == 0) {
+        if (is_dir && !S_ISDIR(st.st_mode)) FAIL("--out %s: exists and is not a directory", path);
+        if (!is_dir && S_ISDIR(st.st_mode)) FAIL("--out %s: is a directory; give a file name", path);
+        if (access(path, is_dir ? W_OK | X_OK : W_OK)) FAIL("--out %s: not writable: %s", path, strerror(errno));
+        return 0;
+    }
+    if (errno != ENOENT) FAIL("--out %s: %s", path, strerror(errno));
+    char dir[4096]; /* the folder it is to be made in */
+    if (len >= sizeof dir) FAIL("--out: path longer than %zu characters", sizeof dir - 1);
+    memcpy(dir, path, len + 1);
+    char *end = dir + len;
+    while (end > dir + 1 && end[-1] == '/') *--end = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else slash[slash == dir] = '\0'; /* "/x" -> "/" */
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) FAIL("--out %s: the folder %s does not exist", path, dir);
+    if (access(dir, W_OK | X_OK)) FAIL("--out %s: cannot create it in %s: %s", path, dir, strerror(errno));
+    return 0;
+}
+
 static void defaults(GgOptions *o) {
     memset(o, 0, sizeof *o);
     o->command = GG_CMD_HELP;
@@ -418,6 +448,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     if (o->command == GG_CMD_GRADE && !o->kernel) FAIL("grade needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_TRACE && !o->kernel) FAIL("trace needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_TRACE && !o->out) FAIL("trace needs --out DIR, the directory it writes");
+    if (o->out) return check_out(o->out, o->command == GG_CMD_TRACE, err, err_len);
     return 0;
 }
 
