@@ -146,7 +146,9 @@ int gg_parse_double(const char *s, double lo, double hi, double *out) {
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < lo || v > hi) return 1;
+    /* ERANGE with a finite result is underflow (1e-320, 1e-400): a number in range all the same;
+     * overflow gives HUGE_VAL, which isfinite refuses. */
+    if ((errno && errno != ERANGE) || *end || !isfinite(v) || v < lo || v > hi) return 1;
     *out = v;
     return 0;
 }

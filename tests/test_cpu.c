@@ -288,6 +288,9 @@ START_TEST(number_parsing_is_strict) {
     ck_assert_int_eq(gg_parse_double("1.2", 0, 8, &d), 0);
     ck_assert_int_ne(gg_parse_double("inf", 0, 8, &d), 0);
     ck_assert_int_ne(gg_parse_double("1.2.3", 0, 8, &d), 0);
+    ck_assert_int_eq(gg_parse_double("1e-320", 0, 8, &d), 0); /* underflow: in range all the same */
+    ck_assert(d > 0 && d < 1e-300);
+    ck_assert_int_ne(gg_parse_double("1e400", 0, 8, &d), 0); /* overflow */
 }
 END_TEST
 
