@@ -9,7 +9,7 @@
  * 0, relative leading offset; swizzle is the 3-bit tcgen05 code. PTX ISA "tcgen05 Shared Memory
  * Descriptor" (mind its fixed-constant field). Repository: gg_sm100_smem_desc,
  * common/gg_desc_sm100.h.
- * Grade: build/bin/lab_cpu desc */
+ * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu desc */
 #include "lab_cpu.h"
 
 uint64_t lab_wgmma_desc(uint32_t smem_addr, uint32_t lbo_bytes, uint32_t sbo_bytes, uint32_t base_offset,

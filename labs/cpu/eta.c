@@ -10,7 +10,8 @@
  *   lab_adaptive_m_tiles  k3's policy for one expert: 128-row tiles, except that a remainder
  *                   of 1..64 rows gets one 64-row tile; the counts of each, and their sum
  * Repository: gg_m_tiles, gg_tile_count, gg_eta (common/problem.c), gg_adaptive_m_tiles
- * (common/gg_adaptive.h). Grade: build/bin/lab_cpu eta */
+ * (common/gg_adaptive.h).
+ * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu eta */
 #include "lab_cpu.h"
 
 long lab_m_tiles(const int *m, int experts, int block_m) {

@@ -11,7 +11,7 @@
  * lab_mma_c_row / lab_mma_c_col: the row and column of register `reg` (0..3) of lane `lane`.
  * (PTX ISA: "ldmatrix", "Matrix Fragments for mma.m16n8k16"; the repository's answers are
  * gg_ldsm_x4_row, gg_ldsm_x4_chunk, gg_mma_c_row, gg_mma_c_col in common/gg_fragments.h.)
- * Grade: build/bin/lab_cpu ldmatrix */
+ * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu ldmatrix */
 #include "lab_cpu.h"
 
 int lab_ldsm_x4_row(int row0, int lane) {

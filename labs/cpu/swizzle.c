@@ -6,7 +6,7 @@
  * reading the same logical chunk hit 8 different groups of banks. Return the byte offset,
  * from a 1024-byte-aligned tile base, where TMA put it. (CUDA programming guide, "TMA
  * Swizzle"; the repository's answer is gg_swizzle128 in common/gg_swizzle.h.)
- * Grade: build/bin/lab_cpu swizzle */
+ * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu swizzle */
 #include "lab_cpu.h"
 
 uint32_t lab_swizzle128(uint32_t row, uint32_t chunk) {
