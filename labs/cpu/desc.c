@@ -1,4 +1,5 @@
-/* Exercise: the shared-memory matrix descriptors that the tensor cores read operands through.
+/* Exercise: write lab_wgmma_desc and lab_sm100_smem_desc, the shared-memory matrix descriptors
+ * that the tensor cores read operands through.
  *
  * lab_wgmma_desc: Hopper's 64-bit wgmma descriptor (k3_wgmma) from a shared address, the
  * leading and stride byte offsets, the base offset and the swizzle mode (0 none, 1 128B, 2 64B,

@@ -1,4 +1,5 @@
-/* Exercise: the tile model every stage is scheduled by.
+/* Exercise: write lab_m_tiles, lab_tile_count, lab_eta and lab_adaptive_m_tiles, the tile model
+ * every stage is scheduled by.
  *
  * Expert e owns m[e] consecutive rows (0 allowed). A stage cuts each expert's rows into row
  * tiles of block_m rows, the last one partial, and every row tile into column blocks of

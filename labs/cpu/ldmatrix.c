@@ -1,5 +1,6 @@
-/* Exercise: who addresses what in ldmatrix.x4, and who holds what of an mma.sync accumulator
- * (k1 and k2 are built on both).
+/* Exercise: write lab_ldsm_x4_row, lab_ldsm_x4_chunk, lab_mma_c_row and lab_mma_c_col: who
+ * addresses what in ldmatrix.x4, and who holds what of an mma.sync accumulator (k1 and k2 are
+ * built on both).
  *
  * The kernels load a 16 x 16 bf16 block with one ldmatrix.x4: 16 rows of two 16-byte chunks,
  * the four 8 x 8 matrices ordered "rows 0-7 of chunk 0, rows 8-15 of chunk 0, rows 0-7 of chunk

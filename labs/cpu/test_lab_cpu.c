@@ -1,6 +1,7 @@
 /* The CPU exercises' grader: each student function against the repository's own on every input
  * listed here; the first difference is the failure message.
  * usage: lab_cpu [swizzle|ldmatrix|desc|eta]   (no argument: all four)
+ *        lab_cpu --list                         each exercise and the functions it asks for
  * Exit 0 all pass, 1 one fails, 2 bad usage or an exercise file newer than this grader. */
 #define _POSIX_C_SOURCE 200809L /* stat's nanosecond times */
 #include <check.h>
@@ -127,7 +128,15 @@ START_TEST(tile_model) {
 }
 END_TEST
 
-static const char *const exercises[] = {"swizzle", "ldmatrix", "desc", "eta"};
+/* Each exercise: its file and the functions the student writes there (what the starter asks for). */
+static const struct {
+    const char *name, *functions;
+} exercises[] = {
+    {"swizzle", "lab_swizzle128"},
+    {"ldmatrix", "lab_ldsm_x4_row lab_ldsm_x4_chunk lab_mma_c_row lab_mma_c_col"},
+    {"desc", "lab_wgmma_desc lab_sm100_smem_desc"},
+    {"eta", "lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles"},
+};
 enum { EXERCISES = sizeof exercises / sizeof exercises[0] };
 
 /* LAB_CPU_SOURCES (CMake): the exercise files linked in, ':'-separated. A grade must be of the
@@ -175,13 +184,21 @@ static Suite *exercise(const char *name, const TTest *a, const TTest *b) {
 
 int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
+    if (argc == 2 && !strcmp(only, "--list")) {
+        for (int i = 0; i < EXERCISES; ++i) printf("%s.c: %s\n", exercises[i].name, exercises[i].functions);
+        return 0;
+    }
     int known = !only;
-    for (int i = 0; i < EXERCISES; ++i) known |= only && !strcmp(only, exercises[i]);
+    for (int i = 0; i < EXERCISES; ++i) known |= only && !strcmp(only, exercises[i].name);
     if (argc > 2 || !known) {
-        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta]   (no argument: all four)\n");
+        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta | --list]   (no argument: all four)\n");
         return 2;
     }
     if (stale_sources(argv[0], only)) return 2;
+    for (int i = 0; i < EXERCISES; ++i) /* what is graded, by name: the functions the starter asks for */
+        if (!only || !strcmp(only, exercises[i].name))
+            printf("grading %s.c: %s\n", exercises[i].name, exercises[i].functions);
+    fflush(stdout); /* before Check's own lines, whichever stream they take */
     SRunner *r = srunner_create(exercise("swizzle", swizzle, NULL));
     srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator));
     srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
