@@ -105,7 +105,8 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
     }
     fclose(f);
     l->text[size] = '\0';
-    int line_no = 0, header = 0, used_sets = 0;
+    static const char columns[] = "set,tokens,experts,k,n,skews,kernels";
+    int line_no = 0, header = 0, rows = 0, used_sets = 0;
     const char *seen[256]; /* the sets read, to check every name of --set against */
     for (char *next = l->text; *next;) {
         char *line = next, *nl = strchr(next, '\n');
@@ -114,10 +115,15 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
         ++line_no;
         line = trim(line);
         if (!*line || *line == '#') continue;
-        if (!header) { /* the column names */
+        if (!header) { /* the column names: anything else here is not a case list */
+            if (strcmp(line, columns)) {
+                gg_error_set("%s:%d: expected the header line %s", path, line_no, columns);
+                return GG_EXIT_USAGE;
+            }
             header = 1;
             continue;
         }
+        ++rows;
         char *field[8];
         int nf = 0;
         for (char *p = line; p && nf < 8; ++nf) { /* an eighth field means too many */
@@ -150,6 +156,11 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
             return GG_EXIT_USAGE;
         }
         if (expand(l, cap, set, &t, &e, &k, &n, &s, kernels)) return GG_EXIT_USAGE;
+    }
+    if (!rows) {
+        gg_error_set("%s: no cases (%s)", path,
+                     header ? "only the header line" : size ? "only comments and blank lines" : "the file is empty");
+        return GG_EXIT_USAGE;
     }
     /* Every name of --set must be a set of the file: a typo must not silently drop cases. */
     for (const char *p = o->set; p && *p;) {

@@ -1,10 +1,13 @@
 /* The command line: one table of commands, one table of options, and which command uses which
  * option. Everything that is not in the tables is refused with one line. */
+#define _POSIX_C_SOURCE 200809L /* stat, access: --out is checked before any GPU work */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gg_harness.h"
 
@@ -94,16 +97,38 @@ static const struct {
     {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
     {"--version", GG_CMD_VERSION, 0, 0,
      "--version                         commit, CUDA runtime it was built with, driver found"},
-    {"--help", GG_CMD_HELP, 0, 0, "--help                            this text"},
+    {"--help", GG_CMD_HELP, 0, 0,
+     "--help [COMMAND]                  this text, or one command's (also: ggemm COMMAND --help)"},
 };
 #define COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage_tail(FILE *f) {
+    fputs("defaults: T=16384 E=64 K=1024 N=2688 s=0 BM=BN=128 reps=30 warmup=5 seed=1\n"
+          "exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no suitable GPU\n",
+          f);
+}
 
 void gg_usage(FILE *f) {
     fputs("usage: ggemm COMMAND [options]\n", f);
     for (int c = 0; c < COMMANDS; ++c) fprintf(f, "  %s\n", commands[c].usage);
-    fputs("defaults: T=16384 E=64 K=1024 N=2688 s=0 BM=BN=128 reps=30 warmup=5 seed=1\n"
-          "exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no suitable GPU\n",
-          f);
+    usage_tail(f);
+}
+
+/* One command's text from the same table, and the options it takes from its `uses` bits, so
+ * that the two can never disagree. */
+void gg_usage_command(FILE *f, GgCommand command) {
+    int c = 0;
+    while (c < COMMANDS - 1 && commands[c].command != command) ++c;
+    if (command == GG_CMD_HELP) {
+        gg_usage(f);
+        return;
+    }
+    fprintf(f, "usage: ggemm %s\n", commands[c].usage);
+    fputs("options:", f);
+    for (int o = 0; o < OPT_COUNT; ++o)
+        if (commands[c].uses & BIT(o)) fprintf(f, " %s", options[o].name);
+    fputs(" --help\n", f);
+    usage_tail(f);
 }
 
 /* strtol and strtod skip leading blanks and take a '+': the whole string must be the number. */
@@ -124,7 +149,9 @@ int gg_parse_double(const char *s, double lo, double hi, double *out) {
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < lo || v > hi) return 1;
+    /* ERANGE with a finite result is underflow (1e-320, 1e-400): a number in range all the same;
+     * overflow gives HUGE_VAL, which isfinite refuses. */
+    if ((errno && errno != ERANGE) || *end || !isfinite(v) || v < lo || v > hi) return 1;
     *out = v;
     return 0;
 }
@@ -224,6 +251,33 @@ static int parse_m_list(const char *s, GgOptions *o, char *err, size_t err_len) 
     }
 }
 
+/* --out: a file (trace: a directory) this process can write or create, checked before any GPU
+ * work, so that a typo costs no run. Nothing is created here. */
+static int check_out(const char *path, int is_dir, char *err, size_t err_len) {
+    struct stat st;
+    const size_t len = strlen(path);
+    if (len == 0) FAIL("--out: empty path");
+    if (!is_dir && path[len - 1] == '/') FAIL("--out %s: names a directory; give a file name", path);
+    if (stat(path, &st) == 0) {
+        if (is_dir && !S_ISDIR(st.st_mode)) FAIL("--out %s: exists and is not a directory", path);
+        if (!is_dir && S_ISDIR(st.st_mode)) FAIL("--out %s: is a directory; give a file name", path);
+        if (access(path, is_dir ? W_OK | X_OK : W_OK)) FAIL("--out %s: not writable: %s", path, strerror(errno));
+        return 0;
+    }
+    if (errno != ENOENT) FAIL("--out %s: %s", path, strerror(errno));
+    char dir[4096]; /* the folder it is to be made in */
+    if (len >= sizeof dir) FAIL("--out: path longer than %zu characters", sizeof dir - 1);
+    memcpy(dir, path, len + 1);
+    char *end = dir + len;
+    while (end > dir + 1 && end[-1] == '/') *--end = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else slash[slash == dir] = '\0'; /* "/x" -> "/" */
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) FAIL("--out %s: the folder %s does not exist", path, dir);
+    if (access(dir, W_OK | X_OK)) FAIL("--out %s: cannot create it in %s: %s", path, dir, strerror(errno));
+    return 0;
+}
+
 static void defaults(GgOptions *o) {
     memset(o, 0, sizeof *o);
     o->command = GG_CMD_HELP;
@@ -253,6 +307,22 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     }
     if (cmd < 0) FAIL("unknown command '%s' (see 'ggemm --help')", argv[1]);
     o->command = commands[cmd].command;
+    if (o->command == GG_CMD_HELP && argc > 2) { /* ggemm help COMMAND */
+        int of = -1;
+        for (int c = 0; c < COMMANDS; ++c)
+            if (!strcmp(argv[2], commands[c].name)) of = c;
+        if (of < 0) FAIL("unknown command '%s' (see 'ggemm --help')", argv[2]);
+        if (argc > 3) FAIL("help takes one command name; '%s' is one too many", argv[3]);
+        o->command = commands[of].command;
+        o->help = 1;
+        return 0;
+    }
+    /* COMMAND --help anywhere: that command's usage, whatever else is on the line. */
+    for (int i = 2; i < argc; ++i)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            o->help = 1;
+            return 0;
+        }
     const char *name = commands[cmd].name;
     const int lists = commands[cmd].lists;
 
@@ -386,6 +456,8 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         FAIL("trace --from converts a trace.csv, no GPU; it takes only --out");
     if (o->command == GG_CMD_TRACE && !o->from && !o->kernel) FAIL("trace needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_TRACE && !o->from && !o->out) FAIL("trace needs --out DIR, the directory it writes");
+    /* trace --from checks its own --out (a file, a directory or -) */
+    if (o->out && !o->from) return check_out(o->out, o->command == GG_CMD_TRACE, err, err_len);
     return 0;
 }
 

@@ -119,10 +119,35 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
     return GG_EXIT_OK;
 }
 
+/* --list runs nothing: the cases print on any machine. Their roofline floors need this GPU's
+ * ceilings (any GPU: the microbenchmarks are not k4_moe's kernels); without one, floor_us is
+ * left empty and one line says why. */
+static int list_cases(const GgOptions *o, const Case *cases, int count) {
+    GgDeviceInfo d;
+    char why[512];
+    const int gpu = gg_device_open(&d, why, sizeof why) == GG_EXIT_OK;
+    if (gpu && gg_measure_ceilings(&d)) {
+        fprintf(stderr, "ggemm: ceilings: %s\n", gg_error());
+        return GG_EXIT_CHECK;
+    }
+    if (!gpu) fprintf(stderr, "ggemm: moe --list: floor_us left empty (it needs a GPU's ceilings): %s\n", why);
+    puts("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops");
+    for (int i = 0; i < count; ++i) {
+        const GgMoeShape *s = &cases[i].s;
+        printf("%s,%d,%d,%d,%d,%d,%d,%llu,", cases[i].model, s->tokens, s->d, s->f, s->experts, s->topk, s->renorm,
+               o->seed);
+        if (gpu) printf("%.2f", k4_moe_floor_us(s, d.gemm_tflops, d.bw_gbps));
+        printf(",%.6g\n", k4_moe_gemm_flops(s));
+    }
+    if (gpu) gg_release_buffers();
+    return GG_EXIT_OK;
+}
+
 int gg_cmd_moe(const GgOptions *o) {
     static Case cases[MAX_CASES];
     int count = 0, rc = select_cases(o, cases, &count);
     if (rc) return rc;
+    if (o->list) return list_cases(o, cases, count);
     GgDeviceInfo d;
     rc = gg_open_gpu(&d);
     if (rc) return rc;
@@ -131,20 +156,11 @@ int gg_cmd_moe(const GgOptions *o) {
                 d.cc_major, d.cc_minor);
         return GG_EXIT_NO_GPU;
     }
-    /* The roofline needs the ceilings (seconds of microbenchmarks): measured for the CSV and
-     * the case list only, so that a quick run, or one under compute-sanitizer, skips them. */
-    if ((o->out || o->list) && gg_measure_ceilings(&d)) {
+    /* The roofline needs the ceilings (seconds of microbenchmarks): measured for the CSV only,
+     * so that a quick run, or one under compute-sanitizer, skips them. */
+    if (o->out && gg_measure_ceilings(&d)) {
         fprintf(stderr, "ggemm: ceilings: %s\n", gg_error());
         return GG_EXIT_CHECK;
-    }
-    if (o->list) {
-        puts("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops");
-        for (int i = 0; i < count; ++i) {
-            const GgMoeShape *s = &cases[i].s;
-            printf("%s,%d,%d,%d,%d,%d,%d,%llu,%.2f,%.6g\n", cases[i].model, s->tokens, s->d, s->f, s->experts, s->topk,
-                   s->renorm, o->seed, k4_moe_floor_us(s, d.gemm_tflops, d.bw_gbps), k4_moe_gemm_flops(s));
-        }
-        return GG_EXIT_OK;
     }
     FILE *csv = NULL;
     if (o->out) {

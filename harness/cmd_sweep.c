@@ -61,8 +61,12 @@ static int select_plan(const GgOptions *o, GgCaseList *cases, Entry **entries, i
         gg_cases_free(cases);
         return GG_EXIT_USAGE;
     }
-    if (*count == 0) { /* e.g. --kernels naming only labs, which are graded, not swept */
-        fprintf(stderr, "ggemm: the selection gives no runs (labs are graded with 'ggemm grade', not swept)\n");
+    if (*count == 0) { /* --kernels naming only labs (graded, not swept), or none the cases list */
+        int lab = 0;
+        for (int i = 0; i < gg_lab_count && o->kernels; ++i) lab |= gg_in_list(o->kernels, gg_labs[i].name);
+        if (lab) fprintf(stderr, "ggemm: the selection gives no runs (labs are graded with 'ggemm grade', not swept)\n");
+        else fprintf(stderr, "ggemm: the selection gives no runs: no case selected from %s lists --kernels %s\n",
+                     gg_case_file(), o->kernels ? o->kernels : "(all)");
         free(*entries);
         gg_cases_free(cases);
         return GG_EXIT_USAGE;

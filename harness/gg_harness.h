@@ -60,6 +60,7 @@ typedef struct GgDoubleList {
 
 typedef struct GgOptions {
     GgCommand command;
+    int help;                 /* COMMAND --help (or ggemm help COMMAND): print its usage, run nothing */
     /* Shape. run/problem take one value of each; sweep/cases take lists. given_* say which
      * options were on the command line (0 = the default applies). */
     GgIntList tokens, experts, k, n;
@@ -98,6 +99,8 @@ int gg_parse_skews(const char *s, GgDoubleList *out);
 /* The one problem run/problem describe. 0, or GG_EXIT_USAGE (allocation failure). */
 int gg_options_problem(const GgOptions *o, GgProblem *p);
 void gg_usage(FILE *f);
+/* One command's usage and the options it takes (ggemm COMMAND --help). */
+void gg_usage_command(FILE *f, GgCommand command);
 
 /* ---------------- random problems (fuzz.c) ---------------- */
 /* Problem `index` of the random-shape sweep drawn from `seed` (reproducible from the pair):

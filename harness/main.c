@@ -10,6 +10,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ggemm: %s\n", err);
         return GG_EXIT_USAGE;
     }
+    if (o.help) {
+        gg_usage_command(stdout, o.command);
+        return GG_EXIT_OK;
+    }
     switch (o.command) {
     case GG_CMD_PROBLEM: return gg_cmd_problem(&o);
     case GG_CMD_LIST: return gg_cmd_list(&o);

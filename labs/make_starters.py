@@ -3,6 +3,8 @@
 
 usage: make_starters.py            write labs/<lab>/<lab>.cu for every lab below
        make_starters.py --check    exit 1 if a committed starter differs from what this writes
+                                   (committed: the working file, or, where a student has filled
+                                   its gaps, the file as committed at HEAD)
        make_starters.py --solved DIR   write DIR/<lab>_solved/<lab>_solved.cu: the same file with
                                    the stage's own code in every gap (what grading a correct
                                    solution means; CMake builds them with -DGG_LABS_SOLVED=ON)
@@ -16,6 +18,7 @@ change. Standard library only.
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,10 +91,10 @@ LABS = [
             ],
             "descriptors": [
                 "// Describe this stage to wgmma (common/gg_desc_sm90.h, PTX ISA \"Matrix Descriptor",
-                "// Format\"): desc_a[h], A half h at a_addr + h x HALF_A_BYTES, K-major, 128B swizzle;",
-                "// desc_b, B at b_addr, N-major, 128B swizzle, its 64-column panels PANEL_BYTES apart.",
-                "// Start address, LBO, SBO, base offset, swizzle?",
-                "const uint64_t desc_b = 0;",
+                "// Format\"): desc_a0 / desc_a1, A's two 64-row halves at a_addr and a_addr +",
+                "// HALF_A_BYTES, K-major, 128B swizzle; desc_b, B at b_addr, N-major, 128B swizzle, its",
+                "// 64-column panels PANEL_BYTES apart. Start address, LBO, SBO, base offset, swizzle?",
+                "const uint64_t desc_a0 = 0, desc_a1 = 0, desc_b = 0;",
             ],
             "producer-wait": [
                 "// Wait until both consumers have released this stage (empty[stage]). Which parity?",
@@ -161,6 +164,15 @@ def render(lab, solved):
     return head + text
 
 
+def committed(path):
+    """The file as committed at HEAD, or None (not a git checkout, not committed)."""
+    try:
+        return subprocess.run(["git", "-C", os.path.dirname(path), "show", "HEAD:./" + os.path.basename(path)],
+                              capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def path_of(lab, base, solved):
     name = lab.name + ("_solved" if solved else "")
     return os.path.join(base, name, name + ".cu")
@@ -178,7 +190,8 @@ def main():
         text, path = render(lab, solved), path_of(lab, base, solved)
         old = open(path).read() if os.path.exists(path) else None
         if a.check:
-            if old != text:
+            # A student fills the gaps in place: the shipped file is then HEAD's, not the working one.
+            if old != text and committed(path) != text:
                 print(f"make_starters.py: {os.path.relpath(path, ROOT)} differs from what {lab.source} gives;"
                       f" run python3 labs/make_starters.py")
                 stale += 1

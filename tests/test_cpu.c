@@ -195,6 +195,13 @@ START_TEST(cli_accepts_good_input) {
     ck_assert_int_eq(o.skews.count, 11);
     ck_assert_double_eq(o.skews.v[3], 0.6); /* rounded: no 0.6000000000000001 in the CSV */
     ck_assert_double_eq(o.skews.v[10], 2.0);
+    /* COMMAND --help, wherever it stands, and ggemm help COMMAND: that command's usage */
+    const char *h[] = {"ggemm", "run", "--kernel", "k0_fma", "-h"};
+    ck_assert_int_eq(parse(&o, err, 5, h), 0);
+    ck_assert(o.help && o.command == GG_CMD_RUN);
+    const char *hl[] = {"ggemm", "help", "trace"};
+    ck_assert_int_eq(parse(&o, err, 3, hl), 0);
+    ck_assert(o.help && o.command == GG_CMD_TRACE);
 }
 END_TEST
 
@@ -281,6 +288,9 @@ START_TEST(number_parsing_is_strict) {
     ck_assert_int_eq(gg_parse_double("1.2", 0, 8, &d), 0);
     ck_assert_int_ne(gg_parse_double("inf", 0, 8, &d), 0);
     ck_assert_int_ne(gg_parse_double("1.2.3", 0, 8, &d), 0);
+    ck_assert_int_eq(gg_parse_double("1e-320", 0, 8, &d), 0); /* underflow: in range all the same */
+    ck_assert(d > 0 && d < 1e-300);
+    ck_assert_int_ne(gg_parse_double("1e400", 0, 8, &d), 0); /* overflow */
 }
 END_TEST
 

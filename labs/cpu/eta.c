@@ -1,4 +1,5 @@
-/* Exercise: the tile model every stage is scheduled by.
+/* Exercise: write lab_m_tiles, lab_tile_count, lab_eta and lab_adaptive_m_tiles, the tile model
+ * every stage is scheduled by.
  *
  * Expert e owns m[e] consecutive rows (0 allowed). A stage cuts each expert's rows into row
  * tiles of block_m rows, the last one partial, and every row tile into column blocks of
@@ -10,7 +11,8 @@
  *   lab_adaptive_m_tiles  k3's policy for one expert: 128-row tiles, except that a remainder
  *                   of 1..64 rows gets one 64-row tile; the counts of each, and their sum
  * Repository: gg_m_tiles, gg_tile_count, gg_eta (common/problem.c), gg_adaptive_m_tiles
- * (common/gg_adaptive.h). Grade: build/bin/lab_cpu eta */
+ * (common/gg_adaptive.h).
+ * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu eta */
 #include "lab_cpu.h"
 
 long lab_m_tiles(const int *m, int experts, int block_m) {

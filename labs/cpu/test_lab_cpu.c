@@ -1,9 +1,15 @@
 /* The CPU exercises' grader: each student function against the repository's own on every input
  * listed here; the first difference is the failure message.
- * usage: lab_cpu [swizzle|ldmatrix|desc|eta]   (no argument: all four) */
+ * usage: lab_cpu [swizzle|ldmatrix|desc|eta]   (no argument: all four)
+ *        lab_cpu --list                         each exercise and the functions it asks for
+ * Exit 0 all pass, 1 one fails, 2 bad usage or an exercise file newer than this grader. */
+#define _POSIX_C_SOURCE 200809L /* stat's nanosecond times */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "gg_adaptive.h"
 #include "gg_desc_sm100.h"
@@ -122,6 +128,51 @@ START_TEST(tile_model) {
 }
 END_TEST
 
+/* Each exercise: its file and the functions the student writes there (what the starter asks for). */
+static const struct {
+    const char *name, *functions;
+} exercises[] = {
+    {"swizzle", "lab_swizzle128"},
+    {"ldmatrix", "lab_ldsm_x4_row lab_ldsm_x4_chunk lab_mma_c_row lab_mma_c_col"},
+    {"desc", "lab_wgmma_desc lab_sm100_smem_desc"},
+    {"eta", "lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles"},
+};
+enum { EXERCISES = sizeof exercises / sizeof exercises[0] };
+
+/* LAB_CPU_SOURCES (CMake): the exercise files linked in, ':'-separated. A grade must be of the
+ * files as they are now: one changed after this grader was linked would be graded as it was
+ * (a restored stub still scoring 100%), so that is refused with the command that rebuilds. */
+#ifndef LAB_CPU_SOURCES
+#define LAB_CPU_SOURCES ""
+#endif
+#ifndef LAB_CPU_REBUILD
+#define LAB_CPU_REBUILD "cmake --build build --target lab_cpu"
+#endif
+static int newer(const struct timespec *a, const struct timespec *b) {
+    return a->tv_sec != b->tv_sec ? a->tv_sec > b->tv_sec : a->tv_nsec > b->tv_nsec;
+}
+
+static int stale_sources(const char *argv0, const char *only) {
+    struct stat self, src;
+    if (stat("/proc/self/exe", &self) && stat(argv0, &self)) return 0; /* cannot tell: grade */
+    char path[4096];
+    for (const char *p = LAB_CPU_SOURCES; *p;) {
+        const size_t len = strcspn(p, ":");
+        if (len < sizeof path) {
+            memcpy(path, p, len);
+            path[len] = '\0';
+            if (!stat(path, &src) && newer(&src.st_mtim, &self.st_mtim)) {
+                fprintf(stderr, "lab_cpu: %s changed after this grader was built; rebuild, then grade: %s && %s%s%s\n",
+                        path, LAB_CPU_REBUILD, argv0, only ? " " : "", only ? only : "");
+                return 1;
+            }
+        }
+        p += len;
+        if (*p) ++p;
+    }
+    return 0;
+}
+
 static Suite *exercise(const char *name, const TTest *a, const TTest *b) {
     Suite *s = suite_create(name);
     TCase *t = tcase_create(name);
@@ -132,11 +183,27 @@ static Suite *exercise(const char *name, const TTest *a, const TTest *b) {
 }
 
 int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    if (argc == 2 && !strcmp(only, "--list")) {
+        for (int i = 0; i < EXERCISES; ++i) printf("%s.c: %s\n", exercises[i].name, exercises[i].functions);
+        return 0;
+    }
+    int known = !only;
+    for (int i = 0; i < EXERCISES; ++i) known |= only && !strcmp(only, exercises[i].name);
+    if (argc > 2 || !known) {
+        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta | --list]   (no argument: all four)\n");
+        return 2;
+    }
+    if (stale_sources(argv[0], only)) return 2;
+    for (int i = 0; i < EXERCISES; ++i) /* what is graded, by name: the functions the starter asks for */
+        if (!only || !strcmp(only, exercises[i].name))
+            printf("grading %s.c: %s\n", exercises[i].name, exercises[i].functions);
+    fflush(stdout); /* before Check's own lines, whichever stream they take */
     SRunner *r = srunner_create(exercise("swizzle", swizzle, NULL));
     srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator));
     srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
     srunner_add_suite(r, exercise("eta", tile_model, NULL));
-    srunner_run(r, argc > 1 ? argv[1] : NULL, NULL, CK_NORMAL);
+    srunner_run(r, only, NULL, CK_NORMAL);
     const int failed = srunner_ntests_failed(r), run = srunner_ntests_run(r);
     srunner_free(r);
     return failed || run == 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -214,10 +214,10 @@ __device__ __forceinline__ void mma_k_loop(float (&acc0)[ACC], float (&acc1)[ACC
         const uint32_t a_addr = stage_addr + a_off, b_addr = stage_addr + A_BYTES + b_off;
         // ---- LAB GAP descriptors: your code here ----
         // Describe this stage to wgmma (common/gg_desc_sm90.h, PTX ISA "Matrix Descriptor
-        // Format"): desc_a[h], A half h at a_addr + h x HALF_A_BYTES, K-major, 128B swizzle;
-        // desc_b, B at b_addr, N-major, 128B swizzle, its 64-column panels PANEL_BYTES apart.
-        // Start address, LBO, SBO, base offset, swizzle?
-        const uint64_t desc_b = 0;
+        // Format"): desc_a0 / desc_a1, A's two 64-row halves at a_addr and a_addr +
+        // HALF_A_BYTES, K-major, 128B swizzle; desc_b, B at b_addr, N-major, 128B swizzle, its
+        // 64-column panels PANEL_BYTES apart. Start address, LBO, SBO, base offset, swizzle?
+        const uint64_t desc_a0 = 0, desc_a1 = 0, desc_b = 0;
         // ---- end of LAB GAP descriptors ----
         gg::wgmma_fence();
 #pragma unroll
