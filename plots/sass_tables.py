@@ -232,9 +232,25 @@ def configurations(stage):
                 # A name that is not a parameter (None) is a constant shared by every configuration.
                 values.append(v)
             out.append((args[0], values))
+    # k3's K3_REGISTER(NAME, KERNEL, SHAPE, TARGS...) instantiates KERNEL<TARGS..., false>, written
+    # out or through a macro of the step's file; it is matched on the kernel's name too.
+    register = r"K3_REGISTER\((\w+),\s*(?:\w+::)*(\w+),\s*\([^()]*\),\s*([^)]*)\)"
+    def literal(t):
+        t = t.strip()
+        return {"true": 1, "false": 0}.get(t, int(t) if re.fullmatch(r"-?\d+", t) else t.split("::")[-1])
+    for name, kernel, targs in re.findall(rf"^\s*{register}", src, flags=re.M):
+        if name != "NAME":
+            out.append((name, [literal(t) for t in targs.split(",")] + [0], kernel))
+    for macro, params, _, kernel, targs in re.findall(rf"#define\s+(\w+)\(NAME,([^)]*)\)\s*{register}", src):
+        if macro == "K3_REGISTER":
+            continue
+        params = [p.strip() for p in params.split(",")]
+        for name, args in re.findall(rf"^\s*{macro}\((\w+),([^)]*)\)", src, flags=re.M):
+            bind = dict(zip(params, (a.strip() for a in args.split(","))))
+            out.append((name, [literal(bind.get(t.strip(), t)) for t in targs.split(",")] + [0], kernel))
     if not out:
         out = [(n, None) for n in re.findall(r"GG_DECLARE_CONFIG\((\w+)\)", src)]
-    registry = re.findall(r"^\s*(?:ROW|TRACED)\((\w+),", source("harness/registry.c"), flags=re.M)
+    registry = re.findall(r"^\s*(?:ROW|TRACED|LESSON|ABLATION)\((\w+),", source("harness/registry.c"), flags=re.M)
     return sorted(out, key=lambda c: registry.index(c[0]) if c[0] in registry else len(registry))
 
 
@@ -244,9 +260,11 @@ def name_kernels(stage, symbols):
     named = []
     for sym in symbols:
         kernel, values = split_symbol(sym)
-        hits = [(n, c) for n, (c, v) in enumerate(configs)
-                if (v is None and len(symbols) == 1 and not values)
-                or (v is not None and len(v) == len(values) and all(a in (None, b) for a, b in zip(v, values)))]
+        hits = [(n, c[0]) for n, c in enumerate(configs)
+                if (len(c) < 3 or c[2] == kernel)
+                and ((c[1] is None and len(symbols) == 1 and not values)
+                     or (c[1] is not None and len(c[1]) == len(values)
+                         and all(a in (None, b) for a, b in zip(c[1], values))))]
         if len(hits) == 1:
             named.append((hits[0][0], hits[0][1], sym))
         else:
