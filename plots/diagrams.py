@@ -324,7 +324,7 @@ def k3_registers(tool, binary):
         found, k3 = {}, False
         for line in text.splitlines():
             if "Function" in line:
-                k3 = "9k3_kernel" in line  # k3_wgmma's kernel template (mangled: 9k3_kernelI...)
+                k3 = "_ZN2k3" in line  # the k3 steps' kernels live in namespace k3
             for m in re.finditer(pattern, line) if k3 else ():
                 found.setdefault(m.group(1), set()).add(int(m.group(2), 0))
         return found

@@ -237,7 +237,7 @@ def exercises(d, stage):
 
 
 REFERENCE = {"lab_k0_tiles": "k0_fma", "lab_k1_fragments": "k1_mmasync_bm128", "lab_k2_ring": "k2_tma_ws_s3",
-             "lab_k3_wgmma": "k3_wgmma_coop_m64_n192"}  # the lesson the lab's starter is made from
+             "lab_k3_wgmma": "k3_wgmma_tile_m128_n192"}  # step 1, the file the lab's starter is cut from
 
 
 def labs_table(d):

@@ -13,7 +13,7 @@ command -v ncu >/dev/null || { echo "skip: ncu not found (Nsight Compute)"; exit
 metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 metrics=$metrics,lts__throughput.avg.pct_of_peak_sustained_elapsed
-kernels='k3_kernel|k3_pingpong_kernel'
+kernels='adaptive_kernel|persistent_kernel|pingpong_kernel'
 # shellcheck source=plots/ncu_lib.sh
 . "$(dirname "$0")/ncu_lib.sh"
 {

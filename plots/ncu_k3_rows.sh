@@ -9,7 +9,7 @@ set -euo pipefail
 bin=$1/bin/ggemm out=$2
 command -v ncu >/dev/null || { echo "skip: ncu not found (Nsight Compute)"; exit 77; }
 metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,gpu__time_duration.sum
-kernels='k3_kernel'
+kernels='adaptive_kernel|persistent_kernel'
 # shellcheck source=plots/ncu_lib.sh
 . "$(dirname "$0")/ncu_lib.sh"
 {

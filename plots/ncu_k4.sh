@@ -14,6 +14,6 @@ sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section Mem
           --section WarpStateStats --section SchedulerStats --section InstructionStats)
 ncu --clock-control none -k regex:gemm1_swiglu --launch-count 1 "${sections[@]}" \
     "$bin" "${layer[@]}" --fused >"$out/ncu_k4_gemm1_fused.txt"
-ncu --clock-control none -k regex:k3_kernel --launch-skip 1 --launch-count 1 "${sections[@]}" \
+ncu --clock-control none -k regex:'adaptive_kernel|persistent_kernel|pingpong_kernel' --launch-skip 1 --launch-count 1 "${sections[@]}" \
     "$bin" "${layer[@]}" --unfused >"$out/ncu_k4_gemm1_unfused_k3.txt"
 echo "ncu reports in $out"

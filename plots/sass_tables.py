@@ -173,6 +173,17 @@ def split_symbol(sym):
         while sym[i] != "E":  # the last component of the nested name is the type's own name
             if sym[i] == "S":  # a substitution for a prefix seen before (S_, S0_, ...)
                 i = sym.index("_", i) + 1
+            elif sym[i] == "I":  # a class template's arguments: their literal values, name<v,...>
+                j, depth, vals = i + 1, 1, []
+                while depth:
+                    if sym[j] == "L":
+                        end = sym.index("E", j)
+                        vals.append(re.search(r"n?\d+$", sym[j:end]).group().replace("n", "-"))
+                        j = end + 1
+                    else:
+                        depth += {"I": 1, "E": -1}.get(sym[j], 0)
+                        j += 1
+                last, i = f"{last}<{','.join(vals)}>", j
             else:
                 last, i = ident(i)
         return last, i + 1
@@ -235,9 +246,13 @@ def configurations(stage):
     # k3's K3_REGISTER(NAME, KERNEL, SHAPE, TARGS...) instantiates KERNEL<TARGS..., false>, written
     # out or through a macro of the step's file; it is matched on the kernel's name too.
     register = r"K3_REGISTER\((\w+),\s*(?:\w+::)*(\w+),\s*\([^()]*\),\s*([^)]*)\)"
+    pairing = {"GG_PAIR_NONE": 0, "GG_PAIR_ROWS": 1, "GG_PAIR_COLS": 2}  # gg_schedule.h
     def literal(t):
         t = t.strip()
-        return {"true": 1, "false": 0}.get(t, int(t) if re.fullmatch(r"-?\d+", t) else t.split("::")[-1])
+        if re.fullmatch(r"-?\d+", t) or t in ("true", "false"):
+            return {"true": 1, "false": 0}.get(t, int(t) if t not in ("true", "false") else 0)
+        t = t.split("::")[-1]  # a class: the symbol holds its own name, with its template's values
+        return re.sub(r"<(\w+)>", lambda m: f"<{pairing.get(m.group(1), m.group(1))}>", t)
     for name, kernel, targs in re.findall(rf"^\s*{register}", src, flags=re.M):
         if name != "NAME":
             out.append((name, [literal(t) for t in targs.split(",")] + [0], kernel))
@@ -257,6 +272,7 @@ def configurations(stage):
 def name_kernels(stage, symbols):
     """[(display name, symbol)] in configurations()' order; unmatched kernels last, as name<values>."""
     configs = configurations(stage)
+    ablations = re.findall(r"^\s*ABLATION\((\w+),", source("harness/registry.c"), flags=re.M)
     named = []
     for sym in symbols:
         kernel, values = split_symbol(sym)
@@ -265,6 +281,8 @@ def name_kernels(stage, symbols):
                 and ((c[1] is None and len(symbols) == 1 and not values)
                      or (c[1] is not None and len(c[1]) == len(values)
                          and all(a in (None, b) for a, b in zip(c[1], values))))]
+        if len(hits) == 1 and hits[0][1] in ablations:
+            continue  # built with GG_ABLATIONS only: the tables are the default build's
         if len(hits) == 1:
             named.append((hits[0][0], hits[0][1], sym))
         else:
