@@ -23,7 +23,7 @@
  *       bytes read, adaptive against fixed; at width 256 fixed rows read B about once).
  * 2. Column-block width BLOCK_N, from N: the width that pads the last column block least (a
  *    padded column costs a full K loop of MMAs and its B loads). Among equals 192 (ping-pong
- *    consumers, step 3, with adaptive or fixed rows), then 256 (one A box feeds the most columns), then
+ *    consumers, step 4, with adaptive or fixed rows), then 256 (one A box feeds the most columns), then
  *    128 (half the columns per A load). The L2 test of 1b is made at this width.
  * 3. Consumers. Where the experts average at least one 128-row tile, ping-pong if the width has
  *    it: each consumer warpgroup computes whole tiles (both 64-row halves, two accumulators),

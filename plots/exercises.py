@@ -165,7 +165,7 @@ def k3(d):
          "tiles. Twice the time?",
          f"{RUN} {sms_kernel} --sms 132 && {RUN} {sms_kernel} --sms 66",
          f"No: {sms[66]:.1f} against {sms[132]:.1f} µs, {sms[66] / sms[132]:.2f}x: "
-         "with fewer SMs sharing L2 and DRAM, each one's stages arrive sooner (k3 README, the SM-count table)."),
+         "with fewer SMs sharing L2 and DRAM, each one's stages arrive sooner (k3_wgmma/TRIALS.md, the SM-count table)."),
         ("What share of the roofline does k3_wgmma reach at 2k rows, s = 0, and how many registers does it "
          "compile to?",
          f"{RUN} k3_wgmma --tokens 2048 && build/bin/ggemm list",
