@@ -11,7 +11,7 @@ skip() { echo "== skip: $*"; }
 
 # NOTICE-level messages (tests not configured: no Check) still show; the rest of configure does not.
 # The main job also builds and sweeps k3's ablations (k3_wgmma/TRIALS.md reads their rows); the
-# test preset alone does not build them.
+# test preset sets GG_ABLATIONS back to OFF, so the test command never builds them.
 cmake --preset release -DGG_ABLATIONS=ON --log-level=NOTICE >/dev/null
 # The build log (with ptxas's resource report for every kernel) goes to a file; on failure its tail shows.
 cmake --build --preset release >build/build.log 2>&1 || { tail -n 40 build/build.log; exit 1; }

@@ -8,7 +8,8 @@
 //            (common/gg_desc_sm90.h): A as two 64-row boxes, B as BLOCK_N / 64 panels of 64
 //            columns. As many stages as fit in SMEM_TARGET beside the epilogue's staging.
 // Barriers   full[s]: the producer's arrive.expect_tx, completed by the TMA bytes. empty[s]: one
-//            arrival per consumer warp that read stage s (lane 0 speaks for its warp). Every role
+//            arrival per consumer warp that read stage s, lane 0 speaking for its warp (each
+//            kernel's init_ring call gives the count: 8 shared, 4 ping-pong). Every role
 //            keeps its own ring position (GgPipe, common/gg_pipeline.h) and advances once per
 //            k-block, so the roles agree on the position without talking.
 // Main loop  one wgmma group in flight: a stage is released when the group after it has been
@@ -104,7 +105,7 @@ __device__ __forceinline__ void init_ring(uint64_t (&full)[STAGES], uint64_t (&e
 struct OwnLoads {
     static constexpr int CLUSTER = 1;
     __device__ static void load_a(void *box, const CUtensorMap *map, int k0, int row, uint64_t *bar,
-                                  int /*box*/, int /*rank*/) {
+                                  int /*h*/, int /*rank*/) {
         gg::tma_load_2d(box, map, k0, row, bar);
     }
     __device__ static void load_b(void *box, const CUtensorMap *map, int col, int k0, int expert,

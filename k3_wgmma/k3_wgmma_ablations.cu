@@ -23,7 +23,8 @@
 namespace k3 {
 namespace {
 
-constexpr uint16_t PAIR_MASK = (1u << 2) - 1;  // multicast to both CTAs of the cluster
+template <int CLUSTER>
+constexpr uint16_t CLUSTER_MASK = (1u << CLUSTER) - 1;  // multicast to every CTA of the cluster
 
 template <GgPairing PAIRING_>
 struct PairLoads {
@@ -33,12 +34,12 @@ struct PairLoads {
     __device__ static void load_a(void *box, const CUtensorMap *map, int k0, int row, uint64_t *bar,
                                   int h, int rank) {
         if constexpr (PAIRING != GG_PAIR_COLS) gg::tma_load_2d(box, map, k0, row, bar);
-        else if (h % 2 == rank) gg::tma_load_2d_multicast(box, map, k0, row, bar, PAIR_MASK);
+        else if (h % 2 == rank) gg::tma_load_2d_multicast(box, map, k0, row, bar, CLUSTER_MASK<CLUSTER>);
     }
     __device__ static void load_b(void *box, const CUtensorMap *map, int col, int k0, int expert,
                                   uint64_t *bar, int p, int rank) {
         if constexpr (PAIRING != GG_PAIR_ROWS) gg::tma_load_3d(box, map, col, k0, expert, bar);
-        else if (p % 2 == rank) gg::tma_load_3d_multicast(box, map, col, k0, expert, bar, PAIR_MASK);
+        else if (p % 2 == rank) gg::tma_load_3d_multicast(box, map, col, k0, expert, bar, CLUSTER_MASK<CLUSTER>);
     }
     __device__ static void release(uint64_t *empty) {  // to this CTA's barrier and the peer's
         gg::mbarrier_arrive(empty);

@@ -21,8 +21,9 @@
 //          next group is issued and its own has retired), then stores its 64 rows
 //          (gg::wgmma_store_warp_rows: stmatrix to a swizzled buffer, 16-byte row-masked stores;
 //          a TMA store would write past the expert's last row).
-// Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256 (the device schedule's
-//          table, steps 2-4); A, B, C 16-byte aligned (k3_wgmma_can_implement, below).
+// Preconditions  k % 64 == 0, k >= 64; n % 8 == 0, n > 0; experts <= 256 (the device
+//          schedule's table, steps 2-4): k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
+//          checked by k3::launch.
 // Run it   build/bin/ggemm run --kernel k3_wgmma_tile_m128_n192
 // Next     step2_persistent.cu: one CTA per SM walks the tiles, and the tile list moves to
 //          the device.

@@ -54,6 +54,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
     using R = Ring<BLOCK_N>;
     using Trace = gg::Trace<TRACE>;
+    static_assert(BLOCK_N <= 192, "two 64 x BLOCK_N fp32 accumulators must fit a consumer's registers");
     const uint64_t entry = Trace::now();
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];

@@ -215,9 +215,11 @@ def source(*patterns):
 
 
 def configurations(stage):
-    """[(configuration name, template values or None)] from the stage's `#define X_CONFIG(NAME, ...)`
-    and its `X_CONFIG(name, ...)` lines, in the registry's order (harness/registry.c); a stage
-    without such a macro declares one configuration (GG_DECLARE_CONFIG) for its one kernel."""
+    """[(configuration name, template values or None[, kernel name])] from the stage's
+    `#define X_CONFIG(NAME, ...)` and its `X_CONFIG(name, ...)` lines, or from k3's
+    `K3_REGISTER(NAME, KERNEL, SHAPE, TARGS...)` lines (then with the kernel's name), in the
+    registry's order (harness/registry.c); a stage without either declares one configuration
+    (GG_DECLARE_CONFIG) for its one kernel."""
     src = source(f"{stage}/*.cu", f"{stage}/*.cuh", f"{stage}/*.h")
     enums = {}
     for name, body in re.findall(r"enum\s+class\s+(\w+)[^{;]*\{([^}]*)\}", src + source("common/*.h", "common/*.cuh")):

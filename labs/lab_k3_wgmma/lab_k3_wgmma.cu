@@ -27,8 +27,9 @@
 //          next group is issued and its own has retired), then stores its 64 rows
 //          (gg::wgmma_store_warp_rows: stmatrix to a swizzled buffer, 16-byte row-masked stores;
 //          a TMA store would write past the expert's last row).
-// Preconditions  k % 64 == 0, k >= 64; n % 8 == 0; experts <= 256 (the device schedule's
-//          table, steps 2-4); A, B, C 16-byte aligned (lab_k3_wgmma_can_implement, below).
+// Preconditions  k % 64 == 0, k >= 64; n % 8 == 0, n > 0; experts <= 256 (the device
+//          schedule's table, steps 2-4): lab_k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
+//          checked by lab_k3::launch.
 // Run it   build/bin/ggemm run --kernel k3_wgmma_tile_m128_n192
 // Next     step2_persistent.cu: one CTA per SM walks the tiles, and the tile list moves to
 //          the device.
@@ -45,7 +46,8 @@
 //            (common/gg_desc_sm90.h): A as two 64-row boxes, B as BLOCK_N / 64 panels of 64
 //            columns. As many stages as fit in SMEM_TARGET beside the epilogue's staging.
 // Barriers   full[s]: the producer's arrive.expect_tx, completed by the TMA bytes. empty[s]: one
-//            arrival per consumer warp that read stage s (lane 0 speaks for its warp). Every role
+//            arrival per consumer warp that read stage s, lane 0 speaking for its warp (each
+//            kernel's init_ring call gives the count: 8 shared, 4 ping-pong). Every role
 //            keeps its own ring position (GgPipe, common/gg_pipeline.h) and advances once per
 //            k-block, so the roles agree on the position without talking.
 // Main loop  one wgmma group in flight: a stage is released when the group after it has been
@@ -143,7 +145,7 @@ __device__ __forceinline__ void init_ring(uint64_t (&full)[STAGES], uint64_t (&e
 struct OwnLoads {
     static constexpr int CLUSTER = 1;
     __device__ static void load_a(void *box, const CUtensorMap *map, int k0, int row, uint64_t *bar,
-                                  int /*box*/, int /*rank*/) {
+                                  int /*h*/, int /*rank*/) {
         gg::tma_load_2d(box, map, k0, row, bar);
     }
     __device__ static void load_b(void *box, const CUtensorMap *map, int col, int k0, int expert,
