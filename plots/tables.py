@@ -64,9 +64,18 @@ def stage_of(kernel):
     return STAGE_OF.get(kernel, "peer")
 
 
-def registry(ggemm):
-    out = subprocess.run([ggemm, "list", "--format", "csv"], capture_output=True, text=True, check=True).stdout
-    return {r["kernel"]: r["stage"] for r in csv.DictReader(io.StringIO(out)) if r["block_n"]}
+def registry(ggemm, listing):
+    """{kernel: stage} of the registry, and {step: kernel} of its lesson steps (harness/registry.c):
+    from the sweep's own `ggemm list --format csv` (kernels.csv beside it, the build that ran the
+    sweep, ablations included), else from this build's."""
+    if os.path.exists(listing):
+        with open(listing) as f:
+            out = f.read()
+    else:
+        out = subprocess.run([ggemm, "list", "--format", "csv"], capture_output=True, text=True, check=True).stdout
+    rows = [r for r in csv.DictReader(io.StringIO(out)) if r["block_n"]]
+    return ({r["kernel"]: r["stage"] for r in rows},
+            {int(r["lesson_step"]): r["kernel"] for r in rows if r.get("lesson_step") and not r["kernel"].startswith("lab_")})
 
 
 def provenance(meta, path):
@@ -124,9 +133,10 @@ def stage_table(meta, rows, stage, path):
     return "\n".join(out)
 
 
-# k3's lesson ladder (k3_wgmma/README.md): each step's configuration, in order.
-LADDER = (("1: one CTA per tile", "k3_wgmma_tile_m128_n192"), ("2: persistent", "k3_wgmma_coop_m128_n192"),
-          ("3: adaptive rows", "k3_wgmma_coop_m64_n192"), ("4: ping-pong", "k3_wgmma_pingpong_m128_n192"))
+# k3's lesson ladder (k3_wgmma/README.md): what each step adds; which configuration is step N is
+# the registry's (its LESSON rows, read through `ggemm list`).
+LADDER_LABELS = {1: "one CTA per tile", 2: "persistent", 3: "adaptive rows", 4: "ping-pong"}
+LESSON_STEPS = {}  # step -> kernel (main() fills it)
 
 
 def ladder(meta, rows, path):
@@ -142,13 +152,13 @@ def ladder(meta, rows, path):
            "| k2 | fastest of k2_tma_ws | " + " | ".join(f"{v:.1f} (`{k}`)" if (v, k) != (None, None) else "–"
                                                        for v, k in (k2[c] or (None, None) for c in cases)) + " |"]
     prev = {c: k2[c][0] if k2[c] else None for c in cases}
-    for step, kernel in LADDER:
+    for step, kernel in sorted(LESSON_STEPS.items()):
         cells = []
         for c in cases:
             v = cell.get((kernel, c))
             cells.append("–" if v is None else f"{v:.1f}" + (f" ({v / prev[c]:.2f}x)" if prev[c] else ""))
             prev[c] = v
-        out.append(f"| {step} | `{kernel}` | " + " | ".join(cells) + " |")
+        out.append(f"| {step}: {LADDER_LABELS.get(step, '')} | `{kernel}` | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -617,7 +627,9 @@ def main():
     args = ap.parse_args()
     path, check = os.path.abspath(args.sweep), args.check
     try:
-        STAGE_OF.update(registry(args.ggemm))
+        stages, steps = registry(args.ggemm, os.path.join(os.path.dirname(path), "kernels.csv"))
+        STAGE_OF.update(stages)
+        LESSON_STEPS.update(steps)
         meta, rows = load(path)
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"tables.py: {e}", file=sys.stderr)
