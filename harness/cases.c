@@ -6,12 +6,17 @@
 
 #include "gg_harness.h"
 
+/* One entry of a --set/--kernels list against a name: equal, or NAME* for every name that starts with NAME. */
+static int entry_matches(const char *entry, size_t len, const char *name) {
+    if (len > 1 && entry[len - 1] == '*') return !strncmp(entry, name, len - 1);
+    return strlen(name) == len && !strncmp(entry, name, len);
+}
+
 int gg_in_list(const char *list, const char *name) {
     if (!list) return 1;
-    const size_t n = strlen(name);
     for (const char *p = list; *p;) {
         const size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n)) return 1;
+        if (entry_matches(p, len, name)) return 1;
         p += len;
         if (*p) ++p;
     }
@@ -167,7 +172,7 @@ static int read_file(const GgOptions *o, GgCaseList *l, int *cap) {
         const size_t len = strcspn(p, ",");
         int found = 0;
         for (int i = 0; i < used_sets && i < (int)(sizeof seen / sizeof seen[0]) && !found; ++i)
-            found = strlen(seen[i]) == len && !strncmp(seen[i], p, len);
+            found = entry_matches(p, len, seen[i]);
         if (!found) {
             gg_error_set("--set: no set '%.*s' in %s", (int)(len < 64 ? len : 64), p, path);
             return GG_EXIT_USAGE;
