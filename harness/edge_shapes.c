@@ -1,6 +1,6 @@
 /* The edge shapes every kernel must compute right: the GPU tests (tests/test_gpu.c) and
  * `ggemm grade` both run this list. k is a multiple of 64 (every stage's BLOCK_K divides it);
- * n a multiple of 8. */
+ * n a multiple of 8. gg_tail_shapes: k % 64 != 0, for the kernels that take it. */
 #include "gg_harness.h"
 #include "gg_moe.h"
 
@@ -13,6 +13,15 @@ const GgEdgeShape gg_edge_shapes[] = {
     {"every expert empty", 64, 64, 3, {0, 0, 0}},
 };
 const int gg_edge_shape_count = (int)(sizeof gg_edge_shapes / sizeof gg_edge_shapes[0]);
+
+/* Shapes that only some stages take (k0..k2 need whole 64-wide k-blocks): a kernel whose
+ * can_implement accepts one must compute it right; every k3_wgmma configuration accepts them. */
+const GgEdgeShape gg_tail_shapes[] = {
+    {"k tail: k = 8, one partial k-block", 8, 200, 3, {130, 0, 64}},
+    {"k tail: k % 64 == 8 after whole k-blocks", 136, 264, 4, {1, 257, 0, 64}},
+    {"k tail: k % 64 == 56, n not a multiple of any BLOCK_N", 1080, 392, 5, {300, 2, 129, 0, 63}},
+};
+const int gg_tail_shape_count = (int)(sizeof gg_tail_shapes / sizeof gg_tail_shapes[0]);
 
 /* The MoE layer's (k4_moe) edge layers: small enough for the fp64 CPU reference. The routing
  * is the layer's own, so empty and 1-row experts come from few tokens over many experts. */

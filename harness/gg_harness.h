@@ -194,6 +194,8 @@ typedef struct GgEdgeShape {
 } GgEdgeShape;
 extern const GgEdgeShape gg_edge_shapes[];
 extern const int gg_edge_shape_count;
+extern const GgEdgeShape gg_tail_shapes[]; /* k % 64 != 0: only for kernels that accept it */
+extern const int gg_tail_shape_count;
 
 /* ---------------- device (device.c) ---------------- */
 typedef struct GgDeviceInfo {

@@ -42,6 +42,10 @@ constexpr int CONSUMERS = 2, CONSUMER_WARPS = CONSUMERS * WARPS_PER_WG;
 constexpr int THREADS = (1 + CONSUMERS) * WG_THREADS;  // warpgroup 0 produces
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg budgets
 constexpr int MAX_EXPERTS = K3_MAX_EXPERTS;
+// k-blocks over K: the last one may hang past K (K % 8 == 0 is all TMA needs: 16-byte row
+// strides). TMA zero-fills the columns of A past K and the rows of B_e past K (B's map is 3-D,
+// so the box stops at its own expert's edge, not in the next expert), so the tail adds zeros.
+__host__ __device__ constexpr int k_blocks_of(int k) { return (k + BLOCK_K - 1) / BLOCK_K; }
 static_assert(CONSUMER_REGS * CONSUMERS * WG_THREADS + PRODUCER_REGS * WG_THREADS <= 65536,
               "setmaxnreg budget exceeds the register file");
 

@@ -16,8 +16,8 @@
 #define K3_WGMMA_H
 #include "gg_kernel.h"
 
-/* The preconditions every configuration shares (k3_wgmma_can_implement): K in whole k-blocks,
- * and the device schedule's table of experts. */
+/* The preconditions every configuration shares (k3_wgmma_can_implement): K % 8 == 0 (a k tail
+ * is zero-filled by TMA) and the device schedule's table of experts. */
 #define K3_BLOCK_K 64
 #define K3_MAX_EXPERTS 256
 

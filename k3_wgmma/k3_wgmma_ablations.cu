@@ -71,7 +71,7 @@ ablation_kernel(K3_KERNEL_PARAMS(TRACE)) {
     // or arrives on its barriers.
     if constexpr (CLUSTER > 1) gg::cluster_sync();
     if (threadIdx.x == 0) Trace::setup(trace, entry);
-    const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
+    const int num_tiles = sched.total(), k_blocks = k_blocks_of(k), wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
         gg::setmaxnreg_dec<PRODUCER_REGS>();

@@ -21,8 +21,9 @@
 //          next group is issued and its own has retired), then stores its 64 rows
 //          (gg::wgmma_store_warp_rows: stmatrix to a swizzled buffer, 16-byte row-masked stores;
 //          a TMA store would write past the expert's last row).
-// Preconditions  k % 64 == 0, k >= 64; n % 8 == 0, n > 0; experts <= 256 (the device
-//          schedule's table, steps 2-4): k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
+// Preconditions  k % 8 == 0, k > 0 (a k tail past the last whole k-block reads zeros:
+//          k_blocks_of); n % 8 == 0, n > 0; experts <= 256 (the device schedule's table,
+//          steps 2-4): k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
 //          checked by k3::launch.
 // Run it   build/bin/ggemm run --kernel k3_wgmma_tile_m128_n192
 // Next     step2_persistent.cu: one CTA per SM walks the tiles, and the tile list moves to
@@ -51,7 +52,7 @@ tile_kernel(K3_KERNEL_PARAMS(TRACE)) {
     // expert: computed, never stored) and BLOCK_N columns from col0.
     const GgTile host = tiles[blockIdx.x];
     const gg::SchedTile tile = {host.expert, host.row0, host.rows, BLOCK_M, host.col0};
-    const int k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
+    const int k_blocks = k_blocks_of(k), wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
         // ---------------- producer: one thread issues every TMA load ----------------
@@ -84,8 +85,8 @@ tile_kernel(K3_KERNEL_PARAMS(TRACE)) {
 // What every k3 configuration can compute (the registry asks before any launch).
 extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
     using namespace k3;
-    if (s->k < BLOCK_K || s->k % BLOCK_K != 0) {
-        snprintf(why, len, "k3_wgmma needs k %% %d == 0 and k >= %d (k = %d)", BLOCK_K, BLOCK_K, s->k);
+    if (s->k <= 0 || s->k % 8 != 0) {
+        snprintf(why, len, "k3_wgmma needs k %% 8 == 0 and k > 0 (k = %d)", s->k);
         return 0;
     }
     if (s->n <= 0 || s->n % 8 != 0) {

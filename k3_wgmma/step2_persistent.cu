@@ -37,7 +37,7 @@ persistent_kernel(K3_KERNEL_PARAMS(TRACE)) {
     // publishes the barriers.
     sched.build(row_offsets, experts, tokens, n, BLOCK_N, false);
     if (threadIdx.x == 0) Trace::setup(trace, entry);
-    const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
+    const int num_tiles = sched.total(), k_blocks = k_blocks_of(k), wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
         // ---------------- producer: the CTA's tiles, one after another ----------------

@@ -36,7 +36,7 @@ adaptive_kernel(K3_KERNEL_PARAMS(TRACE)) {
     init_ring(full, empty, 1, CONSUMER_WARPS);
     sched.build(row_offsets, experts, tokens, n, BLOCK_N, true);  // adaptive: 64-row tiles
     if (threadIdx.x == 0) Trace::setup(trace, entry);
-    const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
+    const int num_tiles = sched.total(), k_blocks = k_blocks_of(k), wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
         // ---------------- producer: step 2's; a 64-row tile loads one A box ----------------

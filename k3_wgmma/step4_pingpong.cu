@@ -64,7 +64,7 @@ pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
     init_ring(full, empty, 1, WARPS_PER_WG);  // empty: the owner's warps only
     sched.build(row_offsets, experts, tokens, n, BLOCK_N, ADAPTIVE);
     if (threadIdx.x == 0) Trace::setup(trace, entry);
-    const int num_tiles = sched.total(), k_blocks = k / BLOCK_K, wg = threadIdx.x / WG_THREADS;
+    const int num_tiles = sched.total(), k_blocks = k_blocks_of(k), wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
         // ---------------- producer: step 2's ----------------

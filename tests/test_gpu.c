@@ -49,6 +49,30 @@ START_TEST(edge_shapes) {
 }
 END_TEST
 
+/* K tails: a kernel that accepts the shape computes it right; k3_wgmma must accept it. */
+START_TEST(tail_shapes) {
+    GgImpl impl;
+    ck_assert_int_eq(gg_impl_find(impl_name(_i), &impl), 0);
+    const int must = !strncmp(impl.name, "k3_wgmma", 8);
+    for (int s = 0; s < gg_tail_shape_count; ++s) {
+        const GgEdgeShape *e = &gg_tail_shapes[s];
+        int tokens = 0;
+        for (int i = 0; i < e->experts; ++i) tokens += e->m[i];
+        const GgShape shape = {tokens, e->experts, e->k, e->n};
+        char why[256];
+        if (impl.kernel && !impl.kernel->can_implement(&shape, why, sizeof why)) {
+            ck_assert_msg(!must, "%s refuses '%s': %s", impl.name, e->what, why);
+            continue;
+        }
+        GgProblem p;
+        ck_assert_int_eq(gg_problem_from_counts(&p, e->m, e->experts, e->k, e->n), 0);
+        const int ran = check_case(impl.name, &p, 4321 + s, 1, e->what);
+        gg_problem_free(&p);
+        if (!ran) return;
+    }
+}
+END_TEST
+
 /* Device-scheduled kernels: capture once, change m_e, replay, and the result follows. */
 START_TEST(graph_replay_new_split) {
     GgImpl impl;
@@ -278,6 +302,7 @@ int main(int argc, char **argv) {
         tcase_add_loop_test(t, long_worklog_sizes, 0, gg_kernel_count);
     } else {
         tcase_add_loop_test(t, edge_shapes, 0, gg_kernel_count + gg_peer_count);
+        tcase_add_loop_test(t, tail_shapes, 0, gg_kernel_count + gg_peer_count);
         tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_every_tile_once, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_overflow_reported, 0, 2);
