@@ -11,6 +11,7 @@ int gg_cmd_trace(const GgOptions *o);
 int gg_cmd_sweep(const GgOptions *o);
 int gg_cmd_cases(const GgOptions *o);
 int gg_cmd_ceilings(const GgOptions *o);
+int gg_cmd_calibrate(const GgOptions *o);
 int gg_cmd_device(const GgOptions *o);
 int gg_cmd_version(const GgOptions *o);
 int gg_cmd_fuzz(const GgOptions *o);

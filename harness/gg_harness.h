@@ -39,7 +39,7 @@ void gg_error_clear(void);
 
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
-    GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_TRACE, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS,
+    GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_TRACE, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS, GG_CMD_CALIBRATE,
     GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE, GG_CMD_MOE
 } GgCommand;
 

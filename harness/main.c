@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
     case GG_CMD_SWEEP: return gg_cmd_sweep(&o);
     case GG_CMD_CASES: return gg_cmd_cases(&o);
     case GG_CMD_CEILINGS: return gg_cmd_ceilings(&o);
+    case GG_CMD_CALIBRATE: return gg_cmd_calibrate(&o);
     case GG_CMD_DEVICE: return gg_cmd_device(&o);
     case GG_CMD_VERSION: return gg_cmd_version(&o);
     case GG_CMD_FUZZ: return gg_cmd_fuzz(&o);

@@ -47,15 +47,21 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192_mca)
 #endif
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
-/* On the current GPU; without one, on the H200 of results/h200 (why says so); NULL (why says
- * so) if the GPU is there but cannot be asked. */
+/* On the current GPU; without one, on the H200 of results/h200 (why says so: the predicted time
+ * of the choice and of every runner-up, and the calibration used); NULL (why says so) if the GPU
+ * is there but cannot be asked. */
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);
 /* On the GPU given. */
 const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len);
-/* The entry point's row rule: 1 if 64-row remainder tiles pay for this shape on this GPU, at
- * column width block_n (0: the width the rule would take with adaptive rows; k4's fused GEMM1
- * passes its own). */
+/* 1 if 64-row remainder tiles pay for this shape on this GPU at column width block_n, by the
+ * model (k4's fused GEMM1 asks at its own width). */
 int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *gpu, int block_n);
+/* The configurations the entry point chooses among (ggemm calibrate measures them). */
+int k3_wgmma_choice_count(void);
+const char *k3_wgmma_choice_name(int i);
+int k3_wgmma_choice_info(int i, GgKernelInfo *info); /* 0, or 1 if i is out of range */
+/* The model's time for configuration `name` (0), or 1 if it is not a choice. */
+int k3_wgmma_predict(const GgShape *s, const GgGpu *gpu, const char *name, double *time_us);
 int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }

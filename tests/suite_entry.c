@@ -1,94 +1,152 @@
-/* The k3_wgmma entry point's rule (k3_wgmma/k3_wgmma_entry.c) on the shapes the README
- * measures and on the cases that pin each branch: adaptive rows up to two 128-row tiles per
- * expert on average, and from one tile per expert on only while the drifting B panels fit in
- * L2; the column width with the least padding (ties: 192, 256, 128); ping-pong consumers
- * from one tile per expert on, where the width has them (192 and 128, not 256). On an
- * H200's SMs and L2, given, so no GPU is needed. */
+/* The k3_wgmma entry point's cost model (k3_wgmma/k3_wgmma_model.h) and choice, on the CPU:
+ * the fit recovers the constants that made its measurements, the built-in H200 calibration has
+ * every configuration the entry point chooses among, the choice is the least predicted time and
+ * says so with its runners-up, and a calibration file is read or refused with one line. */
 #include <check.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "k3_wgmma/k3_wgmma.h"
+#include "k3_wgmma/k3_wgmma_model.h"
 
 static const GgGpu h200 = {132, 60L << 20}; /* results/h200/sweep.csv: sms, l2_bytes */
 
-static const char *pick_on(const GgGpu *g, int tokens, int experts, int k, int n) {
-    const GgShape s = {tokens, experts, k, n};
-    char why[512];
-    return k3_wgmma_choose_on(&s, g, why, sizeof why);
-}
-static const char *pick(int tokens, int experts, int k, int n) { return pick_on(&h200, tokens, experts, k, n); }
-
-START_TEST(column_width_least_padding) {
-    ck_assert_str_eq(pick(16384, 64, 1024, 2688), "k3_wgmma_pingpong_m64_n192"); /* 2688 = 14 x 192 = 21 x 128 */
-    ck_assert_str_eq(pick(16384, 64, 2048, 1024), "k3_wgmma_coop_m64_n256");     /* 1024: 192 pads, 256 does not */
-    ck_assert_str_eq(pick(16384, 64, 1024, 640), "k3_wgmma_pingpong_m64_n128"); /* 640 = 5 x 128 only */
-    ck_assert_str_eq(pick(16384, 64, 1024, 1536), "k3_wgmma_pingpong_m64_n192"); /* 192, 256, 128 all exact: 192 */
-    ck_assert_str_eq(pick(65536, 64, 1024, 1536), "k3_wgmma_pingpong_m128_n192");  /* the same, fixed rows */
-    ck_assert_str_eq(pick(16384, 64, 1024, 8), "k3_wgmma_pingpong_m64_n128"); /* N = 8: 128 pads least */
-    ck_assert_str_eq(pick(16384, 64, 1024, 3072), "k3_wgmma_pingpong_m64_n192"); /* all exact: 192 first */
-    ck_assert_str_eq(pick(2048, 64, 1024, 3072), "k3_wgmma_coop_m64_n192");   /* the same, a quarter tile each */
-}
-END_TEST
-
-START_TEST(rows_per_expert) {
-    ck_assert_str_eq(pick(16384, 64, 1024, 2688), "k3_wgmma_pingpong_m64_n192"); /* 256 rows: two tiles */
-    ck_assert_str_eq(pick(16385, 64, 1024, 2688), "k3_wgmma_pingpong_m128_n192");  /* just over */
-    ck_assert_str_eq(pick(65536, 128, 2048, 1536), "k3_wgmma_pingpong_m128_n192"); /* Qwen3-like: 512 rows */
-    ck_assert_str_eq(pick(8192, 8, 4096, 14336), "k3_wgmma_coop_m128_n256"); /* Mixtral-like */
-    ck_assert_str_eq(pick(16384, 64, 2048, 1024), "k3_wgmma_coop_m64_n256");     /* OLMoE-like: 33 MiB drift */
-    ck_assert_str_eq(pick(2048, 64, 1024, 2688), "k3_wgmma_coop_m64_n192");   /* a quarter tile each */
-    ck_assert_str_eq(pick(256, 64, 1024, 2688), "k3_wgmma_coop_m64_n192");    /* decode */
-    ck_assert_str_eq(pick(0, 64, 1024, 2688), "k3_wgmma_coop_m64_n192");      /* no rows at all */
-    ck_assert_str_eq(pick(1 << 20, 4, 1024, 640), "k3_wgmma_pingpong_m128_n128"); /* fixed rows at 128: ping-pong */
+/* Synthetic constants in, their four calibration times out (the model itself), fit: the same
+ * constants back, for every configuration (each has its own tile counts). */
+START_TEST(fit_recovers_constants) {
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        GgKernelInfo info = {0};
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
+        const K3CalConfig truth = {"x", 4.5, 1.25, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
+        K3CalConfig c = {0};
+        for (int j = 0; j < K3_CAL_SHAPES; ++j) {
+            /* DRAM free (copy_gbps huge): overhead + t_run */
+            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], &info, &truth, 1e12, 132);
+            c.measured_us[j] = truth.overhead_us + p.t_run_us;
+            if (j == K3_CAL_SUSTAIN) c.sustain_capped_pct = 100 * (1 - truth.sustain_us / p.t_run_us);
+        }
+        k3_model_fit(&c, &info, 132);
+        ck_assert_double_eq_tol(c.sustain_us, truth.sustain_us, 1e-6);
+        ck_assert_double_eq_tol(c.overhead_us, truth.overhead_us, 1e-6);
+        ck_assert_double_eq_tol(c.tile_us, truth.tile_us, 1e-6);
+        ck_assert_double_eq_tol(c.kblock_us, truth.kblock_us, 1e-9);
+        ck_assert_double_eq_tol(c.power_kblock_us, truth.power_kblock_us, 1e-9);
+    }
 }
 END_TEST
 
-/* From one tile per expert on, adaptive rows only while half of each B panel in flight fits
- * in L2: SMs / (tiles per expert) x K x BLOCK_N bytes; below one tile, adaptive. */
-START_TEST(drifting_panels_against_l2) {
-    ck_assert_str_eq(pick(32768, 256, 7168, 4096), "k3_wgmma_coop_m128_n256"); /* DeepSeek-V3-like: 231 MiB */
-    ck_assert_str_eq(pick(16384, 64, 8192, 2688), "k3_wgmma_pingpong_m128_n192");  /* 66 x 8192 x 192: 99 MiB */
-    ck_assert_str_eq(pick(16384, 64, 4928, 2688), "k3_wgmma_pingpong_m64_n192"); /* 59.6 MiB: just fits */
-    ck_assert_str_eq(pick(16384, 64, 4992, 2688), "k3_wgmma_pingpong_m128_n192");  /* 60.3 MiB: just over */
-    ck_assert_str_eq(pick(8191, 64, 8192, 2688), "k3_wgmma_coop_m64_n192");   /* under one tile: nothing drifts */
-    ck_assert_str_eq(pick(8192, 64, 8192, 2688), "k3_wgmma_pingpong_m128_n192");  /* one: 132 x 8192 x 192, 198 MiB */
-    const GgGpu small_l2 = {132, 8L << 20};                              /* the L2 decides */
-    ck_assert_str_eq(pick_on(&small_l2, 16384, 64, 1024, 2688), "k3_wgmma_pingpong_m128_n192");
-    const GgGpu few_sms = {16, 60L << 20};                                /* so do the SMs */
-    ck_assert_str_eq(pick_on(&few_sms, 32768, 256, 7168, 4096), "k3_wgmma_coop_m64_n256");
+START_TEST(builtin_calibration_covers_every_choice) {
+    const K3Calibration *cal = k3_calibration_h200();
+    ck_assert_str_eq(cal->device, "NVIDIA H200");
+    ck_assert_int_eq(cal->sms, 132);
+    ck_assert(cal->copy_gbps > 1000);
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        const K3CalConfig *c = k3_calibration_find(cal, k3_wgmma_choice_name(i));
+        ck_assert_msg(c != NULL, "%s is not calibrated", k3_wgmma_choice_name(i));
+        ck_assert(c->kblock_us > 0 && c->power_kblock_us > 0);
+    }
 }
 END_TEST
 
-START_TEST(why_names_the_deciding_properties) {
-    const GgShape s = {8192, 8, 4096, 14336};
-    char why[512];
-    k3_wgmma_choose_on(&s, &h200, why, sizeof why);
-    ck_assert_ptr_nonnull(strstr(why, "k3_wgmma_coop_m128_n256"));
-    ck_assert_ptr_nonnull(strstr(why, "BLOCK_N 256"));
-    ck_assert_ptr_nonnull(strstr(why, "fixed rows"));
-    const GgShape deepseek = {32768, 256, 7168, 4096};
-    k3_wgmma_choose_on(&deepseek, &h200, why, sizeof why);
-    ck_assert_ptr_nonnull(strstr(why, "drifting B 231.0 MiB > L2 60.0 MiB"));
-    const GgShape narrow = {16384, 64, 1024, 640}; /* adaptive rows at 128: ping-pong */
-    ck_assert_str_eq(k3_wgmma_choose_on(&narrow, &h200, why, sizeof why), "k3_wgmma_pingpong_m64_n128");
-    ck_assert_ptr_nonnull(strstr(why, "; ping-pong consumers"));
-    const GgShape few = {2048, 64, 1024, 640}; /* under one tile per expert: shared tiles at 128 */
-    ck_assert_str_eq(k3_wgmma_choose_on(&few, &h200, why, sizeof why), "k3_wgmma_coop_m64_n128");
-    const GgShape qwen3 = {65536, 128, 2048, 1536};
-    ck_assert_str_eq(k3_wgmma_choose_on(&qwen3, &h200, why, sizeof why), "k3_wgmma_pingpong_m128_n192");
-    ck_assert_ptr_nonnull(strstr(why, "; ping-pong consumers"));
-    k3_wgmma_choose_on(&s, &h200, why, sizeof why); /* Mixtral-like: 256 wide */
-    ck_assert_ptr_nonnull(strstr(why, "consumers share tiles (no ping-pong one with these rows at this width)"));
+/* Tiles and units: an even split's row tiles; a 64-row tile is part of a unit. */
+START_TEST(work_of_a_shape) {
+    const GgKernelInfo fixed = {.block_m = 128, .block_n = 192}, adaptive = {.block_m = 0, .block_n = 192};
+    long tiles;
+    double units, waves;
+    const GgShape s = {64 * 192, 64, 1024, 384}; /* 192 rows each: 128 + 64 */
+    k3_model_work(&s, &fixed, 132, &tiles, &units, &waves);
+    ck_assert_int_eq(tiles, 64 * 2 * 2);
+    ck_assert_double_eq_tol(units, 256, 1e-9);
+    ck_assert_double_eq_tol(waves, 2, 1e-9);
+    k3_model_work(&s, &adaptive, 132, &tiles, &units, &waves);
+    ck_assert_int_eq(tiles, 256);
+    ck_assert_double_eq_tol(units, 128 + 128 * (64.0 + 192) / (128 + 192), 1e-9);
+    const GgShape none = {0, 64, 1024, 384};
+    k3_model_work(&none, &fixed, 132, &tiles, &units, &waves);
+    ck_assert_int_eq(tiles, 0);
+    const GgShape uneven = {65, 64, 1024, 192}; /* one expert with 2 rows, 63 with 1 */
+    k3_model_work(&uneven, &fixed, 132, &tiles, &units, &waves);
+    ck_assert_int_eq(tiles, 64);
+}
+END_TEST
+
+/* The choice is the least predicted time, on shapes of every kind. */
+START_TEST(choice_is_the_least_prediction) {
+    const GgShape shapes[] = {{16384, 64, 1024, 2688}, {32768, 128, 4096, 3072}, {256, 64, 1024, 2688},
+                              {8192, 8, 4096, 14336},  {40960, 512, 2048, 1024}, {65536, 4096, 1000, 640},
+                              {0, 8, 64, 8}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        char why[1024];
+        const char *pick = k3_wgmma_choose_on(&shapes[s], &h200, why, sizeof why);
+        ck_assert_ptr_nonnull(pick);
+        double best;
+        ck_assert_int_eq(k3_wgmma_predict(&shapes[s], &h200, pick, &best), 0);
+        for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+            double t;
+            ck_assert_int_eq(k3_wgmma_predict(&shapes[s], &h200, k3_wgmma_choice_name(i), &t), 0);
+            ck_assert_msg(t >= best, "%s predicted %.1f < %s %.1f", k3_wgmma_choice_name(i), t, pick, best);
+        }
+        ck_assert_ptr_nonnull(strstr(why, "predicted"));
+        ck_assert_ptr_nonnull(strstr(why, "; next "));
+        ck_assert_ptr_nonnull(strstr(why, "calibration: "));
+    }
+}
+END_TEST
+
+/* More work, more time: K, N and tokens each raise every configuration's prediction. */
+START_TEST(prediction_grows_with_work) {
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        const char *name = k3_wgmma_choice_name(i);
+        double base, more_k, more_n, more_rows;
+        const GgShape s = {16384, 64, 1024, 2688}, k = {16384, 64, 2048, 2688}, n = {16384, 64, 1024, 5376},
+                      rows = {32768, 64, 1024, 2688};
+        ck_assert_int_eq(k3_wgmma_predict(&s, &h200, name, &base), 0);
+        k3_wgmma_predict(&k, &h200, name, &more_k);
+        k3_wgmma_predict(&n, &h200, name, &more_n);
+        k3_wgmma_predict(&rows, &h200, name, &more_rows);
+        ck_assert(more_k > base && more_n > base && more_rows > base);
+    }
+    double t;
+    ck_assert_int_eq(k3_wgmma_predict(&(GgShape){1, 1, 8, 8}, &h200, "k3_wgmma_tile_m128_n192", &t), 1);
+}
+END_TEST
+
+START_TEST(calibration_file_read_or_refused) {
+    K3Calibration cal;
+    char why[256];
+    const char good[] = "# device=Some GPU\n# sms=100\n# copy_gbps=2000\n"
+                        "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\n"
+                        "k3_wgmma_coop_m128_n192,5,1,0.5,0.6,700\n";
+    ck_assert_int_eq(k3_calibration_parse(good, "good.csv", &cal, why, sizeof why), 0);
+    ck_assert_str_eq(cal.device, "Some GPU");
+    ck_assert_int_eq(cal.configs, 1);
+    ck_assert_double_eq_tol(cal.c[0].kblock_us, 0.5, 1e-12);
+    ck_assert_int_eq(k3_calibration_parse("config,x\n", "bad.csv", &cal, why, sizeof why), 1);
+    ck_assert_ptr_nonnull(strstr(why, "bad.csv:1: expected the header"));
+    const char no_device[] = "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\nk3_wgmma_x,5,1,0.5,0.6,0\n";
+    ck_assert_int_eq(k3_calibration_parse(no_device, "nodev.csv", &cal, why, sizeof why), 1);
+    ck_assert_ptr_nonnull(strstr(why, "# device="));
+    const char negative[] = "# device=G\n# sms=1\n# copy_gbps=1\n"
+                            "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\n"
+                            "k3_wgmma_x,5,1,-0.5,0.6,0\n";
+    ck_assert_int_eq(k3_calibration_parse(negative, "neg.csv", &cal, why, sizeof why), 1);
+    /* another GPU without its own calibration: the H200's, and the note says so */
+    char note[320];
+    ck_assert_ptr_eq(k3_calibration_for("Other GPU", note, sizeof note), k3_calibration_h200());
+    ck_assert_ptr_nonnull(strstr(note, "the H200's"));
 }
 END_TEST
 
 Suite *entry_suite(void) {
     Suite *s = suite_create("k3_wgmma entry point");
-    TCase *t = tcase_create("rule");
-    tcase_add_test(t, column_width_least_padding);
-    tcase_add_test(t, rows_per_expert);
-    tcase_add_test(t, drifting_panels_against_l2);
-    tcase_add_test(t, why_names_the_deciding_properties);
+    TCase *t = tcase_create("model");
+    tcase_add_test(t, fit_recovers_constants);
+    tcase_add_test(t, builtin_calibration_covers_every_choice);
+    tcase_add_test(t, work_of_a_shape);
+    tcase_add_test(t, choice_is_the_least_prediction);
+    tcase_add_test(t, prediction_grows_with_work);
+    tcase_add_test(t, calibration_file_read_or_refused);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,0 +1,94 @@
+/* ggemm calibrate: the constants of k3_wgmma's cost model (k3_wgmma/k3_wgmma_model.h), measured
+ * on this GPU. Every configuration the entry point chooses among runs the model's four
+ * calibration shapes (checked, timed as a sweep times them); the copy ceiling is measured in the
+ * same run. The file it writes is what GG_CALIBRATION names; run.sh writes
+ * results/<gpu>/calibration.csv, and the H200's is compiled in as the fallback. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gg_commands.h"
+#include "k3_wgmma/k3_wgmma.h"
+#include "k3_wgmma/k3_wgmma_model.h"
+
+/* An even split of a calibration shape (every one divides). */
+static int make_problem(const GgShape *s, GgProblem *p) {
+    int m[64];
+    if (s->experts > 64 || s->tokens % s->experts) return 1;
+    for (int e = 0; e < s->experts; ++e) m[e] = s->tokens / s->experts;
+    return gg_problem_from_counts(p, m, s->experts, s->k, s->n);
+}
+
+int gg_cmd_calibrate(const GgOptions *o) {
+    GgDeviceInfo d;
+    int rc = gg_open_gpu(&d);
+    if (rc) return rc;
+    GgImpl probe;
+    char why[512];
+    if (gg_impl_find("k3_wgmma", &probe) || !gg_impl_runs_here(&probe, d.cc_major, d.cc_minor, why, sizeof why)) {
+        fprintf(stderr, "ggemm: calibrate: %s\n", why); /* k3_wgmma is sm_90a only */
+        return GG_EXIT_NO_GPU;
+    }
+    if (gg_measure_ceilings(&d)) {
+        fprintf(stderr, "ggemm: calibrate: ceilings: %s\n", gg_error());
+        return GG_EXIT_CHECK;
+    }
+    K3Calibration cal = {0};
+    snprintf(cal.device, sizeof cal.device, "%s", d.name);
+    snprintf(cal.source, sizeof cal.source, "%s", o->out ? o->out : "stdout");
+    cal.sms = d.sms;
+    cal.copy_gbps = d.bw_gbps;
+    const GgRunOpts ro = {.seed = o->seed, .check = 1, .warmup = o->warmup, .reps = o->reps};
+    fprintf(stderr, "ggemm: calibrate on %s (%d SMs, copy %.0f GB/s)\n", d.name, d.sms, d.bw_gbps);
+    for (int i = 0; i < k3_wgmma_choice_count() && !rc; ++i) {
+        K3CalConfig *c = &cal.c[cal.configs];
+        GgKernelInfo info = {0};
+        GgImpl impl;
+        snprintf(c->name, sizeof c->name, "%s", k3_wgmma_choice_name(i));
+        if (k3_wgmma_choice_info(i, &info) || gg_impl_find(c->name, &impl)) {
+            fprintf(stderr, "ggemm: calibrate: %s is not registered\n", c->name);
+            rc = GG_EXIT_USAGE;
+            break;
+        }
+        for (int j = 0; j < K3_CAL_SHAPES && !rc; ++j) {
+            GgProblem p;
+            if (make_problem(&k3_calibration_shapes[j], &p)) {
+                fprintf(stderr, "ggemm: calibrate: shape %s does not split evenly\n", k3_calibration_shape_names[j]);
+                rc = GG_EXIT_USAGE;
+                break;
+            }
+            GgCheck chk;
+            GgTiming tm;
+            rc = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
+            gg_problem_free(&p);
+            if (rc) fprintf(stderr, "ggemm: calibrate: %s on %s: %s\n", c->name, k3_calibration_shape_names[j], why);
+            else c->measured_us[j] = tm.median_us;
+            if (!rc && j == K3_CAL_SUSTAIN) {
+                if (!tm.telemetry.valid) {
+                    fprintf(stderr, "ggemm: calibrate: no power telemetry (NVML) here: sustain_us is 0 "
+                                    "(the power limit is taken to hold from the start)\n");
+                    c->sustain_capped_pct = 100;
+                } else {
+                    c->sustain_capped_pct = tm.telemetry.power_capped_pct;
+                }
+            }
+        }
+        if (rc) break;
+        k3_model_fit(c, &info, d.sms);
+        fprintf(stderr, "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us\n",
+                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us);
+        cal.configs++;
+    }
+    gg_release_buffers();
+    if (rc) return rc;
+    FILE *f = o->out ? fopen(o->out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "ggemm: calibrate: cannot write %s\n", o->out);
+        return GG_EXIT_USAGE;
+    }
+    char date[32];
+    gg_utc_now(date, sizeof date);
+    k3_calibration_write(&cal, gg_commit(), date, f);
+    if (f != stdout) fclose(f);
+    if (o->out) fprintf(stderr, "ggemm: calibration -> %s (GG_CALIBRATION=%s selects it)\n", o->out, o->out);
+    return GG_EXIT_OK;
+}

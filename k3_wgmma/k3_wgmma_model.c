@@ -1,0 +1,224 @@
+/* The k3_wgmma cost model and its calibration (k3_wgmma_model.h says what each term is). */
+#include "k3_wgmma_model.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gg_adaptive.h"
+
+const GgShape k3_calibration_shapes[K3_CAL_SHAPES] = {
+    [K3_CAL_WAVES8] = {33792, 8, 1024, 768},
+    [K3_CAL_WAVES8_K4096] = {33792, 8, 4096, 768},
+    [K3_CAL_WAVES4] = {16896, 4, 1024, 768},
+    [K3_CAL_SUSTAIN] = {33792, 8, 16384, 768},
+    [K3_CAL_POWER] = {16384, 8, 6144, 21504},
+};
+const char *const k3_calibration_shape_names[K3_CAL_SHAPES] = {"waves8_k1024", "waves8_k4096", "waves4_k1024",
+                                                               "sustain_k16384", "power"};
+
+static int k_blocks(int k) { return (k + 63) / 64; }
+
+void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, long *tiles, double *units, double *waves) {
+    const int block_n = info->block_n, adaptive = info->block_m == 0;
+    const long col_blocks = (s->n + block_n - 1) / block_n;
+    /* a 64-row tile loads 64 + BLOCK_N operand rows per k-block, a full one 128 + BLOCK_N */
+    const double half = (64.0 + block_n) / (128.0 + block_n);
+    *tiles = 0;
+    *units = 0;
+    if (s->experts > 0 && s->tokens > 0) {
+        const int q = s->tokens / s->experts, r = s->tokens % s->experts;
+        const int rows[2] = {q + 1, q}, count[2] = {r, s->experts - r};
+        for (int i = 0; i < 2; ++i) {
+            if (rows[i] <= 0 || count[i] == 0) continue;
+            int full, halves;
+            gg_row_tiles(rows[i], 128, &full, &halves);
+            if (!adaptive) full += halves, halves = 0;
+            *tiles += (long)count[i] * col_blocks * (full + halves);
+            *units += (double)count[i] * col_blocks * (full + half * halves);
+        }
+    }
+    *waves = *tiles ? ceil((double)*tiles / sms) : 0;
+}
+
+K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const K3CalConfig *c, double copy_gbps,
+                              int sms) {
+    K3Prediction p = {0};
+    k3_model_work(s, info, sms, &p.tiles, &p.units, &p.waves);
+    const int kb = k_blocks(s->k);
+    if (p.tiles) {
+        p.t_tiles_us = p.waves * (p.units / p.tiles) * (c->tile_us + c->kblock_us * kb);
+        p.t_power_us = p.units / sms * c->power_kblock_us * kb;
+        const double limited = p.t_tiles_us > c->sustain_us ? 1 - c->sustain_us / p.t_tiles_us : 0;
+        p.t_run_us = p.t_tiles_us + limited * fmax(0, p.t_power_us - p.t_tiles_us);
+        const double active = s->experts < s->tokens ? s->experts : s->tokens;  /* experts with rows */
+        const double bytes = 2.0 * ((double)s->tokens * s->k + active * s->k * s->n + (double)s->tokens * s->n);
+        p.t_dram_us = bytes / (copy_gbps * 1e3);
+    }
+    const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
+    p.time_us = c->overhead_us + pow(t4, 0.25);
+    return p;
+}
+
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms) {
+    double span[K3_CAL_SHAPES], units[K3_CAL_SHAPES]; /* full-tile times per SM: waves x units/tile */
+    for (int i = 0; i < K3_CAL_SHAPES; ++i) {
+        long tiles;
+        double waves;
+        k3_model_work(&k3_calibration_shapes[i], info, sms, &tiles, &units[i], &waves);
+        span[i] = tiles ? waves * units[i] / tiles : 0;
+    }
+    const double *t = c->measured_us;
+    const double t1024 = (t[K3_CAL_WAVES8] - t[K3_CAL_WAVES4]) / (span[K3_CAL_WAVES8] - span[K3_CAL_WAVES4]);
+    c->overhead_us = t[K3_CAL_WAVES4] - span[K3_CAL_WAVES4] * t1024;
+    const double t4096 = (t[K3_CAL_WAVES8_K4096] - c->overhead_us) / span[K3_CAL_WAVES8_K4096];
+    const int kb1 = k_blocks(k3_calibration_shapes[K3_CAL_WAVES8].k);
+    const int kb4 = k_blocks(k3_calibration_shapes[K3_CAL_WAVES8_K4096].k);
+    c->kblock_us = (t4096 - t1024) / (kb4 - kb1);
+    c->tile_us = t1024 - c->kblock_us * kb1;
+    const double pct = fmin(fmax(c->sustain_capped_pct, 0), 100);
+    c->sustain_us = (t[K3_CAL_SUSTAIN] - c->overhead_us) * (1 - pct / 100);
+    /* POWER: t = overhead + t_tiles + f (t_power - t_tiles), f the share past sustain_us */
+    const GgShape *pw = &k3_calibration_shapes[K3_CAL_POWER];
+    const double tiles = span[K3_CAL_POWER] * (c->tile_us + c->kblock_us * k_blocks(pw->k));
+    const double f = tiles > c->sustain_us ? 1 - c->sustain_us / tiles : 0;
+    const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - c->overhead_us - tiles) / f : tiles;
+    c->power_kblock_us = power / (units[K3_CAL_POWER] / sms) / k_blocks(pw->k);
+}
+
+/* ---- the calibration file ---- */
+
+static const char columns[] = "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us";
+
+int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len) {
+    memset(cal, 0, sizeof *cal);
+    snprintf(cal->source, sizeof cal->source, "%s", source);
+    int header = 0, line_no = 0;
+    for (const char *p = text; *p;) {
+        const size_t n = strcspn(p, "\n");
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line - 1 ? n : sizeof line - 1), p);
+        p += n + (p[n] == '\n');
+        ++line_no;
+        if (!line[0]) continue;
+        if (line[0] == '#') {
+            sscanf(line, "# device=%255[^\n]", cal->device);
+            sscanf(line, "# sms=%d", &cal->sms);
+            sscanf(line, "# copy_gbps=%lf", &cal->copy_gbps);
+            continue;
+        }
+        if (!header) {
+            if (strncmp(line, columns, sizeof columns - 1)) {
+                snprintf(why, len, "%s:%d: expected the header %s...", source, line_no, columns);
+                return 1;
+            }
+            header = 1;
+            continue;
+        }
+        if (cal->configs == K3_CAL_MAX_CONFIGS) {
+            snprintf(why, len, "%s: more than %d configurations", source, K3_CAL_MAX_CONFIGS);
+            return 1;
+        }
+        K3CalConfig *c = &cal->c[cal->configs];
+        double *m = c->measured_us;
+        const int got = sscanf(line, "%63[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", c->name, &c->overhead_us,
+                               &c->tile_us, &c->kblock_us, &c->power_kblock_us, &c->sustain_us, &m[0], &m[1], &m[2],
+                               &m[3], &m[4], &c->sustain_capped_pct);
+        if (got < 6 || !(c->kblock_us > 0) || !(c->power_kblock_us > 0) || c->sustain_us < 0) {
+            snprintf(why, len, "%s:%d: expected a configuration name and five numbers (the third and fourth > 0)",
+                     source, line_no);
+            return 1;
+        }
+        cal->configs++;
+    }
+    if (!cal->device[0] || cal->sms <= 0 || !(cal->copy_gbps > 0) || !cal->configs) {
+        snprintf(why, len, "%s: needs # device=, # sms=, # copy_gbps= and at least one configuration", source);
+        return 1;
+    }
+    return 0;
+}
+
+void k3_calibration_write(const K3Calibration *cal, const char *commit, const char *date, void *file) {
+    FILE *f = file;
+    fprintf(f,
+            "# k3_wgmma's cost model constants (k3_wgmma/k3_wgmma_model.h), measured by ggemm calibrate\n"
+            "# device=%s\n# sms=%d\n# copy_gbps=%.1f\n# commit=%s\n# date=%s\n",
+            cal->device, cal->sms, cal->copy_gbps, commit, date);
+    fprintf(f, "%s", columns);
+    for (int i = 0; i < K3_CAL_SHAPES; ++i) fprintf(f, ",%s_us", k3_calibration_shape_names[i]);
+    fputs(",sustain_capped_pct\n", f);
+    for (int i = 0; i < cal->configs; ++i) {
+        const K3CalConfig *c = &cal->c[i];
+        fprintf(f, "%s,%.3f,%.4f,%.5f,%.5f,%.1f", c->name, c->overhead_us, c->tile_us, c->kblock_us,
+                c->power_kblock_us, c->sustain_us);
+        for (int j = 0; j < K3_CAL_SHAPES; ++j) fprintf(f, ",%.2f", c->measured_us[j]);
+        fprintf(f, ",%.1f\n", c->sustain_capped_pct);
+    }
+}
+
+const K3CalConfig *k3_calibration_find(const K3Calibration *cal, const char *name) {
+    for (int i = 0; i < cal->configs; ++i)
+        if (!strcmp(cal->c[i].name, name)) return &cal->c[i];
+    return NULL;
+}
+
+/* results/h200/calibration.csv, compiled in (CMakeLists.txt generates the string). */
+extern const char k3_wgmma_h200_calibration_csv[];
+
+static K3Calibration h200;
+static pthread_once_t h200_once = PTHREAD_ONCE_INIT;
+static void parse_h200(void) {
+    char why[256];
+    if (k3_calibration_parse(k3_wgmma_h200_calibration_csv, "results/h200/calibration.csv (built in)", &h200, why,
+                             sizeof why))
+        fprintf(stderr, "k3_wgmma: the built-in calibration does not parse: %s\n", why); /* a build error */
+}
+const K3Calibration *k3_calibration_h200(void) {
+    pthread_once(&h200_once, parse_h200);
+    return &h200;
+}
+
+/* GG_CALIBRATION, read once. */
+static K3Calibration from_file;
+static int file_state; /* 0 none, 1 read, -1 unreadable */
+static char file_why[256];
+static pthread_once_t file_once = PTHREAD_ONCE_INIT;
+static void read_file(void) {
+    const char *path = getenv("GG_CALIBRATION");
+    if (!path || !*path) return;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(file_why, sizeof file_why, "cannot read GG_CALIBRATION=%s", path);
+        file_state = -1;
+        return;
+    }
+    static char text[16384];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    file_state = k3_calibration_parse(text, path, &from_file, file_why, sizeof file_why) ? -1 : 1;
+}
+
+const K3Calibration *k3_calibration_for(const char *device, char *note, size_t len) {
+    pthread_once(&file_once, read_file);
+    const K3Calibration *h = k3_calibration_h200();
+    if (file_state == 1 && (!device || !strcmp(device, from_file.device))) {
+        if (note) snprintf(note, len, "calibration: %s", from_file.source);
+        return &from_file;
+    }
+    if (note) {
+        if (file_state == 1)
+            snprintf(note, len, "calibration: the H200's (%s measured a %s, this is a %s)", from_file.source,
+                     from_file.device, device);
+        else if (file_state == -1)
+            snprintf(note, len, "calibration: the H200's (%s)", file_why);
+        else if (device && strcmp(device, h->device))
+            snprintf(note, len, "calibration: the H200's, not this %s's (run ggemm calibrate, set GG_CALIBRATION)",
+                     device);
+        else
+            snprintf(note, len, "calibration: %s", h->source);
+    }
+    return h;
+}

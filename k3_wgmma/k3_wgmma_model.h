@@ -1,0 +1,96 @@
+/* The cost model behind the k3_wgmma entry point: a predicted time for each configuration it can
+ * choose, from the problem's shape and a few numbers measured on the GPU (`ggemm calibrate`).
+ * Host C only; tests/suite_entry.c runs it on the CPU.
+ *
+ * The shape is all the model sees (tokens, experts, K, N): the rows of each expert live on the
+ * device and are never copied back, so a CUDA graph of the launch replays with new m_e. It
+ * assumes an even split (m_e = tokens / experts, give or take a row).
+ *
+ * For configuration c (rows: fixed 128 or adaptive 128/64; width BLOCK_N; consumers):
+ *   tiles, units  row tiles x column blocks; a 64-row tile counts (64 + BLOCK_N) / (128 + BLOCK_N)
+ *                 of a unit: its share of the operand rows a k-block loads
+ *   waves         ceil(tiles / SMs): the static stride gives every CTA that many tiles at most
+ *   t_tiles       waves x (units / tiles) x (tile_us + kblock_us x k-blocks)   every SM busy
+ *   t_power       units / SMs x power_kblock_us x k-blocks   the rate held under the power cap
+ *   t_run         t_tiles + f x max(0, t_power - t_tiles), f = max(0, 1 - sustain_us / t_tiles):
+ *                 the clocks hold for about sustain_us of full load, then the power limit sets
+ *                 the rate (short runs never reach it)
+ *   t_dram        (A + B of the experts with rows + C) bytes / copy bandwidth
+ *   time          overhead_us + (t_run^4 + t_dram^4)^(1/4)
+ * The soft maximum (a 4-norm) makes a bound that is nearly reached still cost a little.
+ *
+ * Calibration: each configuration runs four shapes with even splits and no padding (N = 768 is
+ * a whole number of 128-, 192- and 256-wide blocks; 33 or 16 row tiles per expert):
+ *   WAVES8  8 waves of n192 tiles at K = 1024, WAVES4 half of them: the difference is the tile
+ *   time at K = 1024, the rest of WAVES4 the overhead; WAVES8_K4096: the tile time at K = 4096,
+ *   and the two give tile_us and kblock_us; SUSTAIN: WAVES8 at K = 16384, about a millisecond:
+ *   the share of it spent under the power limit (the telemetry's capped %) gives sustain_us;
+ *   POWER: ~4 TFLOP over several ms, long enough for the limit to hold the clocks down:
+ *   power_kblock_us. */
+#ifndef K3_WGMMA_MODEL_H
+#define K3_WGMMA_MODEL_H
+#include <stddef.h>
+
+#include "gg_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { K3_CAL_WAVES8, K3_CAL_WAVES8_K4096, K3_CAL_WAVES4, K3_CAL_SUSTAIN, K3_CAL_POWER, K3_CAL_SHAPES };
+extern const GgShape k3_calibration_shapes[K3_CAL_SHAPES];
+extern const char *const k3_calibration_shape_names[K3_CAL_SHAPES];
+
+/* One configuration's measured constants (microseconds). */
+typedef struct K3CalConfig {
+    char name[64];
+    double overhead_us;      /* launch, fill and drain: what does not scale with tiles */
+    double tile_us;          /* a full tile's time beyond its k-blocks, every SM busy */
+    double kblock_us;        /* per k-block of a full tile, every SM busy, clocks unthrottled */
+    double power_kblock_us;  /* per k-block of a full tile under the power limit */
+    double sustain_us;       /* full load the clocks hold before the power limit sets in */
+    double measured_us[K3_CAL_SHAPES];
+    double sustain_capped_pct; /* of the SUSTAIN run: % of its time under the power limit */
+} K3CalConfig;
+
+enum { K3_CAL_MAX_CONFIGS = 16 };
+typedef struct K3Calibration {
+    char device[256];  /* the GPU it was measured on */
+    char source[160];  /* where it came from: a file, or the built-in H200 one */
+    int sms;
+    double copy_gbps;  /* the copy ceiling measured in the same run */
+    int configs;
+    K3CalConfig c[K3_CAL_MAX_CONFIGS];
+} K3Calibration;
+
+/* What the configuration does with this shape, and its predicted time. */
+typedef struct K3Prediction {
+    long tiles;
+    double units, waves;
+    double t_tiles_us, t_power_us, t_run_us, t_dram_us, time_us;
+} K3Prediction;
+
+/* info: the configuration's constants (block_n; block_m 0 = adaptive rows). */
+K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const K3CalConfig *c, double copy_gbps,
+                              int sms);
+/* Row tiles, units and waves of a shape (the model's first half, used by the fit too). */
+void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, long *tiles, double *units, double *waves);
+/* The constants of one configuration from its measured times and the SUSTAIN run's capped %. */
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms);
+
+/* Parse a calibration CSV (the file `ggemm calibrate` writes): 0, or 1 with one line in why. */
+int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len);
+/* Write it (header lines, then one row per configuration). */
+void k3_calibration_write(const K3Calibration *cal, const char *commit, const char *date, void *file);
+/* The calibration to use: GG_CALIBRATION (a file) where it names one measured on a GPU of this
+ * name (device; NULL: no GPU to ask), else the built-in one of the H200 (results/h200/
+ * calibration.csv, compiled in); note says which, and why not the file. */
+const K3Calibration *k3_calibration_for(const char *device, char *note, size_t len);
+/* The built-in one. */
+const K3Calibration *k3_calibration_h200(void);
+const K3CalConfig *k3_calibration_find(const K3Calibration *cal, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
