@@ -164,7 +164,7 @@ int gg_cmd_grade(const GgOptions *o) {
         GgProblem p;
         GgCheck chk;
         GgTiming tm;
-        if (gg_problem_from_counts(&p, e->m, e->experts, e->k, e->n)) {
+        if (gg_edge_problem(e, &p)) {
             fprintf(stderr, "ggemm: out of host memory for the problem\n");
             rc = GG_EXIT_USAGE;
             break;

@@ -20,7 +20,10 @@ static int dim(uint64_t *s) {
 
 int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *skew_drawn) {
     uint64_t s = seed * 0x100000001B3ull + (uint64_t)index;
-    const int experts = 1 + (int)(next(&s) % 256);
+    int experts = 1 + (int)(next(&s) % 256);
+    uint64_t wide = s ^ 0x5851F42D4C957F2Dull; /* a side stream: the other draws stay as before */
+    if (next(&wide) % 8 == 0) /* one problem in eight: 257..4096 experts (k3's two-level index) */
+        experts = 257 + (int)(next(&wide) % (GG_MAX_EXPERTS - 256));
     const int tokens = (int)(next(&s) % 16385);
     const double skew = (double)(next(&s) % 301) / 100.0;
     int *m = malloc(sizeof(int) * (size_t)experts);

@@ -104,9 +104,9 @@ void gg_usage_command(FILE *f, GgCommand command);
 
 /* ---------------- random problems (fuzz.c) ---------------- */
 /* Problem `index` of the random-shape sweep drawn from `seed` (reproducible from the pair):
- * 1-256 experts, a power-law split of 0-16384 rows at skew 0-3 with some experts then emptied
- * or cut to one row, K and N multiples of 8 from the minimum up (small steps or multiples of
- * 64). 0, or GG_EXIT_USAGE (out of host memory). */
+ * 1-256 experts (one problem in eight 257-4096), a power-law split of 0-16384 rows at skew 0-3
+ * with some experts then emptied or cut to one row, K and N multiples of 8 from the minimum up
+ * (small steps or multiples of 64). 0, or GG_EXIT_USAGE (out of host memory). */
 int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *skew_drawn);
 
 /* ---------------- registry (registry.c) ---------------- */
@@ -190,12 +190,15 @@ typedef struct GgEdgeShape {
     const char *what;
     int k, n;
     int experts;
-    int m[16];                /* rows per expert */
+    int m[16];                /* rows per expert; past 16 experts the list repeats: m[e % 16] */
+    int one, one_rows;        /* one_rows > 0: expert `one` has one_rows rows instead */
 } GgEdgeShape;
 extern const GgEdgeShape gg_edge_shapes[];
 extern const int gg_edge_shape_count;
 extern const GgEdgeShape gg_tail_shapes[]; /* k % 64 != 0: only for kernels that accept it */
 extern const int gg_tail_shape_count;
+/* The problem of an edge shape. 0, or 1 (out of host memory). */
+int gg_edge_problem(const GgEdgeShape *e, GgProblem *p);
 
 /* ---------------- device (device.c) ---------------- */
 typedef struct GgDeviceInfo {

@@ -18,7 +18,7 @@
 //             schedule). 1 CTA per SM, which also leaves it all 512 TMEM columns.
 // TMEM        2 accumulators x 256 fp32 columns = 512 columns (the whole TMEM), allocated
 //             once per CTA pair with cta_group::2.
-// Preconditions  k % 64 == 0, n % 8 == 0 (16-byte rows for TMA), 1 <= experts <= 256.
+// Preconditions  k % 64 == 0, n % 8 == 0 (16-byte rows for TMA), 1 <= experts <= 4096.
 //             Rows past an expert's end and columns past n are computed from whatever TMA
 //             loaded (zeros or the next expert's rows) and never stored.
 // Status      compiled and SASS-checked for sm_100a and sm_103a; NOT yet run on Blackwell
@@ -55,7 +55,7 @@ constexpr int TMEM_COLS = ACC_BUFS * BLOCK_N;
 constexpr int EPI_WARPS = 4;
 constexpr int EPI_THREADS = 32 * EPI_WARPS;
 constexpr int THREADS = 32 * 2 + EPI_THREADS;
-constexpr int MAX_EXPERTS = 256;
+constexpr int MAX_EXPERTS = GG_SCHED_MAX_EXPERTS;  // 4096: the schedule's two-level index
 
 constexpr int A_BYTES = BLOCK_M * BLOCK_K * 2;     // 16 KiB
 constexpr int PANEL_BYTES = BLOCK_K * PANEL_N * 2;  // 8 KiB: 64 k-rows of 128 bytes

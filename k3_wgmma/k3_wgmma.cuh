@@ -41,7 +41,8 @@ constexpr int WARPS_PER_WG = 4, WG_THREADS = WARPS_PER_WG * 32;
 constexpr int CONSUMERS = 2, CONSUMER_WARPS = CONSUMERS * WARPS_PER_WG;
 constexpr int THREADS = (1 + CONSUMERS) * WG_THREADS;  // warpgroup 0 produces
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg budgets
-constexpr int MAX_EXPERTS = K3_MAX_EXPERTS;
+constexpr int MAX_EXPERTS = K3_MAX_EXPERTS;  // the schedule's table: 256 groups of <= 16 experts
+static_assert(MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 // k-blocks over K: the last one may hang past K (K % 8 == 0 is all TMA needs: 16-byte row
 // strides). TMA zero-fills the columns of A past K and the rows of B_e past K (B's map is 3-D,
 // so the box stops at its own expert's edge, not in the next expert), so the tail adds zeros.

@@ -17,9 +17,10 @@
 #include "gg_kernel.h"
 
 /* The preconditions every configuration shares (k3_wgmma_can_implement): K % 8 == 0 (a k tail
- * is zero-filled by TMA) and the device schedule's table of experts. */
+ * is zero-filled by TMA), and 1..4096 experts, the most the device schedule's two-level index
+ * covers (256 groups of at most 16 experts, common/gg_schedule.h) and the harness's GG_MAX_EXPERTS. */
 #define K3_BLOCK_K 64
-#define K3_MAX_EXPERTS 256
+#define K3_MAX_EXPERTS 4096
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,8 +22,8 @@
 //          (gg::wgmma_store_warp_rows: stmatrix to a swizzled buffer, 16-byte row-masked stores;
 //          a TMA store would write past the expert's last row).
 // Preconditions  k % 8 == 0, k > 0 (a k tail past the last whole k-block reads zeros:
-//          k_blocks_of); n % 8 == 0, n > 0; experts <= 256 (the device schedule's table,
-//          steps 2-4): k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
+//          k_blocks_of); n % 8 == 0, n > 0; 1 <= experts <= 4096 (the device schedule's
+//          index, steps 2-4): k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
 //          checked by k3::launch.
 // Run it   build/bin/ggemm run --kernel k3_wgmma_tile_m128_n192
 // Next     step2_persistent.cu: one CTA per SM walks the tiles, and the tile list moves to
@@ -93,9 +93,8 @@ extern "C" int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len) {
         snprintf(why, len, "k3_wgmma needs n %% 8 == 0 and n > 0 (n = %d)", s->n);
         return 0;
     }
-    if (s->experts > MAX_EXPERTS) {
-        snprintf(why, len, "k3_wgmma schedules at most %d experts on the device (experts = %d)",
-                 MAX_EXPERTS, s->experts);
+    if (s->experts < 1 || s->experts > MAX_EXPERTS) {
+        snprintf(why, len, "k3_wgmma handles 1..%d experts (experts = %d)", MAX_EXPERTS, s->experts);
         return 0;
     }
     return 1;

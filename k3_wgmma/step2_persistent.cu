@@ -13,8 +13,10 @@
 // Tile     128 x BLOCK_N x 64, every tile 128 rows ("m128"); consumer c computes rows
 //          64c .. 64c + 63, as in step 1.
 // Threads  step 1's: producer warpgroup + 2 consumer warpgroups.
-// Smem     Ring<BLOCK_N> (k3_wgmma.cuh) + the schedule's table (static, ~2 KiB for 256 experts).
-// Preconditions  step 1's, and experts <= 256 (the schedule's table).
+// Smem     Ring<BLOCK_N> (k3_wgmma.cuh) + the schedule's table (static, ~2 KiB: at most 256
+//          groups of experts, one expert each up to 256; above, a lookup walks its group's
+//          <= 16 experts' row offsets in global memory).
+// Preconditions  step 1's (1 <= experts <= 4096).
 // Run it   build/bin/ggemm run --kernel k3_wgmma_coop_m128_n192
 // Next     step3_adaptive.cu: an expert's last, short row tile shrinks to 64 rows.
 #include "k3_wgmma/k3_wgmma.cuh"

@@ -63,7 +63,7 @@ END_TEST
 
 /* ggemm fuzz's generator: valid problems, reproducible, and the edge shapes do come up. */
 START_TEST(fuzz_problems) {
-    int empty = 0, one_row = 0, min_k = 1 << 30, min_n = 1 << 30;
+    int empty = 0, one_row = 0, wide = 0, min_k = 1 << 30, min_n = 1 << 30;
     for (int i = 0; i < 300; ++i) {
         GgProblem p, q;
         double skew, skew2;
@@ -71,7 +71,8 @@ START_TEST(fuzz_problems) {
         ck_assert_int_eq(gg_fuzz_problem(42, i, &q, &skew2), 0);
         ck_assert_int_eq(p.experts, q.experts);
         for (int e = 0; e < p.experts; ++e) ck_assert_int_eq(p.m[e], q.m[e]);
-        ck_assert(p.experts >= 1 && p.experts <= 256 && skew >= 0 && skew <= 3);
+        ck_assert(p.experts >= 1 && p.experts <= GG_MAX_EXPERTS && skew >= 0 && skew <= 3);
+        wide += p.experts > 256;
         ck_assert(p.k % 8 == 0 && p.n % 8 == 0 && p.k >= 8 && p.n >= 8 && p.k <= 4096 && p.n <= 4096);
         empty += gg_empty_experts(&p) > 0;
         for (int e = 0; e < p.experts; ++e) one_row += p.m[e] == 1;
@@ -82,7 +83,7 @@ START_TEST(fuzz_problems) {
         gg_problem_free(&p);
         gg_problem_free(&q);
     }
-    ck_assert(empty > 100 && one_row > 100 && min_k == 8 && min_n == 8);
+    ck_assert(empty > 100 && one_row > 100 && wide > 10 && wide < 75 && min_k == 8 && min_n == 8);
 }
 END_TEST
 

@@ -1,11 +1,12 @@
 /* CPU checks of the device tile schedule's arithmetic (common/gg_schedule.h): the functions
  * gg::TileSchedule calls on the GPU, here called from C. The block-wide build (a warp scan in
- * gg_schedule.cuh) is replaced by a plain prefix sum over the same per-expert entry counts; a
+ * gg_schedule.cuh) is replaced by a plain prefix sum over the same per-group entry counts; a
  * persistent grid is played by walking entries c, c + clusters, ... for every cluster c.
  *
  * Configurations checked are those the kernels build: k3_wgmma (128-row tiles, adaptive or
  * not, unpaired or paired by rows or columns) and k3_tcgen05 (256-row pair tiles, one entry per
- * CTA pair, not adaptive). */
+ * CTA pair, not adaptive). The table is the kernels' two-level index (at most 256 groups); the
+ * flat one-level table of one entry per expert is the reference it must agree with. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,38 +14,73 @@
 #include "gg_problem.h"
 #include "gg_schedule.h"
 
-enum { MAX_EXPERTS = 256 };
+enum { MAX_EXPERTS = GG_SCHED_MAX_EXPERTS };  /* 4096, k3_wgmma's and the harness's limit */
 
-/* The table gg::TileSchedule holds in shared memory. */
+/* The table gg::TileSchedule holds in shared memory (groups + 1 entries, at most 257), or the
+ * flat reference's (experts + 1), and the row offsets it was built from. */
 typedef struct Sched {
     int row_start[MAX_EXPERTS + 1];
     int entry_start[MAX_EXPERTS + 1];
+    const int *row_offsets;  /* the caller's; read again by a lookup when a group spans experts */
     GgSchedParams params;
     int tile_m;
 } Sched;
 
-/* What TileSchedule::build computes, sequentially. */
+/* What TileSchedule::build computes, sequentially: a table of at most 256 groups. */
 static void build(Sched *s, const int *offsets, int experts, int tokens, int n, int block_n,
                   int tile_m, int adaptive, GgPairing pair) {
-    const int row_group = gg_sched_row_group(pair);
-    const int col_groups = gg_sched_col_groups((n + block_n - 1) / block_n, pair);
-    s->params.experts = experts;
-    s->params.block_n = block_n;
-    s->params.adaptive = adaptive;
-    s->params.pairing = pair;
+    s->params = gg_sched_params(experts, tokens, n, block_n, adaptive, pair, GG_SCHED_MAX_GROUPS);
+    s->row_offsets = offsets;
     s->tile_m = tile_m;
+    const GgSchedParams *p = &s->params;
+    ck_assert_int_le(p->groups, GG_SCHED_MAX_GROUPS);
+    ck_assert_int_le(p->span, GG_SCHED_MAX_SPAN);
+    for (int g = 0; g <= p->groups; ++g) s->row_start[g] = gg_sched_group_row(offsets, p, g);
+    s->entry_start[0] = 0;
+    for (int g = 0; g < p->groups; ++g)
+        s->entry_start[g + 1] =
+            s->entry_start[g] + gg_sched_group_entries(offsets, p, g, tile_m, GG_SCHED_MAX_SPAN);
+}
+
+/* The reference: a one-level table, one entry per expert (the kernels' table up to 256 experts,
+ * built here without the group functions). */
+static void build_flat(Sched *s, const int *offsets, int experts, int tokens, int n, int block_n,
+                       int tile_m, int adaptive, GgPairing pair) {
+    s->params = gg_sched_params(experts, tokens, n, block_n, adaptive, pair, MAX_EXPERTS);
+    s->row_offsets = NULL;  /* never read with one expert per entry */
+    s->tile_m = tile_m;
+    ck_assert_int_eq(s->params.span, 1);
+    ck_assert_int_eq(s->params.groups, experts);
+    const int row_group = gg_sched_row_group(pair);
     for (int e = 0; e <= experts; ++e) s->row_start[e] = gg_sched_clamp(offsets[e], tokens);
     s->entry_start[0] = 0;
     for (int e = 0; e < experts; ++e)
         s->entry_start[e + 1] =
             s->entry_start[e] + gg_sched_entries(gg_sched_expert_rows(s->row_start, e), tile_m,
-                                                 row_group, col_groups);
+                                                 row_group, s->params.col_groups);
 }
 
-static int total(const Sched *s) { return s->entry_start[s->params.experts]; }
+static int total(const Sched *s) { return s->entry_start[s->params.groups]; }
 
 static GgSchedTile at(const Sched *s, int index, int rank) {
-    return gg_sched_at(s->row_start, s->entry_start, &s->params, index, rank, s->tile_m);
+    return gg_sched_at(s->row_start, s->entry_start, s->row_offsets, &s->params, index, rank,
+                       s->tile_m, GG_SCHED_MAX_SPAN);
+}
+
+/* Both tables hand out the same tile for every entry and rank. */
+static void check_same_tiles(const Sched *s, const Sched *flat) {
+    ck_assert_int_eq(total(s), total(flat));
+    const int ranks = s->params.pairing == GG_PAIR_NONE ? 1 : 2;
+    for (int t = 0; t < total(s); ++t)
+        for (int r = 0; r < ranks; ++r) {
+            const GgSchedTile a = at(s, t, r), b = at(flat, t, r);
+            if (a.expert != b.expert || a.row0 != b.row0 || a.rows != b.rows ||
+                a.height != b.height || a.col0 != b.col0) /* asserting only then: ~1M tiles */
+                ck_abort_msg("experts %d span %d, entry %d rank %d: expert %d row0 %d rows %d "
+                             "height %d col0 %d, the flat table says %d %d %d %d %d",
+                             s->params.experts, s->params.span, t, r, a.expert, a.row0, a.rows,
+                             a.height, a.col0, b.expert, b.row0, b.rows, b.height, b.col0);
+        }
 }
 
 /* xorshift32: reproducible random cases without touching the C library's generator. */
@@ -56,10 +92,13 @@ static unsigned next(unsigned *x) {
 }
 
 /* A random row split with the cases that break schedules: empty experts, 1-row experts,
- * remainders either side of tile_m / 2, everything in one expert. */
-static int random_split(unsigned *x, int *m) {
-    const int experts = 1 + (int)(next(x) % MAX_EXPERTS);
-    const int style = (int)(next(x) % 4);
+ * remainders either side of tile_m / 2, everything in one expert; 1..most experts. Above 256
+ * experts (groups of several) only the styles of few rows, 1 and 3: the checks below assert per
+ * tile, and their time is in the tile count. */
+static int random_split(unsigned *x, int *m, int most) {
+    const int experts = 1 + (int)(next(x) % (unsigned)most);
+    int style = (int)(next(x) % 4);
+    if (experts > GG_SCHED_MAX_GROUPS) style |= 1;
     for (int e = 0; e < experts; ++e) {
         const unsigned r = next(x);
         if (style == 0) m[e] = (int)(r % 600);                               /* anything */
@@ -69,6 +108,12 @@ static int random_split(unsigned *x, int *m) {
     }
     if (style == 3) m[next(x) % experts] = 1 + (int)(next(x) % 5000);  /* one expert has all */
     return experts;
+}
+
+/* The random tests' rounds: 100 of 1..256 experts, then 6 of 1..4096 from a second stream. */
+enum { ROUNDS = 100, WIDE_ROUNDS = 6 };
+static int round_split(unsigned *x, unsigned *wide, int round, int *m) {
+    return round < ROUNDS ? random_split(x, m, GG_SCHED_MAX_GROUPS) : random_split(wide, m, MAX_EXPERTS);
 }
 
 /* Play a persistent grid over the schedule and check every tile it hands out:
@@ -149,11 +194,11 @@ static void check_schedule(const int *m, int experts, int n, int block_n, int ti
 
 /* Random splits, shapes and grids, every configuration the kernels build. */
 START_TEST(test_every_tile_exactly_once) {
-    unsigned x = 0x9e3779b9u;
+    unsigned x = 0x9e3779b9u, wide = ~0x9e3779b9u;
     int m[MAX_EXPERTS];
     const int widths[] = {128, 192, 256};
-    for (int round = 0; round < 100; ++round) {
-        const int experts = random_split(&x, m);
+    for (int round = 0; round < ROUNDS + WIDE_ROUNDS; ++round) {
+        const int experts = round_split(&x, &wide, round, m);
         const int n = 8 * (1 + (int)(next(&x) % 336));  /* 8 .. 2688 */
         const int clusters = 1 + (int)(next(&x) % 132);
         const int block_n = widths[next(&x) % 3];
@@ -168,10 +213,10 @@ END_TEST
 /* Expert-major; inside an expert, column block by column block, the row tiles of one column
  * block adjacent (they read the same B_e panel). */
 START_TEST(test_order) {
-    unsigned x = 12345u;
+    unsigned x = 12345u, wide = ~12345u;
     int m[MAX_EXPERTS], offsets[MAX_EXPERTS + 1];
-    for (int round = 0; round < 100; ++round) {
-        const int experts = random_split(&x, m);
+    for (int round = 0; round < ROUNDS + WIDE_ROUNDS; ++round) {
+        const int experts = round_split(&x, &wide, round, m);
         offsets[0] = 0;
         for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + m[e];
         Sched s;
@@ -191,10 +236,10 @@ END_TEST
 /* The device schedule and the host model (common/problem.c, used for eta and the tile counts
  * in the tables) agree: same number of tiles and the same rows computed, adaptive or not. */
 START_TEST(test_matches_host_model) {
-    unsigned x = 777u;
+    unsigned x = 777u, wide = ~777u;
     int m[MAX_EXPERTS];
-    for (int round = 0; round < 100; ++round) {
-        const int experts = random_split(&x, m);
+    for (int round = 0; round < ROUNDS + WIDE_ROUNDS; ++round) {
+        const int experts = round_split(&x, &wide, round, m);
         GgProblem p;
         ck_assert_int_eq(gg_problem_from_counts(&p, m, experts, 64, 2688), 0);
         for (int adaptive = 0; adaptive <= 1; ++adaptive) {
@@ -230,6 +275,78 @@ START_TEST(test_bad_offsets_stay_in_bounds) {
                 ck_assert_int_le(g.row0 + g.rows, tokens);
             }
     }
+    /* The same with groups of 4 experts (1000 of them): the walk clamps as the flat table. */
+    static int bad[1001];
+    static Sched s, flat;
+    unsigned x = 99u;
+    for (int e = 0; e <= 1000; ++e) bad[e] = (int)(next(&x) % 1400) - 200;
+    for (int pair = GG_PAIR_NONE; pair <= GG_PAIR_COLS; ++pair) {
+        build(&s, bad, 1000, tokens, 256, 128, 128, 1, (GgPairing)pair);
+        build_flat(&flat, bad, 1000, tokens, 256, 128, 128, 1, (GgPairing)pair);
+        check_same_tiles(&s, &flat);
+        for (int t = 0; t < total(&s); ++t)
+            for (int r = 0; r < (pair == GG_PAIR_NONE ? 1 : 2); ++r) {
+                const GgSchedTile g = at(&s, t, r);
+                if (g.height == 0) continue;
+                ck_assert_int_ge(g.row0, 0);
+                ck_assert_int_le(g.row0 + g.rows, tokens);
+            }
+    }
+}
+END_TEST
+
+/* Row splits over `experts` experts that the index must not care about: 0 random (any of
+ * random_split's styles), 1 and 2 power-law skews 1.2 and 3 with every third expert emptied, 3
+ * every row in one expert, 4 rows only in the first and the last expert. */
+static void split_of_kind(unsigned *x, int kind, int experts, int *m) {
+    const int tokens = 1 + (int)(next(x) % 40000);
+    if (kind == 0) {
+        const int style = (int)(next(x) % 3);
+        for (int e = 0; e < experts; ++e) {
+            const unsigned r = next(x);
+            m[e] = style == 0 ? (int)(r % 600) : style == 1 ? (int)(r % 3) : 128 * (int)(r % 4) + 63 + (int)(r % 3);
+        }
+    } else if (kind == 1 || kind == 2) {
+        gg_split_rows(tokens, experts, kind == 1 ? 1.2 : 3.0, m);
+        for (int e = 2; e < experts; e += 3) m[e] = 0;
+    } else {
+        for (int e = 0; e < experts; ++e) m[e] = 0;
+        if (kind == 3) m[next(x) % (unsigned)experts] = tokens;
+        else m[0] = m[experts - 1] = tokens / 2 + 1;
+    }
+}
+
+/* The two-level index against the flat table, around its boundaries: one expert per group up
+ * to 256 experts, then spans of 2 (257, 384, 512), 4 (1000) and 16 (4096), the last group
+ * shorter where the span does not divide the count; every configuration the kernels build. */
+START_TEST(test_two_level_matches_flat) {
+    static const int counts[] = {1, 7, 256, 257, 384, 512, 1000, 4096};
+    static const int spans[] = {1, 1, 1, 2, 2, 2, 4, 16};
+    static int m[MAX_EXPERTS], offsets[MAX_EXPERTS + 1];
+    static Sched s, flat;
+    const int widths[] = {128, 192, 256};
+    unsigned x = 4242u;
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c)
+        for (int kind = 0; kind < 5; ++kind) {
+            const int experts = counts[c];
+            split_of_kind(&x, kind, experts, m);
+            offsets[0] = 0;
+            for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + m[e];
+            const int tokens = offsets[experts];
+            const int n = 8 * (1 + (int)(next(&x) % 336));
+            const int block_n = widths[next(&x) % 3];
+            for (int adaptive = 0; adaptive <= 1; ++adaptive)
+                for (int pair = GG_PAIR_NONE; pair <= GG_PAIR_COLS; ++pair) {
+                    build(&s, offsets, experts, tokens, n, block_n, 128, adaptive, (GgPairing)pair);
+                    ck_assert_int_eq(s.params.span, spans[c]);
+                    build_flat(&flat, offsets, experts, tokens, n, block_n, 128, adaptive,
+                               (GgPairing)pair);
+                    check_same_tiles(&s, &flat);
+                }
+            build(&s, offsets, experts, tokens, n, 256, 256, 0, GG_PAIR_NONE);  /* k3_tcgen05 */
+            build_flat(&flat, offsets, experts, tokens, n, 256, 256, 0, GG_PAIR_NONE);
+            check_same_tiles(&s, &flat);
+        }
 }
 END_TEST
 
@@ -272,6 +389,7 @@ Suite *schedule_suite(void) {
     tcase_add_test(tc, test_matches_host_model);
     tcase_add_test(tc, test_bad_offsets_stay_in_bounds);
     tcase_add_test(tc, test_hand_worked);
+    tcase_add_test(tc, test_two_level_matches_flat);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

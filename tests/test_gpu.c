@@ -41,7 +41,7 @@ START_TEST(edge_shapes) {
     for (int s = 0; s < gg_edge_shape_count; ++s) {
         const GgEdgeShape *e = &gg_edge_shapes[s];
         GgProblem p;
-        ck_assert_int_eq(gg_problem_from_counts(&p, e->m, e->experts, e->k, e->n), 0);
+        ck_assert_int_eq(gg_edge_problem(e, &p), 0);
         const int ran = check_case(impl_name(_i), &p, 1234 + s, 1, e->what);
         gg_problem_free(&p);
         if (!ran) return;
@@ -56,16 +56,15 @@ START_TEST(tail_shapes) {
     const int must = !strncmp(impl.name, "k3_wgmma", 8);
     for (int s = 0; s < gg_tail_shape_count; ++s) {
         const GgEdgeShape *e = &gg_tail_shapes[s];
-        int tokens = 0;
-        for (int i = 0; i < e->experts; ++i) tokens += e->m[i];
-        const GgShape shape = {tokens, e->experts, e->k, e->n};
+        GgProblem p;
+        ck_assert_int_eq(gg_edge_problem(e, &p), 0);
+        const GgShape shape = {p.tokens, e->experts, e->k, e->n};
         char why[256];
         if (impl.kernel && !impl.kernel->can_implement(&shape, why, sizeof why)) {
             ck_assert_msg(!must, "%s refuses '%s': %s", impl.name, e->what, why);
+            gg_problem_free(&p);
             continue;
         }
-        GgProblem p;
-        ck_assert_int_eq(gg_problem_from_counts(&p, e->m, e->experts, e->k, e->n), 0);
         const int ran = check_case(impl.name, &p, 4321 + s, 1, e->what);
         gg_problem_free(&p);
         if (!ran) return;
@@ -73,7 +72,8 @@ START_TEST(tail_shapes) {
 }
 END_TEST
 
-/* Device-scheduled kernels: capture once, change m_e, replay, and the result follows. */
+/* Device-scheduled kernels: capture once, change m_e, replay, and the result follows. With 8
+ * experts, and with 296 (the split repeated: two experts per group of the schedule's index). */
 START_TEST(graph_replay_new_split) {
     GgImpl impl;
     char why[512];
@@ -81,15 +81,22 @@ START_TEST(graph_replay_new_split) {
     if (impl.info.host_tiles || !gg_impl_runs_here(&impl, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
     const int before[] = {300, 0, 1, 211, 0, 512, 7, 1};
     const int after[] = {0, 517, 64, 1, 128, 0, 300, 22};
-    GgProblem p, q;
-    gg_problem_from_counts(&p, before, 8, 256, 384);
-    gg_problem_from_counts(&q, after, 8, 256, 384);
-    ck_assert_int_eq(p.tokens, q.tokens);
-    GgCheck chk;
-    const int rc = gg_graph_replay_check(&impl, &p, &q, 99, &chk, why, sizeof why);
-    ck_assert_msg(rc == GG_EXIT_OK, "%s: %s", impl.name, why);
-    gg_problem_free(&p);
-    gg_problem_free(&q);
+    static int b[296], a[296];
+    for (int e = 0; e < 296; ++e) {
+        b[e] = before[e % 8];
+        a[e] = after[e % 8];
+    }
+    for (int experts = 8; experts <= 296; experts += 288) {
+        GgProblem p, q;
+        gg_problem_from_counts(&p, b, experts, 256, 384);
+        gg_problem_from_counts(&q, a, experts, 256, 384);
+        ck_assert_int_eq(p.tokens, q.tokens);
+        GgCheck chk;
+        const int rc = gg_graph_replay_check(&impl, &p, &q, 99, &chk, why, sizeof why);
+        ck_assert_msg(rc == GG_EXIT_OK, "%s, %d experts: %s", impl.name, experts, why);
+        gg_problem_free(&p);
+        gg_problem_free(&q);
+    }
 }
 END_TEST
 

@@ -28,8 +28,8 @@
 //          (gg::wgmma_store_warp_rows: stmatrix to a swizzled buffer, 16-byte row-masked stores;
 //          a TMA store would write past the expert's last row).
 // Preconditions  k % 8 == 0, k > 0 (a k tail past the last whole k-block reads zeros:
-//          k_blocks_of); n % 8 == 0, n > 0; experts <= 256 (the device schedule's table,
-//          steps 2-4): lab_k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
+//          k_blocks_of); n % 8 == 0, n > 0; 1 <= experts <= 4096 (the device schedule's
+//          index, steps 2-4): lab_k3_wgmma_can_implement, below. A, B, C 16-byte aligned:
 //          checked by lab_k3::launch.
 // Run it   build/bin/ggemm run --kernel k3_wgmma_tile_m128_n192
 // Next     step2_persistent.cu: one CTA per SM walks the tiles, and the tile list moves to
@@ -82,7 +82,8 @@ constexpr int WARPS_PER_WG = 4, WG_THREADS = WARPS_PER_WG * 32;
 constexpr int CONSUMERS = 2, CONSUMER_WARPS = CONSUMERS * WARPS_PER_WG;
 constexpr int THREADS = (1 + CONSUMERS) * WG_THREADS;  // warpgroup 0 produces
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // setmaxnreg budgets
-constexpr int MAX_EXPERTS = K3_MAX_EXPERTS;
+constexpr int MAX_EXPERTS = K3_MAX_EXPERTS;  // the schedule's table: 256 groups of <= 16 experts
+static_assert(MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 // k-blocks over K: the last one may hang past K (K % 8 == 0 is all TMA needs: 16-byte row
 // strides). TMA zero-fills the columns of A past K and the rows of B_e past K (B's map is 3-D,
 // so the box stops at its own expert's edge, not in the next expert), so the tail adds zeros.
@@ -443,9 +444,8 @@ extern "C" int lab_k3_wgmma_can_implement(const GgShape *s, char *why, size_t le
         snprintf(why, len, "k3_wgmma needs n %% 8 == 0 and n > 0 (n = %d)", s->n);
         return 0;
     }
-    if (s->experts > MAX_EXPERTS) {
-        snprintf(why, len, "k3_wgmma schedules at most %d experts on the device (experts = %d)",
-                 MAX_EXPERTS, s->experts);
+    if (s->experts < 1 || s->experts > MAX_EXPERTS) {
+        snprintf(why, len, "k3_wgmma handles 1..%d experts (experts = %d)", MAX_EXPERTS, s->experts);
         return 0;
     }
     return 1;
