@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: build everything; on a GPU run the sweep (every case set of harness/cases.csv:
+# The main job: build everything; on a GPU calibrate k3_wgmma's cost model, run the sweep (every case set of harness/cases.csv:
 # every stage this GPU can run, cuBLAS peers, torch._grouped_mm when PyTorch is present) into
 # results/<gpu>/sweep.csv, record the kernels' resources, run the MoE layer (k4_moe, and eager
 # PyTorch when present) into results/<gpu>/moe.csv, rewrite the README tables, and redraw
@@ -41,6 +41,10 @@ if name=$($bin device 2>/dev/null); then
     slug=$(echo "$name" | awk '{print tolower($NF)}')
     mkdir -p "results/$slug"
     csv="results/$slug/sweep.csv"
+    # k3_wgmma's entry point chooses with constants measured on this GPU (k3_wgmma/README.md).
+    echo "== calibrate k3_wgmma's cost model -> results/$slug/calibration.csv"
+    $bin calibrate --out "results/$slug/calibration.csv"
+    export GG_CALIBRATION="results/$slug/calibration.csv"
     echo "== sweep on $name -> $csv"
     $bin sweep --out "$csv"
     $bin list --format csv >"results/$slug/kernels.csv"

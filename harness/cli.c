@@ -94,9 +94,10 @@ static const struct {
      "           --out: moe.csv; --list: the cases and their roofline floors, not run"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
-    {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING, 0,
+    {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,
      "calibrate [--out FILE] [--reps N] [--warmup N] [--seed S]   k3_wgmma's cost model constants,\n"
-     "           measured here (a minute); GG_CALIBRATION=FILE makes the entry point use them"},
+     "           measured here (a minute); GG_CALIBRATION=FILE makes the entry point use them\n"
+     "  calibrate --from FILE [--out FILE]   no GPU: FILE's measured times fit again by this build"},
     {"device", GG_CMD_DEVICE, 0, 0, "device                            the GPU's name, or exit 77 without one"},
     {"--version", GG_CMD_VERSION, 0, 0,
      "--version                         commit, CUDA runtime it was built with, driver found"},

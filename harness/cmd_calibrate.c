@@ -5,6 +5,7 @@
  * results/<gpu>/calibration.csv, and the H200's is compiled in as the fallback. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gg_commands.h"
 #include "k3_wgmma/k3_wgmma.h"
@@ -18,7 +19,70 @@ static int make_problem(const GgShape *s, GgProblem *p) {
     return gg_problem_from_counts(p, m, s->experts, s->k, s->n);
 }
 
+/* The configurations' constants from cal's measured times (the fit of this build). */
+static int fit(K3Calibration *cal) {
+    GgKernelInfo infos[K3_CAL_MAX_CONFIGS];
+    for (int i = 0; i < cal->configs; ++i) {
+        int found = 0;
+        for (int j = 0; j < k3_wgmma_choice_count() && !found; ++j)
+            if (!strcmp(cal->c[i].name, k3_wgmma_choice_name(j))) found = !k3_wgmma_choice_info(j, &infos[i]);
+        if (!found) {
+            fprintf(stderr, "ggemm: calibrate: %s is not a configuration k3_wgmma chooses\n", cal->c[i].name);
+            return GG_EXIT_USAGE;
+        }
+        if (!(cal->c[i].measured_us[K3_CAL_POWER] > 0)) {
+            fprintf(stderr, "ggemm: calibrate: %s has no measured times to fit\n", cal->c[i].name);
+            return GG_EXIT_USAGE;
+        }
+    }
+    k3_model_fit_all(cal, infos);
+    for (int i = 0; i < cal->configs; ++i) {
+        const K3CalConfig *c = &cal->c[i];
+        fprintf(stderr, "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us\n",
+                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us);
+    }
+    return GG_EXIT_OK;
+}
+
+static int write(const K3Calibration *cal, const char *out, const char *date, const char *commit) {
+    FILE *f = out ? fopen(out, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "ggemm: calibrate: cannot write %s\n", out);
+        return GG_EXIT_USAGE;
+    }
+    k3_calibration_write(cal, commit, date, f);
+    if (f != stdout) fclose(f);
+    if (out) fprintf(stderr, "ggemm: calibration -> %s (GG_CALIBRATION=%s selects it)\n", out, out);
+    return GG_EXIT_OK;
+}
+
+/* --from FILE: no GPU; refit FILE's measured times with this build's fit (its header kept). */
+static int refit(const GgOptions *o) {
+    FILE *f = fopen(o->from, "r");
+    static char text[16384];
+    size_t n = 0;
+    if (f) {
+        n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+    }
+    text[n] = '\0';
+    K3Calibration cal;
+    char why[256], date[64] = "";
+    if (!f || k3_calibration_parse(text, o->from, &cal, why, sizeof why)) {
+        fprintf(stderr, "ggemm: calibrate: %s\n", f ? why : "cannot read --from");
+        return GG_EXIT_USAGE;
+    }
+    char measured[64] = "unknown", commit[160];
+    const char *d = strstr(text, "# date="), *m = strstr(text, "# commit=");
+    if (d) sscanf(d, "# date=%63s", date);
+    if (m) sscanf(m, "# commit=%63s", measured);
+    snprintf(commit, sizeof commit, "%s (fit again by ggemm calibrate --from at %s)", measured, gg_commit());
+    const int rc = fit(&cal);
+    return rc ? rc : write(&cal, o->out, date, commit);
+}
+
 int gg_cmd_calibrate(const GgOptions *o) {
+    if (o->from) return refit(o);
     GgDeviceInfo d;
     int rc = gg_open_gpu(&d);
     if (rc) return rc;
@@ -73,22 +137,12 @@ int gg_cmd_calibrate(const GgOptions *o) {
             }
         }
         if (rc) break;
-        k3_model_fit(c, &info, d.sms);
-        fprintf(stderr, "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us\n",
-                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us);
         cal.configs++;
     }
     gg_release_buffers();
+    if (!rc) rc = fit(&cal);
     if (rc) return rc;
-    FILE *f = o->out ? fopen(o->out, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "ggemm: calibrate: cannot write %s\n", o->out);
-        return GG_EXIT_USAGE;
-    }
     char date[32];
     gg_utc_now(date, sizeof date);
-    k3_calibration_write(&cal, gg_commit(), date, f);
-    if (f != stdout) fclose(f);
-    if (o->out) fprintf(stderr, "ggemm: calibration -> %s (GG_CALIBRATION=%s selects it)\n", o->out, o->out);
-    return GG_EXIT_OK;
+    return write(&cal, o->out, date, gg_commit());
 }

@@ -48,7 +48,7 @@ static int predict_all(const GgShape *s, const GgGpu *g, const K3Calibration *ca
         const K3CalConfig *c = k3_calibration_find(cal, choices[i].name);
         pred[i].time_us = -1;
         if (!c || choices[i].info(&info) != cudaSuccess) continue;
-        pred[i] = k3_model_predict(s, &info, c, cal->copy_gbps, g->sms);
+        pred[i] = k3_model_predict(s, &info, c, cal->copy_gbps, g->sms, 0);
         if (best < 0 || pred[i].time_us < pred[best].time_us) best = i;
     }
     return best;
@@ -68,10 +68,10 @@ static const Choice *choose(const GgShape *s, const GgGpu *g, const char *device
     if (why) {
         const K3Prediction *p = &pred[best];
         int used = snprintf(why, len,
-                            "%s: predicted %.1f us (%ld tiles in %.0f waves: tiles %.1f, power %.1f, DRAM %.1f "
-                            "us); next",
+                            "%s: predicted %.1f us (%.0f tiles in %.0f waves; t_tiles %.1f, t_power %.1f, "
+                            "t_run %.1f, t_dram %.1f us); next",
                             choices[best].name, p->time_us, p->tiles, p->waves, p->t_tiles_us, p->t_power_us,
-                            p->t_dram_us);
+                            p->t_run_us, p->t_dram_us);
         int order[CHOICES], n = 0; /* the runners-up, fastest first */
         for (int i = 0; i < CHOICES; ++i)
             if (i != best && pred[i].time_us >= 0) order[n++] = i;
@@ -100,7 +100,7 @@ int k3_wgmma_predict(const GgShape *s, const GgGpu *g, const char *name, double 
         GgKernelInfo info = {0};
         const K3CalConfig *c = k3_calibration_find(cal, choices[i].name);
         if (strcmp(choices[i].name, name) || !c || choices[i].info(&info) != cudaSuccess) continue;
-        *time_us = k3_model_predict(s, &info, c, cal->copy_gbps, g->sms).time_us;
+        *time_us = k3_model_predict(s, &info, c, cal->copy_gbps, g->sms, 0).time_us;
         return 0;
     }
     return 1;

@@ -21,40 +21,49 @@ const char *const k3_calibration_shape_names[K3_CAL_SHAPES] = {"waves8_k1024", "
 
 static int k_blocks(int k) { return (k + 63) / 64; }
 
-void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, long *tiles, double *units, double *waves) {
+void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exact, K3Work *w) {
     const int block_n = info->block_n, adaptive = info->block_m == 0;
-    const long col_blocks = (s->n + block_n - 1) / block_n;
+    const double col_blocks = (s->n + block_n - 1) / block_n;
     /* a 64-row tile loads 64 + BLOCK_N operand rows per k-block, a full one 128 + BLOCK_N */
     const double half = (64.0 + block_n) / (128.0 + block_n);
-    *tiles = 0;
-    *units = 0;
-    if (s->experts > 0 && s->tokens > 0) {
-        const int q = s->tokens / s->experts, r = s->tokens % s->experts;
-        const int rows[2] = {q + 1, q}, count[2] = {r, s->experts - r};
-        for (int i = 0; i < 2; ++i) {
-            if (rows[i] <= 0 || count[i] == 0) continue;
-            int full, halves;
-            gg_row_tiles(rows[i], 128, &full, &halves);
-            if (!adaptive) full += halves, halves = 0;
-            *tiles += (long)count[i] * col_blocks * (full + halves);
-            *units += (double)count[i] * col_blocks * (full + half * halves);
-        }
+    memset(w, 0, sizeof *w);
+    if (s->experts <= 0 || s->tokens <= 0) return;
+    w->active = s->experts < s->tokens ? s->experts : s->tokens; /* experts with rows */
+    const double rows = (double)s->tokens / w->active;
+    double row_tiles, p_half; /* per expert: row tiles; the chance its last one is 1..64 rows */
+    if (exact) { /* an even split (the calibration shapes): every expert the same */
+        int full, halves;
+        gg_row_tiles(s->tokens / s->experts, 128, &full, &halves);
+        row_tiles = full + halves;
+        p_half = halves;
+    } else { /* the last tile's rows are anyone's guess: half a tile of padding on average */
+        row_tiles = rows / 128 + 0.5 > 1 ? rows / 128 + 0.5 : 1;
+        p_half = rows <= 64 ? 1 : 0.5;
     }
-    *waves = *tiles ? ceil((double)*tiles / sms) : 0;
+    w->tiles = w->active * col_blocks * row_tiles;
+    w->units = w->tiles - (adaptive ? w->active * col_blocks * p_half * (1 - half) : 0);
+    w->waves = ceil(w->tiles / sms - 1e-9);
+    /* adaptive rows: the row tiles of a column block no longer run in step (a 64-row tile
+     * finishes its k-loop early), so B's panel is read again for each of them (TRIALS.md) */
+    w->b_reads = 1 + (adaptive ? p_half * (row_tiles - 1) : 0);
 }
 
 K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const K3CalConfig *c, double copy_gbps,
-                              int sms) {
+                              int sms, int exact) {
     K3Prediction p = {0};
-    k3_model_work(s, info, sms, &p.tiles, &p.units, &p.waves);
+    K3Work w;
+    k3_model_work(s, info, sms, exact, &w);
+    p.tiles = w.tiles;
+    p.units = w.units;
+    p.waves = w.waves;
     const int kb = k_blocks(s->k);
-    if (p.tiles) {
+    if (p.tiles > 0) {
         p.t_tiles_us = p.waves * (p.units / p.tiles) * (c->tile_us + c->kblock_us * kb);
         p.t_power_us = p.units / sms * c->power_kblock_us * kb;
         const double limited = p.t_tiles_us > c->sustain_us ? 1 - c->sustain_us / p.t_tiles_us : 0;
         p.t_run_us = p.t_tiles_us + limited * fmax(0, p.t_power_us - p.t_tiles_us);
-        const double active = s->experts < s->tokens ? s->experts : s->tokens;  /* experts with rows */
-        const double bytes = 2.0 * ((double)s->tokens * s->k + active * s->k * s->n + (double)s->tokens * s->n);
+        const double bytes =
+            2.0 * ((double)s->tokens * s->k + w.active * w.b_reads * s->k * s->n + (double)s->tokens * s->n);
         p.t_dram_us = bytes / (copy_gbps * 1e3);
     }
     const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
@@ -62,13 +71,13 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
     return p;
 }
 
-void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms) {
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sustain_us) {
     double span[K3_CAL_SHAPES], units[K3_CAL_SHAPES]; /* full-tile times per SM: waves x units/tile */
     for (int i = 0; i < K3_CAL_SHAPES; ++i) {
-        long tiles;
-        double waves;
-        k3_model_work(&k3_calibration_shapes[i], info, sms, &tiles, &units[i], &waves);
-        span[i] = tiles ? waves * units[i] / tiles : 0;
+        K3Work w;
+        k3_model_work(&k3_calibration_shapes[i], info, sms, 1, &w);
+        span[i] = w.tiles > 0 ? w.waves * w.units / w.tiles : 0;
+        units[i] = w.units;
     }
     const double *t = c->measured_us;
     const double t1024 = (t[K3_CAL_WAVES8] - t[K3_CAL_WAVES4]) / (span[K3_CAL_WAVES8] - span[K3_CAL_WAVES4]);
@@ -79,13 +88,30 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms) {
     c->kblock_us = (t4096 - t1024) / (kb4 - kb1);
     c->tile_us = t1024 - c->kblock_us * kb1;
     const double pct = fmin(fmax(c->sustain_capped_pct, 0), 100);
-    c->sustain_us = (t[K3_CAL_SUSTAIN] - c->overhead_us) * (1 - pct / 100);
+    c->sustain_us = sustain_us >= 0 ? sustain_us : (t[K3_CAL_SUSTAIN] - c->overhead_us) * (1 - pct / 100);
     /* POWER: t = overhead + t_tiles + f (t_power - t_tiles), f the share past sustain_us */
     const GgShape *pw = &k3_calibration_shapes[K3_CAL_POWER];
     const double tiles = span[K3_CAL_POWER] * (c->tile_us + c->kblock_us * k_blocks(pw->k));
     const double f = tiles > c->sustain_us ? 1 - c->sustain_us / tiles : 0;
     const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - c->overhead_us - tiles) / f : tiles;
     c->power_kblock_us = power / (units[K3_CAL_POWER] / sms) / k_blocks(pw->k);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos) {
+    double sustain[K3_CAL_MAX_CONFIGS];
+    for (int i = 0; i < cal->configs; ++i) {
+        k3_model_fit(&cal->c[i], &infos[i], cal->sms, -1);
+        sustain[i] = cal->c[i].sustain_us;
+    }
+    qsort(sustain, (size_t)cal->configs, sizeof sustain[0], cmp_double);
+    const double median = cal->configs % 2 ? sustain[cal->configs / 2]
+                                           : 0.5 * (sustain[cal->configs / 2 - 1] + sustain[cal->configs / 2]);
+    for (int i = 0; i < cal->configs; ++i) k3_model_fit(&cal->c[i], &infos[i], cal->sms, median);
 }
 
 /* ---- the calibration file ---- */

@@ -4,18 +4,22 @@
  *
  * The shape is all the model sees (tokens, experts, K, N): the rows of each expert live on the
  * device and are never copied back, so a CUDA graph of the launch replays with new m_e. It
- * assumes an even split (m_e = tokens / experts, give or take a row).
+ * spreads the rows evenly over the experts and takes each expert's last row tile to hold a
+ * random remainder (half a tile of padding on average; with adaptive rows, a 64-row tile half
+ * the time). Skew it cannot see.
  *
  * For configuration c (rows: fixed 128 or adaptive 128/64; width BLOCK_N; consumers):
  *   tiles, units  row tiles x column blocks; a 64-row tile counts (64 + BLOCK_N) / (128 + BLOCK_N)
  *                 of a unit: its share of the operand rows a k-block loads
+ *   B reads       1 per expert; with adaptive rows, once more per extra row tile where the
+ *                 last one is a 64-row tile: the row tiles of a column block fall out of step
  *   waves         ceil(tiles / SMs): the static stride gives every CTA that many tiles at most
  *   t_tiles       waves x (units / tiles) x (tile_us + kblock_us x k-blocks)   every SM busy
  *   t_power       units / SMs x power_kblock_us x k-blocks   the rate held under the power cap
  *   t_run         t_tiles + f x max(0, t_power - t_tiles), f = max(0, 1 - sustain_us / t_tiles):
  *                 the clocks hold for about sustain_us of full load, then the power limit sets
  *                 the rate (short runs never reach it)
- *   t_dram        (A + B of the experts with rows + C) bytes / copy bandwidth
+ *   t_dram        (A + B reads x B of the experts with rows + C) bytes / copy bandwidth
  *   time          overhead_us + (t_run^4 + t_dram^4)^(1/4)
  * The soft maximum (a 4-norm) makes a bound that is nearly reached still cost a little.
  *
@@ -65,18 +69,28 @@ typedef struct K3Calibration {
 
 /* What the configuration does with this shape, and its predicted time. */
 typedef struct K3Prediction {
-    long tiles;
-    double units, waves;
+    double tiles, units, waves;
     double t_tiles_us, t_power_us, t_run_us, t_dram_us, time_us;
 } K3Prediction;
 
-/* info: the configuration's constants (block_n; block_m 0 = adaptive rows). */
+/* info: the configuration's constants (block_n; block_m 0 = adaptive rows); exact: as
+ * k3_model_work (the entry point predicts with 0). */
 K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const K3CalConfig *c, double copy_gbps,
-                              int sms);
-/* Row tiles, units and waves of a shape (the model's first half, used by the fit too). */
-void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, long *tiles, double *units, double *waves);
-/* The constants of one configuration from its measured times and the SUSTAIN run's capped %. */
-void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms);
+                              int sms, int exact);
+/* What a configuration's schedule does with a shape: experts with rows (the rows spread evenly
+ * over min(experts, tokens) of them), row tiles x column blocks, units, waves, and how many
+ * times each expert's B is read from DRAM. exact: the shape is an even split whose rows are
+ * known (the calibration shapes); else each expert's last row tile holds a random remainder. */
+typedef struct K3Work {
+    double active, tiles, units, waves, b_reads;
+} K3Work;
+void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exact, K3Work *w);
+/* The constants of one configuration from its measured times; sustain_us < 0: from its own
+ * SUSTAIN run (measured_us and sustain_capped_pct), else the value given. */
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sustain_us);
+/* Every configuration (infos[i] describes cal->c[i]): sustain_us is a property of the board, so
+ * each gets the median of their estimates (one run's capped % depends on what ran before). */
+void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos);
 
 /* Parse a calibration CSV (the file `ggemm calibrate` writes): 0, or 1 with one line in why. */
 int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len);

@@ -19,14 +19,15 @@ START_TEST(fit_recovers_constants) {
         GgKernelInfo info = {0};
         ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
         const K3CalConfig truth = {"x", 4.5, 1.25, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
+        /* the calibration shapes are even splits: predict them exactly, as the fit counts them */
         K3CalConfig c = {0};
         for (int j = 0; j < K3_CAL_SHAPES; ++j) {
             /* DRAM free (copy_gbps huge): overhead + t_run */
-            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], &info, &truth, 1e12, 132);
+            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], &info, &truth, 1e12, 132, 1);
             c.measured_us[j] = truth.overhead_us + p.t_run_us;
             if (j == K3_CAL_SUSTAIN) c.sustain_capped_pct = 100 * (1 - truth.sustain_us / p.t_run_us);
         }
-        k3_model_fit(&c, &info, 132);
+        k3_model_fit(&c, &info, 132, -1);
         ck_assert_double_eq_tol(c.sustain_us, truth.sustain_us, 1e-6);
         ck_assert_double_eq_tol(c.overhead_us, truth.overhead_us, 1e-6);
         ck_assert_double_eq_tol(c.tile_us, truth.tile_us, 1e-6);
@@ -49,25 +50,34 @@ START_TEST(builtin_calibration_covers_every_choice) {
 }
 END_TEST
 
-/* Tiles and units: an even split's row tiles; a 64-row tile is part of a unit. */
+/* Tiles and units. Exact (an even split, the calibration's): the row tiles it has. Expected:
+ * each expert's last tile holds a random remainder, half a tile of padding on average, and with
+ * adaptive rows is a 64-row tile half the time; those experts' B is read once per row tile. */
 START_TEST(work_of_a_shape) {
     const GgKernelInfo fixed = {.block_m = 128, .block_n = 192}, adaptive = {.block_m = 0, .block_n = 192};
-    long tiles;
-    double units, waves;
+    const double half = (64.0 + 192) / (128 + 192);
+    K3Work w;
     const GgShape s = {64 * 192, 64, 1024, 384}; /* 192 rows each: 128 + 64 */
-    k3_model_work(&s, &fixed, 132, &tiles, &units, &waves);
-    ck_assert_int_eq(tiles, 64 * 2 * 2);
-    ck_assert_double_eq_tol(units, 256, 1e-9);
-    ck_assert_double_eq_tol(waves, 2, 1e-9);
-    k3_model_work(&s, &adaptive, 132, &tiles, &units, &waves);
-    ck_assert_int_eq(tiles, 256);
-    ck_assert_double_eq_tol(units, 128 + 128 * (64.0 + 192) / (128 + 192), 1e-9);
+    k3_model_work(&s, &fixed, 132, 1, &w);
+    ck_assert_double_eq_tol(w.tiles, 64 * 2 * 2, 1e-9);
+    ck_assert_double_eq_tol(w.units, 256, 1e-9);
+    ck_assert_double_eq_tol(w.waves, 2, 1e-9);
+    ck_assert_double_eq_tol(w.b_reads, 1, 1e-12);
+    k3_model_work(&s, &adaptive, 132, 1, &w);
+    ck_assert_double_eq_tol(w.units, 128 + 128 * half, 1e-9);
+    ck_assert_double_eq_tol(w.b_reads, 2, 1e-12);
+    k3_model_work(&s, &fixed, 132, 0, &w); /* expected: 192 / 128 + 0.5 = 2 row tiles */
+    ck_assert_double_eq_tol(w.tiles, 64 * 2 * 2, 1e-9);
+    k3_model_work(&s, &adaptive, 132, 0, &w);
+    ck_assert_double_eq_tol(w.units, 256 - 64 * 2 * 0.5 * (1 - half), 1e-9);
+    ck_assert_double_eq_tol(w.b_reads, 1.5, 1e-12);
     const GgShape none = {0, 64, 1024, 384};
-    k3_model_work(&none, &fixed, 132, &tiles, &units, &waves);
-    ck_assert_int_eq(tiles, 0);
-    const GgShape uneven = {65, 64, 1024, 192}; /* one expert with 2 rows, 63 with 1 */
-    k3_model_work(&uneven, &fixed, 132, &tiles, &units, &waves);
-    ck_assert_int_eq(tiles, 64);
+    k3_model_work(&none, &fixed, 132, 0, &w);
+    ck_assert_double_eq_tol(w.tiles, 0, 1e-12);
+    const GgShape decode = {32, 64, 1024, 192}; /* 32 experts with a row each, one 64-row tile */
+    k3_model_work(&decode, &adaptive, 132, 0, &w);
+    ck_assert_double_eq_tol(w.active, 32, 1e-12);
+    ck_assert_double_eq_tol(w.units, 32 * half, 1e-9);
 }
 END_TEST
 
