@@ -68,6 +68,8 @@ fi
 # README tables from this GPU's sweep (or the committed H200 one), and the SASS/resource tables.
 tables=results/${slug:-h200}/sweep.csv
 [ -e "$tables" ] && python3 plots/tables.py "$tables"
+# k3_wgmma's entry point on the validation grid: the model's picks against the measured configurations.
+python3 plots/k3_grid.py --ggemm "$bin"
 # The stage READMEs' exercises and labs/README.md's table: answers measured on the H200.
 [ -d results/h200 ] && python3 plots/exercises.py
 rc=0
