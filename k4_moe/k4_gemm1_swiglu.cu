@@ -17,15 +17,27 @@
 //    64-column panels alternate gate, up, gate, up, so each gate column has its up column one
 //    panel (32 accumulator registers of the same thread) to its right: h = silu(gate) * up is
 //    computed in registers and only the 128 H columns of the block are stored.
+// 4. Any F % 64 == 0. The packed row has F / 64 gate/up pairs (the interleave runs over the
+//    whole row, not per block); when F / 64 is odd the last 256-column block holds one pair
+//    (k4_block_pairs) and ends at 2F half-way through. Its two B boxes past 2F are moved back
+//    onto the last panel (k4_w1_box_col), so that every box overlaps the tensor and delivers
+//    its full bytes (as in k3_tcgen05: no box wholly out of bounds is issued), and no wgmma
+//    reads them: the consumers run an m64n128 on the block's first two panels, so every H
+//    column stored comes from its pair's own panels. The stores stop at column F (the
+//    epilogue masks columns >= F). Counting the panels instead (k3's produce_tile) cost the
+//    producer, at its 40 registers, 8 bytes of spill (ptxas -v).
 //
 // Block tile   128 (or 64) rows x 256 packed columns (128 H columns) x 64 k.
 //              128-row tile: consumer c computes rows 64c .. 64c + 63 (wgmma.m64n256k16).
 //              64-row tile (an expert's remainder of 1..64 rows, when the schedule is adaptive):
 //              split by columns like k3's, at a gate/up pair: consumer c computes all 64 rows of
 //              pair c (wgmma.m64n128k16), 64 H columns each.
+//              A block of one pair (the last, F / 64 odd): a 128-row tile splits by rows as
+//              usual, each consumer on that pair (m64n128k16); in a 64-row tile consumer 0
+//              computes it and consumer 1 only releases the stages.
 // Threads      384 = producer warpgroup (setmaxnreg.dec 40) + 2 consumer warpgroups (232).
 // Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack.
-// Preconditions  d % 64 == 0; F % 128 == 0; experts <= 256; X, W1, H 16-byte aligned.
+// Preconditions  d % 64 == 0; F % 64 == 0; experts <= 256; X, W1, H 16-byte aligned.
 // Run it       build/bin/ggemm moe --model qwen3 --tokens 4096 --fused
 #include "k3_wgmma/k3_wgmma.cuh"
 #include "k4_moe.h"
@@ -41,11 +53,14 @@ static_assert(K4_GLU_PANEL == PANEL_N, "gate/up interleave = one 64-column B pan
 constexpr int CHUNKS = ROW_BYTES / 16;                    // 16-byte chunks of a 128-byte A row
 constexpr int ROWS_PER_PASS = WG_THREADS / CHUNKS;        // rows one sweep of the producer covers
 using R = Ring<BLOCK_N>;
-constexpr int STAGES = R::STAGES, STAGE_BYTES = R::STAGE_BYTES, PANELS = R::PANELS;
+constexpr int STAGES = R::STAGES, STAGE_BYTES = R::STAGE_BYTES;
 constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators per thread
+constexpr int PAIRS = BLOCK_N / (2 * PANEL_N);            // gate/up pairs of a whole block
+static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this kernel's pairs");
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
 
-using Schedule = gg::TileSchedule<K4_MAX_EXPERTS>;
+using Schedule = gg::TileSchedule<K4_MAX_EXPERTS>;  // two-level index above 256 experts
+static_assert(K4_MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 
 // SwiGLU on an m64nN accumulator of N packed columns: panels alternate gate, up (64 columns
 // each, k4_pack_w1), and a 64-column panel is 32 registers (4 per 8 columns, gg_fragments.h),
@@ -96,10 +111,12 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t 
                 gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
                 uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
                 if (threadIdx.x == 0) {
-                    gg::mbarrier_arrive_expect_tx(&full[pipe.stage], PANELS * PANEL_BYTES);
-                    for (int p = 0; p < PANELS; ++p)
+                    // A box past the packed width 2F (a block of one gate/up pair) loads the
+                    // last panel again: never read (point 4 above).
+                    gg::mbarrier_arrive_expect_tx(&full[pipe.stage], R::PANELS * PANEL_BYTES);
+                    for (int p = 0; p < R::PANELS; ++p)
                         gg::tma_load_3d(a_tile + A_BYTES + p * PANEL_BYTES, &tmap_w1,
-                                        tile.col0 + p * PANEL_N, kb * BLOCK_K, tile.expert,
+                                        k4_w1_box_col(tile.col0, p, f), kb * BLOCK_K, tile.expert,
                                         &full[pipe.stage]);
                 }
 #pragma unroll
@@ -122,19 +139,30 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t 
         float acc[ACC];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
+            const int pairs = k4_block_pairs(tile.col0, f);  // PAIRS, or 1 (last block, F / 64 odd)
+            const bool split_rows = tile.height == BLOCK_M;
             int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
-            if (tile.height == BLOCK_M) {
+            if (split_rows && pairs == PAIRS) {
                 // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
                 ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
                 row += c * WG_ROWS;
                 swiglu<BLOCK_N>(acc);
                 gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
-            } else {
-                // 64-row tile: consumer c takes gate/up panel pair c (128 packed columns = 64 H
-                // columns), so both consumers work, each on its own pair.
-                ring.template mma<BLOCK_N / 2>(acc, 0, c * 2 * PANEL_BYTES, k_blocks, untraced);
+            } else if (split_rows || c < pairs) {
+                // One gate/up pair per consumer (128 packed columns = 64 H columns). 64-row
+                // tile: consumer c takes pair c, so both work, each on its own pair. 128-row
+                // tile of a one-pair block: consumer c takes rows 64c .. 64c + 63 of pair 0.
+                const int pair = split_rows ? 0 : c;
+                if (split_rows) row += c * WG_ROWS;
+                ring.template mma<BLOCK_N / 2>(acc, split_rows ? c * HALF_A_BYTES : 0, pair * 2 * PANEL_BYTES,
+                                               k_blocks, untraced);
                 swiglu<BLOCK_N / 2>(acc);
-                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + c * PANEL_N, lane);
+                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + pair * PANEL_N,
+                                             lane);
+            } else {
+                // 64-row tile of a one-pair block: no pair for consumer 1 (its two panels are
+                // copies of the last one); it releases the stages so that the ring runs on.
+                ring.skip_tile(k_blocks, untraced);
             }
         }
     }
@@ -146,7 +174,7 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, 
                                        const uint16_t *w1_packed, uint16_t *h, int rows, int experts,
                                        int d, int f, int num_sms, cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
-    if (d < BLOCK_K || d % BLOCK_K || f < H_N || f % H_N || experts < 1 || experts > K4_MAX_EXPERTS)
+    if (d < BLOCK_K || d % BLOCK_K || f < K4_GLU_PANEL || f % K4_GLU_PANEL || experts < 1 || experts > K4_MAX_EXPERTS)
         return cudaErrorInvalidValue;
     if (((uintptr_t)x | (uintptr_t)w1_packed | (uintptr_t)h) % 16) return cudaErrorInvalidValue;
     // The GEMM as k3 sees it: routed rows x (W1 packed: a [experts x d x 2F] B operand, in k3's

@@ -32,9 +32,9 @@ int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
         snprintf(why, len, "k4_moe needs d %% 64 == 0 and d >= 64 (GEMM1's K) (d = %d)", s->d);
         return 0;
     }
-    if (s->f < K4_PACK_N || s->f % K4_PACK_N) {
-        snprintf(why, len, "k4_moe needs F %% %d == 0 and F >= %d (the fused GEMM1's gate/up tile) (F = %d)",
-                 K4_PACK_N, K4_PACK_N, s->f);
+    if (s->f < K4_GLU_PANEL || s->f % K4_GLU_PANEL) {
+        snprintf(why, len, "k4_moe needs F %% %d == 0 and F >= %d (the fused GEMM1's gate/up panels) (F = %d)",
+                 K4_GLU_PANEL, K4_GLU_PANEL, s->f);
         return 0;
     }
     if (s->tokens < 0 || (int64_t)s->tokens * s->topk > K4_MAX_ROWS) {

@@ -113,12 +113,30 @@ enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256
 
 /* The column of W1 [.. x 2F] that packed column c holds (k4_pack_w1): panels of K4_GLU_PANEL
  * columns alternate gate, up, so packed panel 2p is gate columns [64p, 64p + 64) and panel
- * 2p + 1 the same up columns, F further on. tests/suite_moe.c checks it on the CPU. */
+ * 2p + 1 the same up columns, F further on. The interleave runs over the whole packed row, so
+ * any F % 64 == 0 packs: F / 64 pairs. tests/suite_moe.c checks it on the CPU. */
 GG_HD int k4_packed_w1_column(int c, int f) {
     const int panel = c / K4_GLU_PANEL;         /* which 64-column panel of the packed row */
     const int up = panel % 2;                   /* odd panels: up columns */
     const int pair = panel / 2;                 /* gate/up pair = 64-column panel of H */
     return up * f + pair * K4_GLU_PANEL + c % K4_GLU_PANEL;
+}
+
+/* Gate/up pairs in the fused GEMM1's column block that starts at packed column col0 (a multiple
+ * of 2 K4_PACK_N, below 2F): K4_PACK_N / 64 = 2, except in the last block when F / 64 is odd,
+ * where the packed row ends half-way through the block: 1. The block's H columns are
+ * [col0 / 2, col0 / 2 + 64 pairs). tests/suite_moe.c checks that the blocks cover H once. */
+GG_HD int k4_block_pairs(int col0, int f) {
+    const int full = K4_PACK_N / K4_GLU_PANEL, left = (2 * f - col0) / (2 * K4_GLU_PANEL);
+    return left < full ? left : full;
+}
+
+/* The first packed column of B box p (64 columns) of the block at col0: col0 + 64 p, moved back
+ * onto the last panel [2F - 64, 2F) when it would start past the packed row (the two boxes past
+ * 2F of a one-pair block), so that every TMA box overlaps the tensor. Those boxes are never read. */
+GG_HD int k4_w1_box_col(int col0, int p, int f) {
+    const int c = col0 + p * K4_GLU_PANEL, last = 2 * f - K4_GLU_PANEL;
+    return c < last ? c : last;
 }
 
 #ifdef __cplusplus
