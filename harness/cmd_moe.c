@@ -59,6 +59,8 @@ static void csv_header(FILE *f) {
           f);
 }
 
+_Static_assert(K4_MAX_EXPERTS == GG_MAX_EXPERTS, "k4_moe takes every expert count the harness parses");
+
 static int active_experts(const GgMoeRun *r) {
     const GgMoeShape *s = &r->layer.s;
     int off[K4_MAX_EXPERTS + 1], n = 0;

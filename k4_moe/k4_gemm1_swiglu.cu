@@ -37,7 +37,7 @@
 //              computes it and consumer 1 only releases the stages.
 // Threads      384 = producer warpgroup (setmaxnreg.dec 40) + 2 consumer warpgroups (232).
 // Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack.
-// Preconditions  d % 64 == 0; F % 64 == 0; experts <= 256; X, W1, H 16-byte aligned.
+// Preconditions  d % 64 == 0; F % 64 == 0; 1 <= experts <= 4096; X, W1, H 16-byte aligned.
 // Run it       build/bin/ggemm moe --model qwen3 --tokens 4096 --fused
 #include "k3_wgmma/k3_wgmma.cuh"
 #include "k4_moe.h"
@@ -59,7 +59,12 @@ constexpr int PAIRS = BLOCK_N / (2 * PANEL_N);            // gate/up pairs of a 
 static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this kernel's pairs");
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
 
-using Schedule = gg::TileSchedule<K4_MAX_EXPERTS>;  // two-level index above 256 experts
+// The schedule's table: one level (a group is an expert; at() reads shared memory only) up to
+// GG_SCHED_MAX_GROUPS = 256 experts, two levels above (at() walks a group's row offsets). The
+// walk's state stays live in the producer, which at its 40 registers then spills (ptxas -v:
+// 24 bytes, per k-block), so the kernel is built twice and a layer of <= 256 experts gets the
+// one-level table: its code is the one-level kernel's whatever K4_MAX_EXPERTS is.
+constexpr int ONE_LEVEL_EXPERTS = GG_SCHED_MAX_GROUPS;
 static_assert(K4_MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 
 // SwiGLU on an m64nN accumulator of N packed columns: panels alternate gate, up (64 columns
@@ -77,13 +82,14 @@ __device__ __forceinline__ void swiglu(float (&acc)[ACC]) {
             acc[PANEL_REGS * q + i] = k4::silu(acc[2 * PANEL_REGS * q + i]) * acc[2 * PANEL_REGS * q + PANEL_REGS + i];
 }
 
+template <int MAX_EXPERTS>
 __global__ void __launch_bounds__(THREADS, 1)
 gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t *__restrict__ x,
                     const int *__restrict__ src_token, const int *__restrict__ row_offsets,
                     uint16_t *__restrict__ h, int rows, int experts, int d, int f, bool adaptive) {
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ Schedule sched;
+    __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
     uint8_t *smem = ring_start(smem_raw);
     init_ring(full, empty, 1 + WG_THREADS, CONSUMER_WARPS);  // full: B's expect_tx + every copier
     // Packed W1 has 2F columns; the schedule walks them in 256-wide blocks.
@@ -192,13 +198,14 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, 
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(&g, &gpu));
     const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);  // k3's rule for 64-row remainder tiles
-    const void *kernel = (const void *)gemm1_swiglu_kernel;
-    CUDA_TRY(gg_launch_smem_opt_in(kernel, R::SMEM_BYTES));
+    const auto kernel = experts <= ONE_LEVEL_EXPERTS ? gemm1_swiglu_kernel<ONE_LEVEL_EXPERTS>
+                                                     : gemm1_swiglu_kernel<K4_MAX_EXPERTS>;
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     const cudaLaunchConfig_t cfg = {};  // one CTA per cluster: no occupancy query needed
     int grid;
-    CUDA_TRY(gg_launch_persistent_ctas(&g, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
-    gemm1_swiglu_kernel<<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_w1, x, src_token, row_offsets, h, rows,
-                                                           experts, d, f, adaptive);
+    CUDA_TRY(gg_launch_persistent_ctas(&g, (const void *)kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
+    kernel<<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_w1, x, src_token, row_offsets, h, rows, experts, d, f,
+                                                 adaptive);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }

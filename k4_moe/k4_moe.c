@@ -19,9 +19,8 @@ const GgMoeModel gg_moe_models[] = {
 const int gg_moe_model_count = (int)(sizeof gg_moe_models / sizeof gg_moe_models[0]);
 
 int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
-    if (s->experts < 1 || s->experts > K4_MAX_EXPERTS || s->experts % 8) {
-        snprintf(why, len, "k4_moe needs 1 <= experts <= %d and experts %% 8 == 0 (the router GEMM's N) (experts = %d)",
-                 K4_MAX_EXPERTS, s->experts);
+    if (s->experts < 1 || s->experts > K4_MAX_EXPERTS) {
+        snprintf(why, len, "k4_moe needs 1 <= experts <= %d (experts = %d)", K4_MAX_EXPERTS, s->experts);
         return 0;
     }
     if (s->topk < 1 || s->topk > s->experts) {

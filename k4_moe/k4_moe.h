@@ -69,8 +69,8 @@ typedef struct GgMoeLayer {
     cudaStream_t stream;
 } GgMoeLayer;
 
-/* 1 if both paths can run this shape; else 0 and one line in why (top-k outside 1..E, E above
- * the supported maximum or not a multiple of 8, d or F off the kernels' alignment). */
+/* 1 if both paths can run this shape; else 0 and one line in why (top-k outside 1..E, E outside
+ * 1..K4_MAX_EXPERTS, d or F off the kernels' alignment: 64). */
 int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len);
 /* Bytes of workspace for shape s (fused = 0 adds Xg and U), and the carving of base. */
 size_t k4_moe_workspace_bytes(const GgMoeShape *s, int fused);
@@ -105,8 +105,10 @@ cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *
                             const uint16_t *w1_packed, uint16_t *h, int rows, int experts, int d,
                             int f, int num_sms, cudaStream_t st);
 /* Assignments (token, slot) per permutation chunk; H columns per fused GEMM1 tile; the width of
- * W1's gate/up interleave in its packed copy; the most experts (the device schedule's table). */
-enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256 };
+ * W1's gate/up interleave in its packed copy; the most experts: the harness's GG_MAX_EXPERTS, all
+ * that the device schedule's two-level index covers (GG_SCHED_MAX_EXPERTS, common/gg_schedule.h),
+ * for the fused GEMM1 and k3_wgmma alike. */
+enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 4096 };
 /* The most routed rows T x topk: row indices are int in the kernels and in k3's launch, and
  * R x max(d, 2F) elements must stay far from 2^31 in the row tiles' arithmetic. */
 #define K4_MAX_ROWS (1 << 24)

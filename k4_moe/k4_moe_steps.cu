@@ -23,7 +23,8 @@
 namespace {
 
 constexpr int WARP = 32;
-constexpr int MAX_PER_LANE = K4_MAX_EXPERTS / WARP;  // logits a lane holds
+constexpr int ROUTE_MAX_EXPERTS = 256;  // the routing and permutation tables below (k4-router lifts it)
+constexpr int MAX_PER_LANE = ROUTE_MAX_EXPERTS / WARP;  // logits a lane holds
 constexpr int PERMUTE_THREADS = 256;                 // assignments ranked per round of a chunk
 constexpr int ROUTE_WARPS = 8;                       // tokens per routing block (a warp each)
 constexpr int ROW_THREADS = 128;                     // gather / combine: one block per row, 16 B a thread
@@ -31,7 +32,7 @@ constexpr int ELEMENTWISE_THREADS = 256;             // swiglu, pack_w1: grid-st
 constexpr int ELEMENTWISE_MAX_BLOCKS = 4096;         // swiglu: enough to fill the GPU, then stride
 constexpr int PACK_BLOCKS = 1024;                    // pack_w1 (once per layer): grid-stride
 static_assert(K4_CHUNK % PERMUTE_THREADS == 0, "a chunk is whole rounds");
-static_assert(K4_MAX_EXPERTS <= PERMUTE_THREADS, "the scan gives each expert one thread");
+static_assert(ROUTE_MAX_EXPERTS <= PERMUTE_THREADS, "the scan gives each expert one thread");
 
 using k4::bf16_to_float;
 using k4::float_to_bf16;
@@ -103,7 +104,7 @@ __global__ void route_topk_kernel(const uint16_t *__restrict__ logits, int token
 // count each expert's assignments per chunk ----
 __global__ void permute_count_kernel(const int *__restrict__ topk_expert, int assignments, int experts,
                                      int *__restrict__ chunk_base) {
-    __shared__ int count[K4_MAX_EXPERTS];
+    __shared__ int count[ROUTE_MAX_EXPERTS];
     for (int e = threadIdx.x; e < experts; e += blockDim.x) count[e] = 0;
     __syncthreads();
     const int first = blockIdx.x * K4_CHUNK;
@@ -145,7 +146,7 @@ __global__ void permute_scatter_kernel(const int *__restrict__ topk_expert, int 
                                        int experts, const int *__restrict__ chunk_base,
                                        const int *__restrict__ row_offsets, int *__restrict__ src_token,
                                        int *__restrict__ row_of) {
-    __shared__ int seen[K4_MAX_EXPERTS];       // this chunk's rows per expert so far
+    __shared__ int seen[ROUTE_MAX_EXPERTS];       // this chunk's rows per expert so far
     __shared__ int round_expert[PERMUTE_THREADS];
     const int i = threadIdx.x;
     for (int e = i; e < experts; e += PERMUTE_THREADS)
@@ -237,6 +238,7 @@ __global__ void set_route_offsets_kernel(int *off, int tokens) {
 extern "C" cudaError_t k4_route_topk(const uint16_t *logits, int tokens, int experts, int topk, int renorm,
                                      int *topk_expert, float *topk_weight, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
+    if (experts > ROUTE_MAX_EXPERTS) return cudaErrorNotSupported;  // never past the tables
     route_topk_kernel<<<(tokens + ROUTE_WARPS - 1) / ROUTE_WARPS, ROUTE_WARPS * WARP, 0, st>>>(logits, tokens, experts, topk, renorm,
                                                                             topk_expert, topk_weight);
     CUDA_LAUNCH_CHECK();
@@ -246,6 +248,7 @@ extern "C" cudaError_t k4_route_topk(const uint16_t *logits, int tokens, int exp
 extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, int *chunk_base,
                                   int *row_offsets, int *src_token, int *row_of, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
+    if (experts > ROUTE_MAX_EXPERTS) return cudaErrorNotSupported;  // never past the tables
     const int assignments = tokens * topk, chunks = (assignments + K4_CHUNK - 1) / K4_CHUNK;
     permute_count_kernel<<<chunks, PERMUTE_THREADS, 0, st>>>(topk_expert, assignments, experts, chunk_base);
     CUDA_LAUNCH_CHECK();

@@ -129,9 +129,12 @@ START_TEST(can_implement_refuses_and_accepts) {
         const GgMoeShape s = {16384, md->d, md->f, md->experts, md->topk, md->renorm};
         ck_assert_msg(k4_moe_can_implement(&s, why, sizeof why), "%s: %s", md->name, why);
     }
-    /* F and d: any multiple of 64, F / 64 odd included (a one-pair last block). */
-    const GgMoeShape good[] = {{8, 64, 64, 8, 2, 1},     {8, 64, 192, 8, 2, 1},     {8, 2880, 2880, 128, 4, 1},
-                               {8, 7168, 2048, 256, 8, 1}, {8, 4096, 1536, 128, 8, 1}, {0, 64, 128, 8, 2, 1}};
+    /* F and d: any multiple of 64, F / 64 odd included (a one-pair last block); any expert count
+     * from 1 to K4_MAX_EXPERTS, multiple of 8 or not. */
+    const GgMoeShape good[] = {{8, 64, 64, 8, 2, 1},       {8, 64, 192, 8, 2, 1},     {8, 2880, 2880, 128, 4, 1},
+                               {8, 7168, 2048, 256, 8, 1}, {8, 4096, 1536, 128, 8, 1}, {0, 64, 128, 8, 2, 1},
+                               {8, 64, 128, 1, 1, 1},      {8, 64, 128, 5, 2, 1},     {8, 64, 128, 1000, 40, 1},
+                               {8, 7168, 2048, 384, 8, 1}, {8, 64, 128, K4_MAX_EXPERTS, 8, 1}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; ++i)
         ck_assert_msg(k4_moe_can_implement(&good[i], why, sizeof why), "good shape %zu refused: %s", i, why);
     /* Each refusal is one line that names what is wrong. */
