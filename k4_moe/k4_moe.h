@@ -35,7 +35,7 @@ typedef struct GgMoeShape {
     int renorm;   /* 1: weights renormalised over the chosen topk (Mixtral); 0: raw softmax */
 } GgMoeShape;
 
-/* Named shapes (k4_moe.c): mixtral, qwen3, olmoe. */
+/* Named shapes (k4_moe.c): mixtral, qwen3, olmoe, gpt-oss, qwen3-235b, deepseek-v3, kimi-k2. */
 typedef struct GgMoeModel {
     const char *name, *what;
     int d, f, experts, topk, renorm;
