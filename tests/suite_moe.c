@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gg_moe.h"
 #include "k4_moe/k4_moe.h"
 
 /* Expert widths F: multiples of 128 (whole 256-column blocks) and of 64 only (F / 64 odd: the last
@@ -163,6 +164,26 @@ START_TEST(can_implement_refuses_and_accepts) {
 }
 END_TEST
 
+/* The GPU test's edge layers (harness/edge_shapes.c) are layers k4_moe runs, and small enough
+ * for the fp64 CPU reference that the test asks for; among them F / 64 odd and E % 8 != 0. */
+START_TEST(edge_layers_run_and_fit_the_cpu_reference) {
+    char why[256];
+    int odd_pairs = 0, ragged_experts = 0, two_level = 0;
+    for (int i = 0; i < gg_moe_edge_layer_count; ++i) {
+        const GgMoeShape *s = &gg_moe_edge_layers[i].s;
+        ck_assert_msg(k4_moe_can_implement(s, why, sizeof why), "'%s': %s", gg_moe_edge_layers[i].what, why);
+        ck_assert_msg((double)s->tokens * s->topk * s->d * s->f * 3 <= (double)GG_MOE_CPU_REF_MACS,
+                      "'%s' is too large for the CPU reference", gg_moe_edge_layers[i].what);
+        odd_pairs += s->f / K4_GLU_PANEL % 2;
+        ragged_experts += s->experts % 8 != 0;
+        two_level += s->experts > 256;
+    }
+    ck_assert_int_gt(odd_pairs, 0);
+    ck_assert_int_gt(ragged_experts, 0);
+    ck_assert_int_gt(two_level, 0);
+}
+END_TEST
+
 START_TEST(floor_grows_with_tokens) {
     double last = 0;
     for (int t = 256; t <= 65536; t *= 2) {
@@ -183,6 +204,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, w1_boxes_overlap_the_packed_row);
     tcase_add_test(t, workspace_buffers_disjoint_aligned_inside);
     tcase_add_test(t, can_implement_refuses_and_accepts);
+    tcase_add_test(t, edge_layers_run_and_fit_the_cpu_reference);
     tcase_add_test(t, floor_grows_with_tokens);
     suite_add_tcase(s, t);
     return s;

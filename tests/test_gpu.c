@@ -282,7 +282,8 @@ START_TEST(moe_graph_replay_new_routing) {
 }
 END_TEST
 
-/* Long: the named models at T = 4096, both paths, two seeds (cuBLAS reference only). */
+/* Long: every model of the table (k4_moe.c: gpt-oss's F / 64 odd, 128 to 384 experts, d up to
+ * 7168) at T = 4096, both paths, two seeds (cuBLAS reference only). */
 START_TEST(moe_long_models) {
     if (!moe_here()) return;
     for (int m = 0; m < gg_moe_model_count; ++m) {
