@@ -72,7 +72,9 @@ static int active_experts(const GgMoeRun *r) {
 /* One path of one case: forward, check, time. Returns 0, GG_EXIT_CHECK (wrong or a CUDA error). */
 static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, GgMoeRun *r, int fused, FILE *csv) {
     const GgMoeShape *s = &c->s;
-    const char *path = fused ? "fused" : "unfused";
+    char path[64]; /* an ablation's gather is named in the path: its rows are not the lesson's */
+    snprintf(path, sizeof path, "%s%s%s", fused ? "fused" : "unfused", fused && o->gather != K4_GATHER_DEFAULT ? "_" : "",
+             fused && o->gather != K4_GATHER_DEFAULT ? k4_gather_names[o->gather] : "");
     GgMoeCheck chk = {.pass = 1};
     GgTiming tm = {0};
     double steps[GG_MOE_STEPS] = {0};
@@ -190,6 +192,7 @@ int gg_cmd_moe(const GgOptions *o) {
             rc = GG_EXIT_CHECK;
             break;
         }
+        r.layer.gather = (K4Gather)o->gather;
         for (int fused = 1; fused >= 0; --fused) {
             if ((fused && o->path == GG_PATH_UNFUSED) || (!fused && o->path == GG_PATH_FUSED)) continue;
             if (csv) fprintf(stderr, "moe %s T=%d %s\n", cases[i].model, cases[i].s.tokens, fused ? "fused" : "unfused");
