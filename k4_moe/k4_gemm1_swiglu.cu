@@ -15,7 +15,8 @@
 //    One producer warp gathers (GATHER below): lane l reads the tokens of rows l, l + 32, l + 64,
 //    l + 96 once per tile and, every k-block, issues their four TMAs. A TMA instruction takes
 //    warp-uniform operands, so ptxas issues the 32 lanes' copies one lane at a time (an ELECT
-//    loop of 7 instructions per row in the SASS; the same loop as for one thread's B panels).
+//    loop per row in the SASS, the loop it puts around each of one thread's B panels too).
+//    Whether one warp issues them fast enough is what the ablations measure (k4_moe/TRIALS.md).
 //    Rows past the tile's valid rows are not loaded: their stale shared memory feeds only rows
 //    that are never stored (row i of C reads only row i of A), and the bytes announced on
 //    full[s] count only the rows loaded (k4_gather_warp_tx, tested in tests/suite_moe.c).
