@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "gg_harness.h"
-#include "k4_moe/k4_moe.h"
 
 #ifndef GG_CASES_FILE
 #define GG_CASES_FILE "harness/cases.csv"
@@ -301,7 +300,6 @@ static void defaults(GgOptions *o) {
     o->seed = 1;
     o->check = 1;
     o->cases = 100;
-    o->gather = K4_GATHER_DEFAULT;
 }
 
 int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len) {
@@ -430,14 +428,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         case OPT_UNFUSED: o->path = GG_PATH_UNFUSED; break;
         case OPT_NO_RENORM: o->no_renorm = 1; break;
         case OPT_LIST: o->list = 1; break;
-        case OPT_GATHER:
-            o->gather = -1;
-            for (int g = 0; g < K4_GATHERS; ++g)
-                if (!strcmp(v, k4_gather_names[g])) o->gather = g;
-            if (o->gather < 0) FAIL("--gather: '%s' is not one of tma_warp, tma_warpgroup, cp_async", v);
-            if (!k4_gather_built((K4Gather)o->gather))
-                FAIL("--gather %s: an ablation, not in this build (configure with -DGG_ABLATIONS=ON)", v);
-            break;
+        case OPT_GATHER: o->gather = v; break;
         case OPT_CASES:
             if (gg_parse_int(v, 1, 1000000, &o->cases)) FAIL("--cases: '%s' is not an integer in [1, 1000000]", v);
             break;
