@@ -44,6 +44,7 @@ int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
     GgMoeLayer *l = &r->layer;
     l->s = *s;
     l->num_sms = num_sms;
+    l->gather = K4_GATHER_DEFAULT;
     l->stream = gg_stream();
     const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
     const size_t bytes[GG_MOE_BUFS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * d * 2 * f, 2 * e * f * d,

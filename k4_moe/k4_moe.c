@@ -8,6 +8,7 @@
 #include "k4_moe.h"
 
 const char *const gg_moe_step_names[GG_MOE_STEPS] = {"route", "permute", "gemm1", "gemm2", "combine"};
+const char *const k4_gather_names[K4_GATHERS] = {"tma_warp", "tma_warpgroup", "cp_async"};
 
 /* Public configurations of three open MoE models: width d, expert FFN width F, experts, top-k,
  * and whether the chosen weights are renormalised (Mixtral and Qwen3 do; OLMoE does not). */
@@ -152,8 +153,8 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
     if (!fused) STEP(k4_gather_rows(l->x, w->src_token, rows, s->d, w->xg, l->stream));
     MARK(GG_MOE_GEMM1);
     if (fused) {
-        STEP(k4_gemm1_swiglu(l->x, w->src_token, w->row_offsets, l->w1_packed, w->h, rows, s->experts, s->d, s->f,
-                             l->num_sms, l->stream));
+        STEP(k4_gemm1_swiglu(l->x, s->tokens, w->src_token, w->row_offsets, l->w1_packed, w->h, rows, s->experts,
+                             s->d, s->f, l->num_sms, l->gather, l->stream));
     } else {
         STEP(grouped_gemm(l, w->xg, l->w1, w->u, rows, s->experts, s->d, 2 * s->f, w->row_offsets));
         STEP(k4_swiglu(w->u, rows, s->f, w->h, l->stream));

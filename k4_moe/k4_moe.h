@@ -59,6 +59,19 @@ typedef struct GgMoeWorkspace {
     uint16_t *y;           /* [R x d] GEMM2 output, one row per (token, slot) */
 } GgMoeWorkspace;
 
+/* How the fused GEMM1's producer gathers the rows of X (k4_gemm1_swiglu.cu). K4_GATHER_DEFAULT
+ * is the lesson's, always built; the others are ablations, built with -DGG_ABLATIONS=ON
+ * (k4_moe/TRIALS.md); `ggemm moe --gather NAME` picks one by its k4_gather_names entry. */
+typedef enum {
+    K4_GATHER_TMA_WARP,      /* one TMA per row (box 64 k x 1 row), all issued by one producer warp */
+    K4_GATHER_TMA_WARPGROUP, /* the same, 32 rows from each of the four producer warps */
+    K4_GATHER_CP_ASYNC,      /* 16-byte cp.async from the 128 producer threads (the first version) */
+    K4_GATHERS
+} K4Gather;
+#define K4_GATHER_DEFAULT K4_GATHER_TMA_WARP
+extern const char *const k4_gather_names[K4_GATHERS]; /* "tma_warp", "tma_warpgroup", "cp_async" */
+int k4_gather_built(K4Gather gather);                  /* 1 if this build has that gather's kernel */
+
 typedef struct GgMoeLayer {
     GgMoeShape s;
     const uint16_t *x, *wr, *w1, *w2;
@@ -66,6 +79,7 @@ typedef struct GgMoeLayer {
     uint16_t *out;         /* [T x d] */
     GgMoeWorkspace ws;
     int num_sms;
+    K4Gather gather;       /* the fused path's gather (K4_GATHER_DEFAULT unless an ablation is timed) */
     cudaStream_t stream;
 } GgMoeLayer;
 
@@ -101,15 +115,31 @@ cudaError_t k4_combine(const uint16_t *y, const int *row_of, const float *topk_w
 cudaError_t k4_pack_w1(const uint16_t *w1, int experts, int d, int f, uint16_t *w1_packed,
                        cudaStream_t st);
 cudaError_t k4_set_route_offsets(int *route_offsets, int tokens, cudaStream_t st);
-cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
+/* X [tokens x d]; rows routed rows; cudaErrorNotSupported for a gather this build lacks. */
+cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int *src_token, const int *row_offsets,
                             const uint16_t *w1_packed, uint16_t *h, int rows, int experts, int d,
-                            int f, int num_sms, cudaStream_t st);
+                            int f, int num_sms, K4Gather gather, cudaStream_t st);
 /* Assignments (token, slot) per permutation chunk; H columns per fused GEMM1 tile; the width of
  * W1's gate/up interleave in its packed copy; the most experts (the device schedule's table). */
 enum { K4_CHUNK = 2048, K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256 };
 /* The most routed rows T x topk: row indices are int in the kernels and in k3's launch, and
  * R x max(d, 2F) elements must stay far from 2^31 in the row tiles' arithmetic. */
 #define K4_MAX_ROWS (1 << 24)
+
+/* The TMA gather's byte count (k4_gemm1_swiglu.cu). A tile has up to K4_GATHER_ROWS rows, each
+ * K4_GATHER_ROW_BYTES of X per k-block (64 bf16); gathering warp w of `warps` loads rows
+ * [w s, (w + 1) s), s = K4_GATHER_ROWS / warps, of the tile's `rows` valid ones, and announces
+ * on the stage's full barrier the bytes of the rows it loads, plus, warp 0, the stage's B bytes.
+ * Rows past `rows` are not loaded and not counted: the phase completes when exactly the bytes
+ * issued have landed. tests/suite_moe.c checks that the warps' counts add up to the stage. */
+enum { K4_GATHER_ROWS = 128, K4_GATHER_ROW_BYTES = 128 };
+GG_HD int k4_gather_warp_rows(int rows, int warp, int warps) {
+    const int share = K4_GATHER_ROWS / warps, left = rows - warp * share;
+    return left < 0 ? 0 : left > share ? share : left;
+}
+GG_HD uint32_t k4_gather_warp_tx(int rows, int warp, int warps, uint32_t b_bytes) {
+    return (uint32_t)k4_gather_warp_rows(rows, warp, warps) * K4_GATHER_ROW_BYTES + (warp == 0 ? b_bytes : 0u);
+}
 
 /* The column of W1 [.. x 2F] that packed column c holds (k4_pack_w1): panels of K4_GLU_PANEL
  * columns alternate gate, up, so packed panel 2p is gate columns [64p, 64p + 64) and panel

@@ -1,5 +1,5 @@
 /* k4_moe's host side on the CPU: W1's packing map, the workspace carving, what can_implement
- * refuses, the roofline floor. (The permutation and the layer itself: tests/test_gpu.c, case moe.) */
+ * refuses, the roofline floor, the TMA gather's byte counts. (The permutation and the layer itself: tests/test_gpu.c, case moe.) */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -108,6 +108,41 @@ START_TEST(floor_grows_with_tokens) {
 }
 END_TEST
 
+/* The fused GEMM1's TMA gather (k4_gather_warp_rows / _tx): for every count of valid rows a tile
+ * can hold (0..128; a 64-row tile holds at most 64) and both layouts (one gathering warp, four),
+ * the warps take the rows in order without gaps or overlap, each within its share, and the bytes
+ * they announce on the stage's full barrier add up to exactly what their copies deliver: 128 bytes
+ * per row loaded, and the B panels once. One byte more and the stage would never complete; one
+ * fewer and the consumers would read a row before it lands. */
+START_TEST(gather_bytes_add_up_to_the_stage) {
+    const uint32_t b_bytes = 4 * 64 * 64 * 2; /* W1's four 64 x 64 bf16 panels of a stage */
+    static const int layouts[] = {1, 4};
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
+        const int warps = layouts[i], share = K4_GATHER_ROWS / warps;
+        for (int rows = 0; rows <= K4_GATHER_ROWS; ++rows) {
+            uint32_t tx = 0;
+            int next = 0; /* the first row no warp has taken yet */
+            for (int w = 0; w < warps; ++w) {
+                const int n = k4_gather_warp_rows(rows, w, warps);
+                ck_assert_int_ge(n, 0);
+                ck_assert_int_le(n, share);
+                if (n > 0) ck_assert_int_eq(w * share, next); /* warp w's rows start at w x share */
+                next += n;
+                tx += k4_gather_warp_tx(rows, w, warps, b_bytes);
+            }
+            ck_assert_int_eq(next, rows);
+            ck_assert_uint_eq(tx, (uint32_t)rows * K4_GATHER_ROW_BYTES + b_bytes);
+        }
+    }
+    /* by hand: 70 rows over four warps are 32, 32, 6, 0 */
+    ck_assert_int_eq(k4_gather_warp_rows(70, 2, 4), 6);
+    ck_assert_int_eq(k4_gather_warp_rows(70, 3, 4), 0);
+    ck_assert_uint_eq(k4_gather_warp_tx(70, 0, 4, b_bytes), 32 * 128 + b_bytes);
+    ck_assert_uint_eq(k4_gather_warp_tx(70, 2, 4, b_bytes), 6 * 128);
+    ck_assert_uint_eq(k4_gather_warp_tx(70, 0, 1, b_bytes), 70 * 128 + b_bytes);
+}
+END_TEST
+
 Suite *moe_suite(void) {
     Suite *s = suite_create("moe");
     TCase *t = tcase_create("host");
@@ -116,6 +151,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, workspace_buffers_disjoint_aligned_inside);
     tcase_add_test(t, can_implement_refuses_and_accepts);
     tcase_add_test(t, floor_grows_with_tokens);
+    tcase_add_test(t, gather_bytes_add_up_to_the_stage);
     suite_add_tcase(s, t);
     return s;
 }

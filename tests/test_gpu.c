@@ -241,26 +241,33 @@ static int moe_here(void) {
     return 0;
 }
 
-/* Forward, check (fp64 CPU reference included), one layer shape, one path. */
-static void moe_check_layer(const GgMoeShape *s, int fused, unsigned long long seed, int cpu_ref, const char *what) {
+/* Forward, check (fp64 CPU reference included), one layer shape, one path (fused: with `gather`). */
+static void moe_check_layer(const GgMoeShape *s, int fused, K4Gather gather, unsigned long long seed, int cpu_ref,
+                            const char *what) {
     GgMoeRun r;
     GgMoeCheck chk;
+    const char *path = fused ? k4_gather_names[gather] : "unfused";
     ck_assert_msg(gg_moe_open(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
+    r.layer.gather = gather;
     ck_assert_int_eq(gg_moe_poison(&r), 0);
     ck_assert_int_eq(k4_moe_forward(&r.layer, fused, NULL), cudaSuccess);
     const int rc = gg_moe_check(&r, cpu_ref, &chk);
     gg_moe_close(&r);
-    ck_assert_msg(rc == 0, "k4_moe %s on '%s': %s", fused ? "fused" : "unfused", what, gg_error());
-    ck_assert_msg(chk.pass, "k4_moe %s on '%s' (seed %llu): %s", fused ? "fused" : "unfused", what, seed, chk.why);
+    ck_assert_msg(rc == 0, "k4_moe %s on '%s': %s", path, what, gg_error());
+    ck_assert_msg(chk.pass, "k4_moe %s on '%s' (seed %llu): %s", path, what, seed, chk.why);
     if (cpu_ref && s->tokens > 0) ck_assert_msg(chk.cpu_ref, "k4_moe on '%s': fp64 CPU reference not used", what);
 }
 
-/* Every edge layer, both paths. */
+/* Every edge layer, both paths; the fused one with every gather this build has (the ablations
+ * with GG_ABLATIONS, k4_moe/TRIALS.md). */
 START_TEST(moe_edge_layers) {
     if (!moe_here()) return;
-    for (int i = 0; i < gg_moe_edge_layer_count; ++i)
-        for (int fused = 0; fused < 2; ++fused)
-            moe_check_layer(&gg_moe_edge_layers[i].s, fused, 300 + i, 1, gg_moe_edge_layers[i].what);
+    for (int i = 0; i < gg_moe_edge_layer_count; ++i) {
+        const GgMoeEdgeLayer *e = &gg_moe_edge_layers[i];
+        moe_check_layer(&e->s, 0, K4_GATHER_DEFAULT, 300 + i, 1, e->what);
+        for (int g = 0; g < K4_GATHERS; ++g)
+            if (k4_gather_built((K4Gather)g)) moe_check_layer(&e->s, 1, (K4Gather)g, 300 + i, 1, e->what);
+    }
 }
 END_TEST
 
@@ -289,7 +296,7 @@ START_TEST(moe_long_models) {
         const GgMoeModel *md = &gg_moe_models[m];
         const GgMoeShape s = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
         for (unsigned long long seed = 1; seed <= 2; ++seed)
-            for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, 9000 + seed, 0, md->name);
+            for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, K4_GATHER_DEFAULT, 9000 + seed, 0, md->name);
     }
 }
 END_TEST
