@@ -196,8 +196,9 @@ int gg_cmd_moe(const GgOptions *o) {
         char date[64];
         gg_utc_now(date, sizeof date);
         gg_csv_metadata(csv, &d, gg_commit(), date);
-        fputs("# check=routing (chosen >= unchosen logits within bf16 rounding; softmax weights), permutation "
-              "(exact), output vs cuBLAS fp32 layer: |out-ref| <= 2^-4 rms(ref) + 2^-7 |ref|; logits within 2^-8 |ref| + 1e-5 of fp32\n",
+        fputs("# check=routing (fp32 logits within gamma_d(2^-22) sum|x w| of fp64, harness/gg_moe_bound.h; the chosen "
+              "experts exactly the top-k of those logits; softmax weights), permutation (exact), output vs cuBLAS fp32 "
+              "layer: |out-ref| <= 2^-4 rms(ref) + 2^-7 |ref|\n",
               csv);
         csv_header(csv);
     }

@@ -289,6 +289,49 @@ START_TEST(moe_graph_replay_new_routing) {
 }
 END_TEST
 
+/* Route and permute alone, any expert count up to the router's limit (odd, not a multiple of 8,
+ * one, thousands), against the fp64 logits (on the CPU where small) and the CPU permutation;
+ * d alternates a multiple of 64 and one with a k tail (d % 64 != 0), top-k = E once. */
+START_TEST(moe_routing_any_experts) {
+    if (!moe_here()) return;
+    static const int experts[] = {1, 5, 8, 64, 256, 512, 1000, 4096};
+    for (size_t i = 0; i < sizeof experts / sizeof experts[0]; ++i) {
+        const int e = experts[i], topk = e == 5 ? 5 : e < 8 ? e : 8;
+        const GgMoeShape shapes[] = {{333, i % 2 ? 200 : 256, 64, e, topk, (int)(i % 2)}, {1, 64, 64, e, 1, 1}};
+        for (size_t j = 0; j < 2; ++j) {
+            GgMoeCheck chk;
+            const int rc = gg_moe_routing_check(&shapes[j], dev.sms, 500 + i, 1, &chk);
+            ck_assert_msg(rc == 0, "routing, %d experts: %s", e, gg_error());
+            ck_assert_msg(chk.pass, "routing, %d experts, T %d, d %d: %s", e, shapes[j].tokens, shapes[j].d, chk.why);
+        }
+    }
+}
+END_TEST
+
+/* The layer shape whose bf16 router failed its check (issue 27): DeepSeek-V3-like routing (256
+ * experts, top-8, d = 7168, T = 1024) over five seeds, and 512 experts at the same d. */
+START_TEST(moe_routing_wide_seeds) {
+    if (!moe_here()) return;
+    const GgMoeShape shapes[] = {{1024, 7168, 2048, 256, 8, 1}, {1024, 7168, 2048, 512, 8, 1}};
+    for (size_t i = 0; i < 2; ++i)
+        for (unsigned long long seed = 1; seed <= 5; ++seed) {
+            GgMoeCheck chk;
+            const int rc = gg_moe_routing_check(&shapes[i], dev.sms, seed, 0, &chk);
+            ck_assert_msg(rc == 0, "routing, %d experts: %s", shapes[i].experts, gg_error());
+            ck_assert_msg(chk.pass, "routing, %d experts, seed %llu: %s", shapes[i].experts, seed, chk.why);
+        }
+}
+END_TEST
+
+/* Long: the DeepSeek-V3-like layer, whole, both paths, three seeds. */
+START_TEST(moe_long_deepseek) {
+    if (!moe_here()) return;
+    const GgMoeShape s = {1024, 7168, 2048, 256, 8, 1};
+    for (unsigned long long seed = 1; seed <= 3; ++seed)
+        for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, 9100 + seed, 0, "deepseek-v3-like");
+}
+END_TEST
+
 /* Long: the named models at T = 4096, both paths, two seeds (cuBLAS reference only). */
 START_TEST(moe_long_models) {
     if (!moe_here()) return;
@@ -327,9 +370,12 @@ int main(int argc, char **argv) {
     tcase_set_timeout(moe, 1800);
     if (long_run) {
         tcase_add_test(moe, moe_long_models);
+        tcase_add_test(moe, moe_long_deepseek);
     } else {
         tcase_add_test(moe, moe_edge_layers);
         tcase_add_test(moe, moe_graph_replay_new_routing);
+        tcase_add_test(moe, moe_routing_any_experts);
+        tcase_add_test(moe, moe_routing_wide_seeds);
     }
     suite_add_tcase(s, moe);
     SRunner *r = srunner_create(s);
