@@ -4,8 +4,9 @@
 The cases come from `ggemm moe --model all --tokens ... --list` (model, tokens, d, F, experts,
 top-k, renorm, seed, the roofline floor and the GEMM FLOPs, computed by the C harness), so this
 script re-implements neither the case list nor the floor. Same layer as k4_moe: route (X·Wr in
-bf16, softmax in fp32, top-k with ties to the lower expert, optional renormalisation), permute
-(routed rows grouped by expert, token order within an expert), GEMM1 (X·W1[e], W1 [E, d, 2F] with
+fp32 from the bf16 X and Wr, as DeepSeek-V3, Qwen3 and Mixtral compute their gate; softmax in
+fp32, top-k with ties to the lower expert, optional renormalisation), permute (routed rows
+grouped by expert, token order within an expert), GEMM1 (X·W1[e], W1 [E, d, 2F] with
 gate columns [0, F) and up columns [F, 2F), then H = silu(gate) * up in bf16), GEMM2 (H·W2[e]),
 combine (out[t] = sum over its k experts of weight · row, in fp32, then bf16). Checked against an
 fp32 reference of the same routing, timed with the same protocol (warm-up, L2 flush before every
@@ -59,9 +60,11 @@ def run_case(torch, case, args, flush):
     w2 = uniform(E, F, d, fan_in=F)
 
     def route():
-        probs = torch.softmax((x @ wr).float(), dim=1)
-        # Ties (frequent: the logits are bf16) go to the lower expert. topk leaves their order
-        # undocumented; a stable sort keeps it, and measured no slower than topk on these shapes.
+        # The gate in fp32 (k4_router's too): bf16 inputs, fp32 products and sums (TF32 is off,
+        # main()). A user would write the same: cast and matmul.
+        probs = torch.softmax(x.float() @ wr.float(), dim=1)
+        # Ties go to the lower expert, as in k4_route. topk leaves their order undocumented; a
+        # stable sort keeps it, and measured no slower than topk on these shapes (bf16 logits).
         idx = torch.sort(probs, dim=1, descending=True, stable=True).indices[:, :k]
         w = probs.gather(1, idx)
         return idx, (w / w.sum(dim=1, keepdim=True) if case["renorm"] else w)
