@@ -89,10 +89,11 @@ static const struct {
     {"moe", GG_CMD_MOE, BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_MODEL) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F) |
                             BIT(OPT_FUSED) | BIT(OPT_UNFUSED) | BIT(OPT_NO_RENORM) | BIT(OPT_LIST) | BIT(OPT_OUT) |
                             TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_GATHER), 1,
-     "moe      [--model mixtral|qwen3|olmoe|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
+     "moe      [--model NAME|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
      "           [--fused | --unfused] [--no-renorm] [--out FILE] [--list] [--reps N] [--warmup N] [--seed S]\n"
      "           [--gather tma_warp|tma_warpgroup|cp_async]\n"
      "           the whole MoE layer (k4_moe), checked, timed, per step; default: every model, T 256,4096,16384;\n"
+     "           NAME: a model of k4_moe/k4_moe.c's table (an unknown NAME lists them);\n"
      "           --out: moe.csv; --list: the cases and their roofline floors, not run; --gather: the fused\n"
      "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,

@@ -7,7 +7,7 @@
 #include "gg_commands.h"
 #include "gg_moe.h"
 
-enum { MAX_CASES = GG_MAX_LIST * 4 };
+enum { MAX_CASES = GG_MAX_LIST * 8 }; /* every model of the table (7) at the most tokens a list holds */
 static const int default_tokens[] = {256, 4096, 16384}; /* decode-sized, a prefill batch, a large one */
 
 typedef struct {
@@ -28,6 +28,10 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
         const GgMoeModel *md = &gg_moe_models[m];
         if (want && strcmp(want, "all") && strcmp(want, md->name)) continue;
         for (int i = 0; i < nt; ++i) {
+            if (*count == MAX_CASES) {
+                fprintf(stderr, "ggemm: moe: more than %d cases (models x tokens)\n", MAX_CASES);
+                return GG_EXIT_USAGE;
+            }
             Case *k = &c[(*count)++];
             k->model = want ? md->name : "custom";
             k->s.tokens = o->given_tokens ? o->tokens.v[i] : default_tokens[i];
@@ -39,7 +43,10 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
         }
     }
     if (*count == 0) {
-        fprintf(stderr, "ggemm: moe: --model '%s' is not one of mixtral, qwen3, olmoe, all\n", want);
+        char names[512] = "";
+        for (int m = 0; m < gg_moe_model_count; ++m)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ", gg_moe_models[m].name);
+        fprintf(stderr, "ggemm: moe: --model '%s' is not one of %sall\n", want, names);
         return GG_EXIT_USAGE;
     }
     for (int i = 0; i < *count; ++i) {
@@ -78,6 +85,8 @@ static void csv_header(FILE *f) {
           "max_abs_err,rel_err,seed\n",
           f);
 }
+
+_Static_assert(K4_MAX_EXPERTS == GG_MAX_EXPERTS, "k4_moe takes every expert count the harness parses");
 
 static int active_experts(const GgMoeRun *r) {
     const GgMoeShape *s = &r->layer.s;

@@ -51,7 +51,13 @@ const GgMoeEdgeLayer gg_moe_edge_layers[] = {
     {"top-1; d = 320 leaves GEMM2 a padded column block", {1000, 320, 384, 16, 1, 1}},
     {"top-k above 32: the router writes its slots in two rounds", {100, 64, 128, 256, 40, 1}},
     {"fewer routed rows than experts x 2: empty and 1-row experts, no renormalisation", {40, 64, 128, 64, 3, 0}},
-    {"the most experts (256), rows not a multiple of 64", {257, 64, 128, 256, 4, 1}},
+    {"256 experts, rows not a multiple of 64", {257, 64, 128, 256, 4, 1}},
     {"many rows per expert: 128-row tiles and remainders", {1500, 128, 256, 8, 2, 1}},
+    {"F = 192: the fused GEMM1's last column block holds one gate/up pair", {1500, 128, 192, 8, 2, 1}},
+    {"F = 64: one gate/up pair, the only block", {700, 64, 64, 8, 2, 1}},
+    {"gpt-oss-shaped d = F = 2880 (F / 64 odd), few rows: 64-row tiles", {5, 2880, 2880, 16, 4, 1}},
+    {"5 experts: E not a multiple of 8", {300, 64, 128, 5, 2, 1}},
+    {"1000 experts, top-40: the schedule's two-level index, most experts empty", {100, 64, 192, 1000, 40, 1}},
+    {"the most experts (4096), few rows each", {600, 64, 128, 4096, 8, 0}},
 };
 const int gg_moe_edge_layer_count = (int)(sizeof gg_moe_edge_layers / sizeof gg_moe_edge_layers[0]);

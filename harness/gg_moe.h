@@ -5,6 +5,10 @@
 #include "gg_harness.h"
 #include "k4_moe/k4_moe.h"
 
+/* The fp64 CPU reference (moe.c) runs where routed rows x d x F x 3 (GEMM1's two halves and
+ * GEMM2) stays within this many multiply-adds: about a second. */
+#define GG_MOE_CPU_REF_MACS (1 << 29)
+
 /* The layer's edge shapes (edge_shapes.c), for the GPU tests: small enough for the CPU reference. */
 typedef struct GgMoeEdgeLayer {
     const char *what;

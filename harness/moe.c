@@ -405,8 +405,8 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
             rc = GG_EXIT_CHECK;
         D2H(ref, dv + o_out, 4 * T * d);
         if (!rc) compare(out, ref, NULL, T * d, chk);
-        /* fp64 CPU reference: up to ~2^29 multiply-adds (about a second) */
-        if (!rc && cpu_ref && (double)R * d * f * 3 <= (double)(1 << 29)) {
+        /* fp64 CPU reference: up to GG_MOE_CPU_REF_MACS multiply-adds */
+        if (!rc && cpu_ref && (double)R * d * f * 3 <= (double)GG_MOE_CPU_REF_MACS) {
             ref64 = malloc(sizeof(double) * T * d);
             if (!ref64) {
                 gg_error_set("out of host memory for the CPU reference");

@@ -26,6 +26,14 @@
 //    64-column panels alternate gate, up, gate, up, so each gate column has its up column one
 //    panel (32 accumulator registers of the same thread) to its right: h = silu(gate) * up is
 //    computed in registers and only the 128 H columns of the block are stored.
+// 4. Any F % 64 == 0. The packed row has F / 64 gate/up pairs (the interleave runs over the
+//    whole row, not per block); when F / 64 is odd the last 256-column block holds one pair
+//    (k4_block_pairs) and ends at 2F half-way through. Its two B boxes past 2F are moved back
+//    onto the last panel (k4_w1_box_col), so that every box overlaps the tensor and delivers
+//    its full bytes (as in k3_tcgen05: no box wholly out of bounds is issued; B_STAGE_BYTES
+//    stays every stage's count), and no wgmma reads them: the consumers run an m64n128 on the
+//    block's first two panels, so every H column stored comes from its pair's own panels. The
+//    stores stop at column F (the epilogue masks columns >= F).
 //
 // GATHER (K4Gather, k4_moe.h) picks who gathers; the lesson's, K4_GATHER_DEFAULT, is the one
 // above, K4_GATHER_TMA_WARP. The others are ablations (-DGG_ABLATIONS=ON, `ggemm moe --gather
@@ -41,11 +49,14 @@
 //              64-row tile (an expert's remainder of 1..64 rows, when the schedule is adaptive):
 //              split by columns like k3's, at a gate/up pair: consumer c computes all 64 rows of
 //              pair c (wgmma.m64n128k16), 64 H columns each.
+//              A block of one pair (the last, F / 64 odd): a 128-row tile splits by rows as
+//              usual, each consumer on that pair (m64n128k16); in a 64-row tile consumer 0
+//              computes it and consumer 1 only releases the stages.
 // Threads      384 = producer warpgroup (setmaxnreg.dec 40; one warp gathers, the others idle)
 //              + 2 consumer warpgroups (232).
 // Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack;
 //              the tokens of a tile live in the gathering warp's registers, not in shared memory.
-// Preconditions  d % 64 == 0; F % 128 == 0; experts <= 256; X, W1, H 16-byte aligned.
+// Preconditions  d % 64 == 0; F % 64 == 0; 1 <= experts <= 4096; X, W1, H 16-byte aligned.
 // Run it       build/bin/ggemm moe --model qwen3 --tokens 4096 --fused
 #include "k3_wgmma/k3_wgmma.cuh"
 #include "k4_moe.h"
@@ -64,9 +75,18 @@ constexpr uint32_t B_STAGE_BYTES = PANELS * PANEL_BYTES;   // W1's panels of one
 static_assert(K4_GATHER_ROWS == BLOCK_M && K4_GATHER_ROW_BYTES == ROW_BYTES,
               "k4_gather_warp_tx counts the rows of k3's A stage");
 constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators per thread
+constexpr int PAIRS = BLOCK_N / (2 * PANEL_N);            // gate/up pairs of a whole block
+static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this kernel's pairs");
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
 
-using Schedule = gg::TileSchedule<K4_MAX_EXPERTS>;
+// The schedule's table: one level (a group is an expert; at() reads shared memory only) up to
+// GG_SCHED_MAX_GROUPS = 256 experts, two levels above (at() walks a group's row offsets). The
+// kernel is built for both and a layer of <= 256 experts gets the one-level table, so that its
+// code is what it was before the two-level index: the walk keeps its state live in the producer,
+// and at the producer's 40 registers the cp.async gather then spills (ptxas -v: 24 bytes, inside
+// its k loop; the TMA gathers do not).
+constexpr int ONE_LEVEL_EXPERTS = GG_SCHED_MAX_GROUPS;
+static_assert(K4_MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 
 // SwiGLU on an m64nN accumulator of N packed columns: panels alternate gate, up (64 columns
 // each, k4_pack_w1), and a 64-column panel is 32 registers (4 per 8 columns, gg_fragments.h),
@@ -85,21 +105,24 @@ __device__ __forceinline__ void swiglu(float (&acc)[ACC]) {
 
 // ---- Producers: each fills the ring with a tile's k-blocks, A gathered, B (W1) by TMA ----
 
-// W1's panels of one stage: 64 k x 256 packed columns of expert `expert`, as k3 loads B.
+// W1's panels of one stage: 64 k x 256 packed columns of expert `expert`, as k3 loads B. A box
+// past the packed width 2F (a block of one gate/up pair) loads the last panel again: never read
+// (the header, 4.).
 __device__ __forceinline__ void load_w1(uint8_t *b_stage, const CUtensorMap *tmap_w1, const gg::SchedTile &tile,
-                                        int kb, uint64_t *bar) {
+                                        int kb, int f, uint64_t *bar) {
     for (int p = 0; p < PANELS; ++p)
-        gg::tma_load_3d(b_stage + p * PANEL_BYTES, tmap_w1, tile.col0 + p * PANEL_N, kb * BLOCK_K, tile.expert, bar);
+        gg::tma_load_3d(b_stage + p * PANEL_BYTES, tmap_w1, k4_w1_box_col(tile.col0, p, f), kb * BLOCK_K,
+                        tile.expert, bar);
 }
 
 // Gathering warp `warp` of WARPS (lane `lane`): rows [warp x SHARE, (warp + 1) x SHARE) of every
 // tile, one TMA of one 128-byte row each, into row r's place of the stage (the header, 1.).
 // Lane 0's arrive.expect_tx is the warp's one arrival on full[s], so the phase cannot complete
 // before the warp's bytes are announced, in whatever order they and the bytes reach the barrier.
-template <int WARPS>
+template <int WARPS, class Schedule>
 __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles, int k_blocks,
                                            const CUtensorMap *tmap_x, const CUtensorMap *tmap_w1,
-                                           const int *__restrict__ src_token, uint8_t *smem, uint64_t *full,
+                                           const int *__restrict__ src_token, int f, uint8_t *smem, uint64_t *full,
                                            uint64_t *empty, int warp, int lane) {
     constexpr int SHARE = BLOCK_M / WARPS, PER_LANE = SHARE / 32;
     static_assert(SHARE % 32 == 0, "whole lanes' worth of rows per warp");
@@ -118,7 +141,7 @@ __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles,
             uint64_t *bar = &full[pipe.stage];
             if (lane == 0) {
                 gg::mbarrier_arrive_expect_tx(bar, tx);
-                if (warp == 0) load_w1(smem + pipe.stage * STAGE_BYTES + A_BYTES, tmap_w1, tile, kb, bar);
+                if (warp == 0) load_w1(smem + pipe.stage * STAGE_BYTES + A_BYTES, tmap_w1, tile, kb, f, bar);
             }
 #pragma unroll
             for (int j = 0; j < PER_LANE; ++j)
@@ -130,9 +153,10 @@ __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles,
 
 // The first version (K4_GATHER_CP_ASYNC): the 128 producer threads copy 16-byte chunks, thread t
 // chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1.
+template <class Schedule>
 __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_tiles, int k_blocks,
                                                 const CUtensorMap *tmap_w1, const uint16_t *__restrict__ x,
-                                                const int *__restrict__ src_token, int d, uint8_t *smem,
+                                                const int *__restrict__ src_token, int d, int f, uint8_t *smem,
                                                 uint64_t *full, uint64_t *empty) {
     constexpr int CHUNKS = ROW_BYTES / 16;              // 16-byte chunks of a 128-byte A row
     constexpr int ROWS_PER_PASS = WG_THREADS / CHUNKS;  // rows one sweep of the producer covers
@@ -153,7 +177,7 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
             uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
             if (threadIdx.x == 0) {
                 gg::mbarrier_arrive_expect_tx(&full[pipe.stage], B_STAGE_BYTES);
-                load_w1(a_tile + A_BYTES, tmap_w1, tile, kb, &full[pipe.stage]);
+                load_w1(a_tile + A_BYTES, tmap_w1, tile, kb, f, &full[pipe.stage]);
             }
 #pragma unroll
             for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
@@ -165,7 +189,7 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
     }
 }
 
-template <K4Gather GATHER>
+template <K4Gather GATHER, int MAX_EXPERTS>
 __global__ void __launch_bounds__(THREADS, 1)
 gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_constant__ CUtensorMap tmap_x,
                     const uint16_t *__restrict__ x, const int *__restrict__ src_token,
@@ -175,7 +199,7 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
     constexpr int GATHER_WARPS = GATHER == K4_GATHER_TMA_WARPGROUP ? WARPS_PER_WG : 1;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ Schedule sched;
+    __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
     uint8_t *smem = ring_start(smem_raw);
     // full: one expect_tx per gathering warp (TMA), or thread 0's for B + every copier (cp.async)
     init_ring(full, empty, CP_ASYNC ? 1 + WG_THREADS : GATHER_WARPS, CONSUMER_WARPS);
@@ -189,10 +213,10 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         if constexpr (CP_ASYNC)
-            gather_cp_async(sched, num_tiles, k_blocks, &tmap_w1, x, src_token, d, smem, full, empty);
+            gather_cp_async(sched, num_tiles, k_blocks, &tmap_w1, x, src_token, d, f, smem, full, empty);
         else if (warp < GATHER_WARPS)
-            gather_tma<GATHER_WARPS>(sched, num_tiles, k_blocks, &tmap_x, &tmap_w1, src_token, smem, full, empty,
-                                     warp, lane);
+            gather_tma<GATHER_WARPS>(sched, num_tiles, k_blocks, &tmap_x, &tmap_w1, src_token, f, smem, full,
+                                     empty, warp, lane);
     } else {
         // ---------------- consumers: k3's MMA loop, SwiGLU epilogue ----------------
         gg::setmaxnreg_inc<CONSUMER_REGS>();
@@ -205,19 +229,30 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
         float acc[ACC];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
+            const int pairs = k4_block_pairs(tile.col0, f);  // PAIRS, or 1 (last block, F / 64 odd)
+            const bool split_rows = tile.height == BLOCK_M;
             int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
-            if (tile.height == BLOCK_M) {
+            if (split_rows && pairs == PAIRS) {
                 // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
                 ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
                 row += c * WG_ROWS;
                 swiglu<BLOCK_N>(acc);
                 gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
-            } else {
-                // 64-row tile: consumer c takes gate/up panel pair c (128 packed columns = 64 H
-                // columns), so both consumers work, each on its own pair.
-                ring.template mma<BLOCK_N / 2>(acc, 0, c * 2 * PANEL_BYTES, k_blocks, untraced);
+            } else if (split_rows || c < pairs) {
+                // One gate/up pair per consumer (128 packed columns = 64 H columns). 64-row
+                // tile: consumer c takes pair c, so both work, each on its own pair. 128-row
+                // tile of a one-pair block: consumer c takes rows 64c .. 64c + 63 of pair 0.
+                const int pair = split_rows ? 0 : c;
+                if (split_rows) row += c * WG_ROWS;
+                ring.template mma<BLOCK_N / 2>(acc, split_rows ? c * HALF_A_BYTES : 0, pair * 2 * PANEL_BYTES,
+                                               k_blocks, untraced);
                 swiglu<BLOCK_N / 2>(acc);
-                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + c * PANEL_N, lane);
+                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + pair * PANEL_N,
+                                             lane);
+            } else {
+                // 64-row tile of a one-pair block: no pair for consumer 1 (its two panels are
+                // copies of the last one); it releases the stages so that the ring runs on.
+                ring.skip_tile(k_blocks, untraced);
             }
         }
     }
@@ -226,31 +261,37 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
 // The kernel of each gather this build has: the lesson's always, every one with GG_ABLATIONS.
 using GemmKernel = void (*)(CUtensorMap, CUtensorMap, const uint16_t *, const int *, const int *, uint16_t *, int,
                             int, int, int, bool);
-GemmKernel kernel_of(K4Gather gather) {
+template <K4Gather GATHER>
+GemmKernel for_experts(int experts) {
+    return experts <= ONE_LEVEL_EXPERTS ? gemm1_swiglu_kernel<GATHER, ONE_LEVEL_EXPERTS>
+                                        : gemm1_swiglu_kernel<GATHER, K4_MAX_EXPERTS>;
+}
+GemmKernel kernel_of(K4Gather gather, int experts) {
 #ifdef GG_ABLATIONS
     switch (gather) {
-    case K4_GATHER_TMA_WARP: return gemm1_swiglu_kernel<K4_GATHER_TMA_WARP>;
-    case K4_GATHER_TMA_WARPGROUP: return gemm1_swiglu_kernel<K4_GATHER_TMA_WARPGROUP>;
-    case K4_GATHER_CP_ASYNC: return gemm1_swiglu_kernel<K4_GATHER_CP_ASYNC>;
+    case K4_GATHER_TMA_WARP: return for_experts<K4_GATHER_TMA_WARP>(experts);
+    case K4_GATHER_TMA_WARPGROUP: return for_experts<K4_GATHER_TMA_WARPGROUP>(experts);
+    case K4_GATHER_CP_ASYNC: return for_experts<K4_GATHER_CP_ASYNC>(experts);
     default: return nullptr;
     }
 #else
-    return gather == K4_GATHER_DEFAULT ? gemm1_swiglu_kernel<K4_GATHER_DEFAULT> : nullptr;
+    return gather == K4_GATHER_DEFAULT ? for_experts<K4_GATHER_DEFAULT>(experts) : nullptr;
 #endif
 }
 
 }  // namespace
 
-extern "C" int k4_gather_built(K4Gather gather) { return kernel_of(gather) != nullptr; }
+extern "C" int k4_gather_built(K4Gather gather) { return kernel_of(gather, 1) != nullptr; }
 
 extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int *src_token, const int *row_offsets,
                                        const uint16_t *w1_packed, uint16_t *h, int rows, int experts, int d, int f,
                                        int num_sms, K4Gather gather, cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
-    if (d < BLOCK_K || d % BLOCK_K || f < H_N || f % H_N || experts < 1 || experts > K4_MAX_EXPERTS || tokens < 1)
+    if (d < BLOCK_K || d % BLOCK_K || f < K4_GLU_PANEL || f % K4_GLU_PANEL || experts < 1 || experts > K4_MAX_EXPERTS ||
+        tokens < 1)
         return cudaErrorInvalidValue;
     if (((uintptr_t)x | (uintptr_t)w1_packed | (uintptr_t)h) % 16) return cudaErrorInvalidValue;
-    const GemmKernel kernel = kernel_of(gather);
+    const GemmKernel kernel = kernel_of(gather, experts);
     if (!kernel) return cudaErrorNotSupported;  // an ablation, in a build without GG_ABLATIONS
     // The GEMM as k3 sees it: routed rows x (W1 packed: a [experts x d x 2F] B operand, in k3's
     // 64 x 64 boxes).

@@ -10,12 +10,20 @@
 const char *const gg_moe_step_names[GG_MOE_STEPS] = {"route", "permute", "gemm1", "gemm2", "combine"};
 const char *const k4_gather_names[K4_GATHERS] = {"tma_warp", "tma_warpgroup", "cp_async"};
 
-/* Public configurations of three open MoE models: width d, expert FFN width F, experts, top-k,
- * and whether the chosen weights are renormalised (Mixtral and Qwen3 do; OLMoE does not). */
+/* Public configurations of open MoE models, the MoE FFN layer's shape only: width d, expert FFN
+ * width F, routed experts, top-k, and whether the chosen weights are renormalised to sum to 1.
+ * Mixtral and Qwen3 renormalise, OLMoE does not; gpt-oss takes the softmax over its top-k logits
+ * (the same weights as renormalising); DeepSeek-V3 and Kimi K2 normalise their top-k gates. The
+ * layer here is the same for all (softmax router, SwiGLU): gpt-oss's clamped SwiGLU, DeepSeek's
+ * sigmoid gates with group-limited routing and shared experts are not modelled. */
 const GgMoeModel gg_moe_models[] = {
     {"mixtral", "Mixtral-8x7B", 4096, 14336, 8, 2, 1},
     {"qwen3", "Qwen3-30B-A3B", 2048, 768, 128, 8, 1},
     {"olmoe", "OLMoE-1B-7B", 2048, 1024, 64, 8, 0},
+    {"gpt-oss", "gpt-oss-120b", 2880, 2880, 128, 4, 1},
+    {"qwen3-235b", "Qwen3-235B-A22B", 4096, 1536, 128, 8, 1},
+    {"deepseek-v3", "DeepSeek-V3", 7168, 2048, 256, 8, 1},
+    {"kimi-k2", "Kimi-K2", 7168, 2048, 384, 8, 1},
 };
 const int gg_moe_model_count = (int)(sizeof gg_moe_models / sizeof gg_moe_models[0]);
 
@@ -49,9 +57,9 @@ int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
         snprintf(why, len, "k4_moe needs d %% 64 == 0 and d >= 64 (GEMM1's K) (d = %d)", s->d);
         return 0;
     }
-    if (s->f < K4_PACK_N || s->f % K4_PACK_N) {
-        snprintf(why, len, "k4_moe needs F %% %d == 0 and F >= %d (the fused GEMM1's gate/up tile) (F = %d)",
-                 K4_PACK_N, K4_PACK_N, s->f);
+    if (s->f < K4_GLU_PANEL || s->f % K4_GLU_PANEL) {
+        snprintf(why, len, "k4_moe needs F %% %d == 0 and F >= %d (the fused GEMM1's gate/up panels) (F = %d)",
+                 K4_GLU_PANEL, K4_GLU_PANEL, s->f);
         return 0;
     }
     return k4_moe_can_route(s, why, len);

@@ -35,7 +35,7 @@ typedef struct GgMoeShape {
     int renorm;   /* 1: weights renormalised over the chosen topk (Mixtral); 0: raw softmax */
 } GgMoeShape;
 
-/* Named shapes (k4_moe.c): mixtral, qwen3, olmoe. */
+/* Named shapes (k4_moe.c): mixtral, qwen3, olmoe, gpt-oss, qwen3-235b, deepseek-v3, kimi-k2. */
 typedef struct GgMoeModel {
     const char *name, *what;
     int d, f, experts, topk, renorm;
@@ -85,8 +85,8 @@ typedef struct GgMoeLayer {
     cudaStream_t stream;
 } GgMoeLayer;
 
-/* 1 if both paths can run this shape; else 0 and one line in why (k4_moe_can_route's, E above
- * the layer's maximum, d or F off the kernels' alignment). */
+/* 1 if both paths can run this shape; else 0 and one line in why (k4_moe_can_route's, E outside
+ * 1..K4_MAX_EXPERTS, d or F not a multiple of 64). */
 int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len);
 /* 1 if the route and permute steps can run this shape (any 1 <= E <= K4_ROUTE_MAX_EXPERTS,
  * 1 <= top-k <= E, d % 8 == 0: the router's TMA rows); else 0 and one line in why. */
@@ -128,8 +128,9 @@ cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int *src_token,
                             const uint16_t *w1_packed, uint16_t *h, int rows, int experts, int d,
                             int f, int num_sms, K4Gather gather, cudaStream_t st);
 /* H columns per fused GEMM1 tile; the width of W1's gate/up interleave in its packed copy; the
- * most experts (the device schedule's table). */
-enum { K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 256 };
+ * most experts: the harness's GG_MAX_EXPERTS, all that the device schedule's two-level index
+ * covers (GG_SCHED_MAX_EXPERTS, common/gg_schedule.h), for the fused GEMM1 and k3_wgmma alike. */
+enum { K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 4096 };
 /* The most routed rows T x topk: row indices are int in the kernels and in k3's launch, and
  * R x max(d, 2F) elements must stay far from 2^31 in the row tiles' arithmetic. */
 #define K4_MAX_ROWS (1 << 24)
@@ -151,12 +152,30 @@ GG_HD uint32_t k4_gather_warp_tx(int rows, int warp, int warps, uint32_t b_bytes
 
 /* The column of W1 [.. x 2F] that packed column c holds (k4_pack_w1): panels of K4_GLU_PANEL
  * columns alternate gate, up, so packed panel 2p is gate columns [64p, 64p + 64) and panel
- * 2p + 1 the same up columns, F further on. tests/suite_moe.c checks it on the CPU. */
+ * 2p + 1 the same up columns, F further on. The interleave runs over the whole packed row, so
+ * any F % 64 == 0 packs: F / 64 pairs. tests/suite_moe.c checks it on the CPU. */
 GG_HD int k4_packed_w1_column(int c, int f) {
     const int panel = c / K4_GLU_PANEL;         /* which 64-column panel of the packed row */
     const int up = panel % 2;                   /* odd panels: up columns */
     const int pair = panel / 2;                 /* gate/up pair = 64-column panel of H */
     return up * f + pair * K4_GLU_PANEL + c % K4_GLU_PANEL;
+}
+
+/* Gate/up pairs in the fused GEMM1's column block that starts at packed column col0 (a multiple
+ * of 2 K4_PACK_N, below 2F): K4_PACK_N / 64 = 2, except in the last block when F / 64 is odd,
+ * where the packed row ends half-way through the block: 1. The block's H columns are
+ * [col0 / 2, col0 / 2 + 64 pairs). tests/suite_moe.c checks that the blocks cover H once. */
+GG_HD int k4_block_pairs(int col0, int f) {
+    const int full = K4_PACK_N / K4_GLU_PANEL, left = (2 * f - col0) / (2 * K4_GLU_PANEL);
+    return left < full ? left : full;
+}
+
+/* The first packed column of B box p (64 columns) of the block at col0: col0 + 64 p, moved back
+ * onto the last panel [2F - 64, 2F) when it would start past the packed row (the two boxes past
+ * 2F of a one-pair block), so that every TMA box overlaps the tensor. Those boxes are never read. */
+GG_HD int k4_w1_box_col(int col0, int p, int f) {
+    const int c = col0 + p * K4_GLU_PANEL, last = 2 * f - K4_GLU_PANEL;
+    return c < last ? c : last;
 }
 
 /* ---- The router and the routing chunks: shape arithmetic shared by the launchers, the

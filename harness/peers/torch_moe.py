@@ -51,7 +51,8 @@ def run_case(torch, case, args, flush):
         # U[-1, 1] times a power of two (bf16 stays exact) that keeps X·W near unit size, as the
         # C side: 2^(2 - round(log2 sqrt(fan_in))), rounding half up.
         scale = 2.0 ** (2 - math.floor(0.5 * math.log2(fan_in) + 0.5)) if fan_in else 1.0
-        return ((torch.rand(*shape, generator=g, device=dev) * 2 - 1) * scale).to(torch.bfloat16)
+        # In place: one fp32 copy at a time (Kimi-K2's W1 is 42 GiB in fp32; out of place, two).
+        return torch.rand(*shape, generator=g, device=dev).mul_(2).sub_(1).mul_(scale).to(torch.bfloat16)
 
     x = uniform(T, d)
     wr = uniform(d, E, fan_in=d)
