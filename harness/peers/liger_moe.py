@@ -3,7 +3,8 @@
 
 Liger's op takes the router's output, top-k expert ids [T, k] int32 and weights [T, k], and runs
 the rest of the layer in its own kernels: routing metadata (a histogram, a prefix sum and a
-scatter: the permutation, with one wait for the host to size its tile list), GEMM1 with the row
+scatter: the permutation, with one wait for the host to size its tile list; from there on the GPU
+runs as fast as Python launches, and the steps' times include that), GEMM1 with the row
 gather and SwiGLU fused in (H = silu(gate) * up from the fp32 accumulators, stored in bf16; it also
 stores the pre-activation U for its backward), GEMM2, and a weighted gather-sum over each token's k
 rows in fp32. It has no router: it is given the one torch_moe.py uses (peer_common.moe_route, same
@@ -17,6 +18,9 @@ SwiGLU, as Liger computes it), timed with the same protocol; the steps are timed
 forward, with events recorded where it passes from one step to the next (liger_steps). Triton's
 autotuner picks the kernels' tile configurations at their first call for a (d, F); that choice is
 cleared before each case, so that every (model, T) runs with configurations tuned for its own size.
+The first call for a (d, F) also compiles every configuration it tries, minutes in all; Liger's
+switch LIGER_FUSED_MOE_AUTOTUNE=0 (set in the environment) pins one configuration per kernel, for
+a quick check that is not a fair timing.
 
 usage: liger_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no liger_kernel.
