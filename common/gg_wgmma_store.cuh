@@ -6,6 +6,8 @@
 // both ways, gg_swizzle.h) from which each lane reads and stores whole 16-byte chunks.
 // Why not a TMA store: it clips only at the tensor's edge, so rows past an expert's end
 // (the next expert's output) would be overwritten. Used by k3_wgmma.
+// wgmma_store_f32_warp_rows keeps the fp32 values (k4's router logits): no staging, each
+// register straight to its (row, column) of the fragment map.
 #pragma once
 #include <stdint.h>
 #include "gg_fragments.h"
@@ -61,6 +63,25 @@ __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], u
             if (row < valid_rows && col + chunk * 8 < n)
                 *reinterpret_cast<uint4 *>(C + (size_t)(c_row + row) * n + col + chunk * 8) = v;
         }
+    }
+}
+
+// The first COLS columns of acc (COLS / 2 registers) as fp32 to C [.. x ldc] rows c_row ..
+// c_row + 15, columns col0 on; only rows < valid_rows (<= 0: none) and columns < n (any n: no
+// alignment needed, each value is its own 4-byte store). A lane's registers 4j .. 4j + 3 are
+// two adjacent columns in two rows 8 apart (gg_wgmma_d_row / gg_wgmma_d_col, the warp's rows
+// from 0), so the four lanes of a row write 32 contiguous bytes per register pair: whole
+// sectors after the L2 merges a pair. The whole warp calls it, or any subset.
+template <int COLS, int ACC>
+__device__ __forceinline__ void wgmma_store_f32_warp_rows(const float (&acc)[ACC], float *__restrict__ C,
+                                                          size_t ldc, int n, int c_row, int valid_rows,
+                                                          int col0, int lane) {
+    static_assert(COLS % 8 == 0 && COLS / 2 <= ACC, "COLS / 2 accumulator registers, 8 columns at a time");
+    if (valid_rows <= 0) return;
+#pragma unroll
+    for (int i = 0; i < COLS / 2; ++i) {
+        const int row = gg_wgmma_d_row(lane, i), col = col0 + gg_wgmma_d_col(lane, i);
+        if (row < valid_rows && col < n) C[(size_t)(c_row + row) * ldc + col] = acc[i];
     }
 }
 

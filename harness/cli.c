@@ -24,7 +24,8 @@ const char *gg_case_file(void) {
 enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
-    OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM, OPT_COUNT
+    OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM,
+    OPT_GATHER, OPT_COUNT
 };
 
 static const struct {
@@ -40,7 +41,7 @@ static const struct {
     [OPT_CASES] = {"--cases", 1},     [OPT_MODEL] = {"--model", 1},     [OPT_TOPK] = {"--topk", 1},
     [OPT_D] = {"--d", 1},             [OPT_F] = {"--f", 1},             [OPT_FUSED] = {"--fused", 0},
     [OPT_UNFUSED] = {"--unfused", 0}, [OPT_NO_RENORM] = {"--no-renorm", 0}, [OPT_LIST] = {"--list", 0},
-    [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},
+    [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},       [OPT_GATHER] = {"--gather", 1},
 };
 
 #define BIT(o) (1u << (o))
@@ -87,11 +88,13 @@ static const struct {
      "           the edge shapes and the worklog's cases, checked, timed, against its stage"},
     {"moe", GG_CMD_MOE, BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_MODEL) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F) |
                             BIT(OPT_FUSED) | BIT(OPT_UNFUSED) | BIT(OPT_NO_RENORM) | BIT(OPT_LIST) | BIT(OPT_OUT) |
-                            TIMING | BIT(OPT_NO_CHECK), 1,
+                            TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_GATHER), 1,
      "moe      [--model mixtral|qwen3|olmoe|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
      "           [--fused | --unfused] [--no-renorm] [--out FILE] [--list] [--reps N] [--warmup N] [--seed S]\n"
+     "           [--gather tma_warp|tma_warpgroup|cp_async]\n"
      "           the whole MoE layer (k4_moe), checked, timed, per step; default: every model, T 256,4096,16384;\n"
-     "           --out: moe.csv; --list: the cases and their roofline floors, not run"},
+     "           --out: moe.csv; --list: the cases and their roofline floors, not run; --gather: the fused\n"
+     "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,
@@ -425,6 +428,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         case OPT_UNFUSED: o->path = GG_PATH_UNFUSED; break;
         case OPT_NO_RENORM: o->no_renorm = 1; break;
         case OPT_LIST: o->list = 1; break;
+        case OPT_GATHER: o->gather = v; break;
         case OPT_CASES:
             if (gg_parse_int(v, 1, 1000000, &o->cases)) FAIL("--cases: '%s' is not an integer in [1, 1000000]", v);
             break;
@@ -440,6 +444,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     }
     if ((seen & BIT(OPT_FUSED)) && (seen & BIT(OPT_UNFUSED)))
         FAIL("--fused and --unfused exclude each other (give neither for both paths)");
+    if ((seen & BIT(OPT_GATHER)) && (seen & BIT(OPT_UNFUSED))) FAIL("--gather picks the fused path's gather: not with --unfused");
     o->given_layer = (seen & (BIT(OPT_EXPERTS) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F))) != 0;
     if (o->command == GG_CMD_MOE && o->model && o->given_layer)
         FAIL("--model fixes experts, topk, d and F; give --experts --topk --d --f without it");

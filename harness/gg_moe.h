@@ -20,8 +20,11 @@ cudaError_t gg_moe_ref_gather(const uint16_t *x, const int *src_token, int rows,
 cudaError_t gg_moe_ref_swiglu(const float *u, int rows, int f, uint16_t *h, cudaStream_t st);
 cudaError_t gg_moe_ref_combine(const float *y, const int *row_of, const float *w, int tokens, int topk, int d,
                                float *out, cudaStream_t st);
+/* The router's logits X Wr in fp64 [T x E] and sum |x w| of each (gg_moe_bound.h). */
+cudaError_t gg_moe_ref_logits(const uint16_t *x, const uint16_t *wr, int tokens, int experts, int d, double *exact,
+                              double *abs_dot, cudaStream_t st);
 
-enum { GG_MOE_BUFS = 7 }; /* X, Wr, W1, W1 packed, W2, out, workspace */
+enum { GG_MOE_BUFS = 8 }; /* X, Wr, W1, W1 packed, W2, out, workspace, Wr padded */
 
 typedef struct GgMoeRun {
     GgMoeLayer layer;       /* device pointers, shape, stream (gg_stream) */
@@ -49,6 +52,10 @@ int gg_moe_poison(GgMoeRun *r);
 /* After one forward: routing, permutation and output (moe.c's header says how); cpu_ref adds
  * the fp64 CPU reference for small shapes. Returns 0 (chk says pass or not) or GG_EXIT_CHECK. */
 int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk);
+/* The route and permute steps alone, any E up to K4_ROUTE_MAX_EXPERTS (k4_moe_can_route): X
+ * and Wr from seed, their buffers poisoned, the two steps, then parts 1 and 2 of the check
+ * (fp64 logits on the CPU where cpu_ref and small). GG_EXIT_USAGE for a shape it cannot route. */
+int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long seed, int cpu_ref, GgMoeCheck *chk);
 /* The layer timed with gg_time's protocol, then the per-step medians (events between steps). */
 int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */

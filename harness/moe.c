@@ -1,12 +1,13 @@
 /* The MoE layer (k4_moe) in the harness: its buffers, inputs, check, timing and graph replay.
  *
  * The check, after one forward, in three parts:
- *  1. Routing. Reference logits X Wr in fp32 (cuBLAS). Each of the layer's bf16 logits is its
- *     reference rounded: within 2^-8 |ref| + 1e-5 (bf16 keeps 8 significant bits; fp32 sums
- *     in another order add next to nothing). For every token the chosen experts are distinct,
- *     and no unchosen expert's reference logit beats a chosen one by more than that rounding
- *     can hide: 2^-8 (|l_a| + |l_b|) + 1e-6 d. The weights equal the softmax (renormalised or
- *     not) of the layer's own bf16 logits, recomputed in double: 1e-5 + 1e-4 |w|.
+ *  1. Routing. Reference logits X Wr in fp64 (exact as far as the check can tell), with
+ *     sum |x w| beside each; the layer's fp32 logits lie within gg_moe_logit_bound of them
+ *     (harness/gg_moe_bound.h derives it). The chosen experts are exactly the top-k of the
+ *     layer's own logits, best first, ties to the lower expert (gg_moe_topk_exact): so a choice
+ *     that differs from the exact logits' is one where those lie within the bounds of each
+ *     other. The weights equal the softmax (renormalised or not) of the layer's own logits,
+ *     recomputed in double: 1e-5 + 1e-4 |w|.
  *  2. Permutation, exactly: row offsets = the scan of the per-expert counts; each expert's
  *     rows hold its tokens in increasing order; row_of points back to the row of each (token, slot).
  *  3. Output. The layer in fp32 on the GPU (cuBLAS per expert) over the checked routing: U =
@@ -28,15 +29,18 @@
 
 #include "gg_harness.h"
 #include "gg_moe.h"
+#include "gg_moe_bound.h"
 
 
 /* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
 static float input_scale(int k) { return ldexpf(4.0f, -(int)lround(log2(sqrt((double)k)))); }
 
-int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
+/* Buffers of shape s: the whole layer's, or (routing_only) X, Wr, its padded copy and the
+ * route and permute steps' workspace (the fused path's carving: no Xg, no U). */
+static int open_run(GgMoeRun *r, const GgMoeShape *s, int num_sms, int routing_only) {
     memset(r, 0, sizeof *r);
     char why[512];
-    if (!k4_moe_can_implement(s, why, sizeof why)) { /* the buffers and the check assume it */
+    if (!(routing_only ? k4_moe_can_route : k4_moe_can_implement)(s, why, sizeof why)) { /* the buffers and the check assume it */
         gg_error_set("%s", why);
         return GG_EXIT_USAGE;
     }
@@ -44,10 +48,13 @@ int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
     GgMoeLayer *l = &r->layer;
     l->s = *s;
     l->num_sms = num_sms;
+    l->gather = K4_GATHER_DEFAULT;
     l->stream = gg_stream();
     const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
-    const size_t bytes[GG_MOE_BUFS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * d * 2 * f, 2 * e * f * d,
-                                       2 * t * d, k4_moe_workspace_bytes(s, 0)};
+    const size_t layer = routing_only ? 0 : 1; /* W1, W1 packed, W2, out: the layer's only */
+    const size_t bytes[GG_MOE_BUFS] = {2 * t * d, 2 * d * e, layer * 2 * e * d * 2 * f, layer * 2 * e * d * 2 * f,
+                                       layer * 2 * e * f * d, layer * 2 * t * d,
+                                       k4_moe_workspace_bytes(s, (int)routing_only), 2 * d * k4_router_n(s->experts)};
     for (int i = 0; i < GG_MOE_BUFS; ++i)
         if (bytes[i] && cudaMalloc(&r->buf[i], bytes[i]) != cudaSuccess) {
             gg_error_set("cudaMalloc of %zu bytes for the MoE layer failed", bytes[i]);
@@ -60,9 +67,12 @@ int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
     l->w1_packed = r->buf[3];
     l->w2 = r->buf[4];
     l->out = r->buf[5];
-    if (r->buf[6]) k4_moe_workspace(r->buf[6], s, 0, &l->ws); /* the unfused path's: a superset */
+    if (r->buf[6]) k4_moe_workspace(r->buf[6], s, (int)routing_only, &l->ws); /* unfused: a superset */
+    l->wr_padded = r->buf[7];
     return GG_EXIT_OK;
 }
+
+int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) { return open_run(r, s, num_sms, 0); }
 
 void gg_moe_close(GgMoeRun *r) {
     cudaStreamSynchronize(gg_stream());
@@ -82,15 +92,18 @@ int gg_moe_fill(GgMoeRun *r, unsigned long long seed) {
     const size_t d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
     if (gg_moe_fill_x(r, seed)) return GG_EXIT_CHECK;
     GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->wr, d * e, 5 * seed + 1, input_scale(s->d), l->stream));
-    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->w1, e * d * 2 * f, 5 * seed + 2, input_scale(s->d), l->stream));
-    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->w2, e * f * d, 5 * seed + 3, input_scale(s->f), l->stream));
+    if (l->w1) /* the layer's weights (not there for the routing alone) */
+        GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->w1, e * d * 2 * f, 5 * seed + 2, input_scale(s->d), l->stream));
+    if (l->w2)
+        GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)l->w2, e * f * d, 5 * seed + 3, input_scale(s->f), l->stream));
     if (s->tokens > 0) GG_CUDA(k4_moe_setup(l));
     return GG_EXIT_OK;
 }
 
 int gg_moe_poison(GgMoeRun *r) {
     const GgMoeLayer *l = &r->layer;
-    if (l->s.tokens > 0) GG_CUDA(cudaMemsetAsync(l->out, 0xff, 2 * (size_t)l->s.tokens * l->s.d, l->stream)); /* NaN */
+    if (l->s.tokens > 0 && l->out)
+        GG_CUDA(cudaMemsetAsync(l->out, 0xff, 2 * (size_t)l->s.tokens * l->s.d, l->stream)); /* NaN */
     return GG_EXIT_OK;
 }
 
@@ -98,8 +111,9 @@ int gg_moe_poison(GgMoeRun *r) {
 
 typedef struct Host {
     int *expert, *row_offsets, *src_token, *row_of;
-    float *weight, *ref_logits;
-    uint16_t *logits;
+    float *weight, *logits;
+    double *exact, *abs_dot; /* the reference logits and sum |x w| of each */
+    unsigned char *mark;     /* E bytes: gg_moe_topk_exact's scratch */
 } Host;
 
 static void host_free(Host *h) {
@@ -108,8 +122,11 @@ static void host_free(Host *h) {
     free(h->src_token);
     free(h->row_of);
     free(h->weight);
-    free(h->ref_logits);
     free(h->logits);
+    free(h->exact);
+    free(h->abs_dot);
+    free(h->mark);
+    memset(h, 0, sizeof *h);
 }
 
 #define FAIL(...)                                                   \
@@ -122,30 +139,23 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
     const int E = s->experts, K = s->topk;
     for (int t = 0; t < s->tokens; ++t) {
         const int *ch = h->expert + (size_t)t * K;
-        const float *ref = h->ref_logits + (size_t)t * E;
+        const float *lg = h->logits + (size_t)t * E;
+        const double *ref = h->exact + (size_t)t * E, *abs_dot = h->abs_dot + (size_t)t * E;
         for (int e = 0; e < E; ++e) {
-            const double got = gg_bf16_to_f32(h->logits[(size_t)t * E + e]);
-            if (!(fabs(got - ref[e]) <= ldexp(fabs(ref[e]), -8) + 1e-5))
-                FAIL("routing: token %d expert %d logit %.6g, the cuBLAS fp32 reference %.6g", t, e, got, ref[e]);
+            const double bound = gg_moe_logit_bound(abs_dot[e], s->d);
+            if (!(fabs(lg[e] - ref[e]) <= bound)) /* NaN fails too */
+                FAIL("routing: token %d expert %d logit %.9g, the exact (fp64) one %.9g, bound %.3g", t, e, lg[e],
+                     ref[e], bound);
         }
-        unsigned char chosen[K4_MAX_EXPERTS] = {0};
-        for (int j = 0; j < K; ++j) {
-            if (ch[j] < 0 || ch[j] >= E || chosen[ch[j]])
-                FAIL("routing: token %d slot %d chose expert %d (twice or out of range)", t, j, ch[j]);
-            chosen[ch[j]] = 1;
-        }
-        for (int j = 0; j < K; ++j)
-            for (int e = 0; e < E; ++e)
-                if (!chosen[e] && ref[e] - ref[ch[j]] > ldexp(fabs(ref[e]) + fabs(ref[ch[j]]), -8) + 1e-6 * s->d)
-                    FAIL("routing: token %d chose expert %d (logit %.5g) over expert %d (logit %.5g)", t, ch[j],
-                         ref[ch[j]], e, ref[e]);
-        /* weights: softmax of the layer's own bf16 logits, in double */
+        char why[160];
+        if (!gg_moe_topk_exact(lg, E, ch, K, h->mark, why, sizeof why)) FAIL("routing: token %d: %s", t, why);
+        /* weights: softmax of the layer's own fp32 logits, in double */
         double top = -INFINITY, sum = 0, chosen_sum = 0;
-        for (int e = 0; e < E; ++e) top = fmax(top, gg_bf16_to_f32(h->logits[(size_t)t * E + e]));
-        for (int e = 0; e < E; ++e) sum += exp(gg_bf16_to_f32(h->logits[(size_t)t * E + e]) - top);
-        for (int j = 0; j < K; ++j) chosen_sum += exp(gg_bf16_to_f32(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
+        for (int e = 0; e < E; ++e) top = fmax(top, lg[e]);
+        for (int e = 0; e < E; ++e) sum += exp(lg[e] - top);
+        for (int j = 0; j < K; ++j) chosen_sum += exp(lg[ch[j]] - top) / sum;
         for (int j = 0; j < K; ++j) {
-            double w = exp(gg_bf16_to_f32(h->logits[(size_t)t * E + ch[j]]) - top) / sum;
+            double w = exp(lg[ch[j]] - top) / sum;
             if (s->renorm) w /= chosen_sum;
             const double got = h->weight[(size_t)t * K + j];
             if (!(fabs(got - w) <= 1e-5 + 1e-4 * fabs(w)))
@@ -255,6 +265,88 @@ static void compare(const uint16_t *out, const float *ref32, const double *ref64
     chk->rel_err = max_ref > 0 ? chk->max_abs_err / max_ref : 0;
 }
 
+/* The router's logits in fp64 on the CPU, with sum |x w| (small shapes; gg_moe_ref_logits is
+ * the same sum on the GPU). */
+static int cpu_logits(const GgMoeLayer *l, double *exact, double *abs_dot) {
+    const GgMoeShape *s = &l->s;
+    const size_t T = s->tokens, d = s->d, E = s->experts;
+    uint16_t *x = malloc(2 * T * d), *wr = malloc(2 * d * E);
+    int rc = x && wr ? GG_EXIT_OK : GG_EXIT_CHECK;
+    if (rc) gg_error_set("out of host memory for the CPU logits");
+    if (!rc && (cudaStreamSynchronize(l->stream) || cudaMemcpy(x, l->x, 2 * T * d, cudaMemcpyDeviceToHost) ||
+                cudaMemcpy(wr, l->wr, 2 * d * E, cudaMemcpyDeviceToHost))) {
+        gg_error_set("copying X and Wr to the host failed");
+        rc = GG_EXIT_CHECK;
+    }
+    for (size_t t = 0; !rc && t < T; ++t)
+        for (size_t e = 0; e < E; ++e) {
+            double sum = 0, abs_sum = 0;
+            for (size_t q = 0; q < d; ++q) {
+                const double p = (double)gg_bf16_to_f32(x[t * d + q]) * gg_bf16_to_f32(wr[q * E + e]);
+                sum += p;
+                abs_sum += fabs(p);
+            }
+            exact[t * E + e] = sum;
+            abs_dot[t * E + e] = abs_sum;
+        }
+    free(x);
+    free(wr);
+    return rc;
+}
+
+/* Parts 1 and 2 of the check: the routing buffers to the host (h), the reference logits (fp64,
+ * on the CPU where cpu_ref and T E d <= 2^28, else on the GPU), check_routing, then
+ * check_permutation. */
+static int check_route_permute(const GgMoeLayer *l, int cpu_ref, Host *h, GgMoeCheck *chk) {
+    const GgMoeShape *s = &l->s;
+    const size_t T = s->tokens, E = s->experts, R = T * s->topk;
+    GG_CUDA(cudaStreamSynchronize(l->stream));
+    h->expert = malloc(4 * R);
+    h->weight = malloc(4 * R);
+    h->row_of = malloc(4 * R);
+    h->src_token = malloc(4 * R);
+    h->row_offsets = malloc(4 * (E + 1));
+    h->logits = malloc(4 * T * E);
+    h->exact = malloc(8 * T * E);
+    h->abs_dot = malloc(8 * T * E);
+    h->mark = malloc(E);
+    if (!(h->expert && h->weight && h->row_of && h->src_token && h->row_offsets && h->logits && h->exact &&
+          h->abs_dot && h->mark)) {
+        gg_error_set("out of host memory for the MoE check");
+        return GG_EXIT_CHECK;
+    }
+    int rc = GG_EXIT_OK;
+    void *dev = NULL;
+    if (cpu_ref && (double)T * E * s->d <= (double)(1 << 28)) {
+        rc = cpu_logits(l, h->exact, h->abs_dot);
+    } else if (cudaMalloc(&dev, 16 * T * E) != cudaSuccess) {
+        gg_error_set("cudaMalloc of %zu bytes for the reference logits failed", 16 * T * E);
+        rc = GG_EXIT_CHECK;
+    } else if (gg_moe_ref_logits(l->x, l->wr, (int)T, (int)E, s->d, dev, (double *)dev + T * E, l->stream) ||
+               cudaStreamSynchronize(l->stream) ||
+               cudaMemcpy(h->exact, dev, 8 * T * E, cudaMemcpyDeviceToHost) ||
+               cudaMemcpy(h->abs_dot, (double *)dev + T * E, 8 * T * E, cudaMemcpyDeviceToHost)) {
+        gg_error_set("the fp64 reference logits failed");
+        rc = GG_EXIT_CHECK;
+    }
+    cudaFree(dev);
+    const struct {
+        void *dst;
+        const void *src;
+        size_t bytes;
+    } copies[] = {{h->logits, l->ws.logits, 4 * T * E}, {h->expert, l->ws.topk_expert, 4 * R},
+                  {h->weight, l->ws.topk_weight, 4 * R}, {h->row_of, l->ws.row_of, 4 * R},
+                  {h->src_token, l->ws.src_token, 4 * R}, {h->row_offsets, l->ws.row_offsets, 4 * (E + 1)}};
+    for (size_t i = 0; !rc && i < sizeof copies / sizeof copies[0]; ++i)
+        if (cudaMemcpy(copies[i].dst, copies[i].src, copies[i].bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+            gg_error_set("copying the routing buffers to the host failed");
+            rc = GG_EXIT_CHECK;
+        }
+    if (!rc) rc = check_routing(s, h, chk);
+    if (!rc && chk->routing_ok) rc = check_permutation(s, h, chk);
+    return rc;
+}
+
 int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
     const GgMoeLayer *l = &r->layer;
     const GgMoeShape *s = &l->s;
@@ -264,32 +356,24 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
         chk->pass = chk->routing_ok = chk->permute_ok = 1;
         return GG_EXIT_OK;
     }
-    GG_CUDA(cudaStreamSynchronize(l->stream));
     Host h = {0};
-    h.expert = malloc(4 * R);
-    h.weight = malloc(4 * R);
-    h.row_of = malloc(4 * R);
-    h.src_token = malloc(4 * R);
-    h.row_offsets = malloc(4 * (E + 1));
-    h.ref_logits = malloc(4 * T * E);
-    h.logits = malloc(2 * T * E);
+    int rc = check_route_permute(l, cpu_ref, &h, chk);
     uint16_t *out = malloc(2 * T * d);
     float *ref = malloc(4 * T * d);
     double *ref64 = NULL;
     void *dev = NULL;
-    int rc = h.expert && h.weight && h.row_of && h.src_token && h.row_offsets && h.ref_logits && h.logits && out && ref
-                 ? GG_EXIT_OK
-                 : GG_EXIT_CHECK;
-    if (rc) gg_error_set("out of host memory for the MoE check");
-    /* device scratch: ref logits [T x E], Xg [R x d] bf16, U [R x 2F] fp32, H [R x F] bf16, Y [R x d] fp32, out fp32 */
-    const size_t o_logits = 0, o_xg = o_logits + 4 * T * E, o_u = o_xg + 2 * R * d, o_h = o_u + 4 * R * 2 * f,
-                 o_y = o_h + 2 * R * f, o_out = o_y + 4 * R * d, total = o_out + 4 * T * d;
-    if (!rc && cudaMalloc(&dev, total) != cudaSuccess) {
+    if (!rc && !(out && ref)) {
+        gg_error_set("out of host memory for the MoE check");
+        rc = GG_EXIT_CHECK;
+    }
+    /* device scratch: Xg [R x d] bf16, U [R x 2F] fp32, H [R x F] bf16, Y [R x d] fp32, out fp32 */
+    const size_t o_xg = 0, o_u = o_xg + 2 * R * d, o_h = o_u + 4 * R * 2 * f, o_y = o_h + 2 * R * f,
+                 o_out = o_y + 4 * R * d, total = o_out + 4 * T * d;
+    if (!rc && chk->permute_ok && cudaMalloc(&dev, total) != cudaSuccess) {
         gg_error_set("cudaMalloc of %zu bytes for the MoE reference failed", total);
         rc = GG_EXIT_CHECK;
     }
     char *dv = dev;
-    if (!rc) rc = gemm_ref(l->x, l->wr, (float *)(dv + o_logits), (int)T, (int)E, (int)d);
     /* The reference kernels and cuBLAS run on the layer's stream, which does not order with
      * the legacy default stream of cudaMemcpy: wait for it before each copy. */
 #define D2H(dst, src, bytes) \
@@ -298,16 +382,7 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
         gg_error_set("copying %s to the host failed", #src); \
         rc = GG_EXIT_CHECK; \
     }
-    D2H(h.ref_logits, dv + o_logits, 4 * T * E);
-    D2H(h.logits, l->ws.logits, 2 * T * E);
-    D2H(h.expert, l->ws.topk_expert, 4 * R);
-    D2H(h.weight, l->ws.topk_weight, 4 * R);
-    D2H(h.row_of, l->ws.row_of, 4 * R);
-    D2H(h.src_token, l->ws.src_token, 4 * R);
-    D2H(h.row_offsets, l->ws.row_offsets, 4 * (E + 1));
     D2H(out, l->out, 2 * T * d);
-    if (!rc) rc = check_routing(s, &h, chk);
-    if (!rc && chk->routing_ok) rc = check_permutation(s, &h, chk);
     if (!rc && chk->permute_ok) { /* the layer in fp32 over the checked routing and permutation */
         cudaStream_t st = l->stream;
         if (gg_moe_ref_gather(l->x, l->ws.src_token, (int)R, (int)d, (uint16_t *)(dv + o_xg), st)) rc = GG_EXIT_CHECK;
@@ -354,6 +429,38 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
     free(out);
     free(ref);
     free(ref64);
+    return rc;
+}
+
+int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long seed, int cpu_ref, GgMoeCheck *chk) {
+    GgMoeRun r;
+    memset(chk, 0, sizeof *chk);
+    int rc = open_run(&r, s, num_sms, 1);
+    if (rc) return rc;
+    const GgMoeWorkspace *w = &r.layer.ws;
+    const size_t t = (size_t)s->tokens, rows = t * s->topk;
+    rc = gg_moe_fill(&r, seed);
+    /* poison what the two steps write: NaN logits, -1 indices (0xff bytes) */
+    if (!rc && t > 0 &&
+        (cudaMemsetAsync(w->logits, 0xff, 4 * t * s->experts, r.layer.stream) ||
+         cudaMemsetAsync(w->topk_expert, 0xff, 4 * rows, r.layer.stream) ||
+         cudaMemsetAsync(w->src_token, 0xff, 4 * rows, r.layer.stream) ||
+         cudaMemsetAsync(w->row_of, 0xff, 4 * rows, r.layer.stream) ||
+         cudaMemsetAsync(w->row_offsets, 0xff, 4 * ((size_t)s->experts + 1), r.layer.stream))) {
+        gg_error_set("poisoning the routing buffers failed");
+        rc = GG_EXIT_CHECK;
+    }
+    cudaError_t err = cudaSuccess;
+    if (!rc && ((err = k4_moe_route_permute(&r.layer)) != cudaSuccess ||
+                (err = cudaStreamSynchronize(r.layer.stream)) != cudaSuccess)) {
+        gg_error_set("route and permute failed: %s", cudaGetErrorString(err));
+        rc = GG_EXIT_CHECK;
+    }
+    Host h = {0};
+    if (!rc && t > 0) rc = check_route_permute(&r.layer, cpu_ref, &h, chk);
+    chk->pass = !rc && (t == 0 || (chk->routing_ok && chk->permute_ok));
+    host_free(&h);
+    gg_moe_close(&r);
     return rc;
 }
 

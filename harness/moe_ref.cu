@@ -35,6 +35,25 @@ __global__ void combine_ref(const float *y, const int *row_of, const float *w, i
     }
 }
 
+// The router's logits in fp64: each bf16 product is exact and the K-long sum errs far below
+// the routing bound (harness/gg_moe_bound.h); sum |x w| beside it for that bound.
+__global__ void logits_ref(const uint16_t *x, const uint16_t *wr, int tokens, int experts, int d, double *exact,
+                           double *abs_dot) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (size_t)tokens * experts;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const size_t t = i / experts, e = i % experts;
+        double sum = 0, abs_sum = 0;
+        for (int q = 0; q < d; ++q) {
+            const double p = (double)__uint_as_float((uint32_t)x[t * d + q] << 16) *
+                             (double)__uint_as_float((uint32_t)wr[(size_t)q * experts + e] << 16);
+            sum += p;
+            abs_sum += fabs(p);
+        }
+        exact[i] = sum;
+        abs_dot[i] = abs_sum;
+    }
+}
+
 }  // namespace
 
 extern "C" cudaError_t gg_moe_ref_gather(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg,
@@ -51,6 +70,12 @@ extern "C" cudaError_t gg_moe_ref_swiglu(const float *u, int rows, int f, uint16
 extern "C" cudaError_t gg_moe_ref_combine(const float *y, const int *row_of, const float *w, int tokens, int topk,
                                           int d, float *out, cudaStream_t st) {
     combine_ref<<<1024, 256, 0, st>>>(y, row_of, w, tokens, topk, d, out);
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
+extern "C" cudaError_t gg_moe_ref_logits(const uint16_t *x, const uint16_t *wr, int tokens, int experts, int d,
+                                         double *exact, double *abs_dot, cudaStream_t st) {
+    logits_ref<<<1024, 256, 0, st>>>(x, wr, tokens, experts, d, exact, abs_dot);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }

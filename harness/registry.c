@@ -134,9 +134,9 @@ int gg_unknown_kernel(const char *list, char separator, char *bad, size_t len) {
         char name[96];
         snprintf(name, sizeof name, "%.*s", (int)(n < 95 ? n : 95), p);
         GgImpl impl;
-        const size_t prefix = strlen(name) > 1 ? strlen(name) - 1 : 0; /* NAME* in a case file */
+        const size_t prefix = strlen(name) > 1 ? strlen(name) - 1 : 0; /* NAME*: every name it starts */
         int matched = 0;
-        if (separator == ' ' && prefix > 0 && name[prefix] == '*') { /* some kernel starts with NAME */
+        if (prefix > 0 && name[prefix] == '*') { /* some kernel starts with NAME */
             for (int i = 0; i < gg_kernel_count + gg_lab_count + gg_peer_count && !matched; ++i)
                 matched = !strncmp(gg_impl_name(i), name, prefix);
             if (!matched) {

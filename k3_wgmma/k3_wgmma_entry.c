@@ -193,5 +193,5 @@ cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace)
     return err != cudaSuccess ? err : c->trace_launch(p, trace);
 }
 
-/* Without a shape: the worklog's configuration (what the model picks there), for listings. */
+/* Without a shape: the worklog's lesson configuration (adaptive rows, ping-pong), for listings. */
 cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_pingpong_m64_n192_info(info); }

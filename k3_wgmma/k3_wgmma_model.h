@@ -23,7 +23,7 @@
  *   time          overhead_us + (t_run^4 + t_dram^4)^(1/4)
  * The soft maximum (a 4-norm) makes a bound that is nearly reached still cost a little.
  *
- * Calibration: each configuration runs four shapes with even splits and no padding (N = 768 is
+ * Calibration: each configuration runs five shapes with even splits and no padding (N = 768 is
  * a whole number of 128-, 192- and 256-wide blocks; 33 or 16 row tiles per expert):
  *   WAVES8  8 waves of n192 tiles at K = 1024, WAVES4 half of them: the difference is the tile
  *   time at K = 1024, the rest of WAVES4 the overhead; WAVES8_K4096: the tile time at K = 4096,

@@ -3,28 +3,48 @@
 // (sm_90a). The grid, the device schedule, the ring and the consumer main loop are k3_wgmma's
 // (k3_wgmma/k3_wgmma.cuh, step3_adaptive.cu); what changed since k3:
 //
-// 1. A is gathered. Routed row r reads token src_token[r] of X: no gathered copy of X exists.
-//    Tiled TMA copies boxes of consecutive rows and cannot gather, so the whole producer
-//    warpgroup (128 threads) issues 16-byte cp.async copies, each into the chunk position the
-//    128B swizzle gives it (gg_swizzle128: the layout TMA would have written, which the wgmma
-//    descriptors expect). Thread t copies chunk t % 8 of rows t / 8 + 16 i: a warp covers four
-//    whole 128-byte row segments per instruction. B (W1) still comes by TMA from thread 0.
-// 2. One barrier for both. full[s] expects 1 + 128 arrivals: thread 0's arrive.expect_tx for the
-//    B bytes, and one cp.async.mbarrier.arrive.noinc per producer thread, which fires when that
-//    thread's copies have landed. cp.async writes through the generic proxy and wgmma reads
-//    through the async proxy, so each consumer fences (fence.proxy.async) after its wait.
+// 1. A is gathered, by TMA, one row at a time. Routed row r reads token src_token[r] of X: no
+//    gathered copy of X exists. A tiled TMA box of consecutive rows cannot gather, but a box of
+//    ONE row can be placed anywhere: X's tensor map here has a box of 64 k x 1 row, 128B
+//    swizzle, and row r of a tile is one TMA (x = k0, y = src_token[r]) into byte r x 128 of the
+//    stage. TMA swizzles by shared-memory address (address bits [6:4] XOR bits [9:7],
+//    common/gg_swizzle.h) and every stage starts on 1024 bytes, so that row lands exactly where a
+//    128-row box would have put it: the wgmma descriptors are k3's (tests/suite_swizzle.c checks
+//    it for every row and chunk). The copies go through the async proxy, like B's, so the
+//    consumers need no proxy fence, and full[s] completes on bytes, not on 128 thread arrivals.
+//    One producer warp gathers (GATHER below): lane l reads the tokens of rows l, l + 32, l + 64,
+//    l + 96 once per tile and, every k-block, issues their four TMAs. A TMA instruction takes
+//    warp-uniform operands, so ptxas issues the 32 lanes' copies one lane at a time (an ELECT
+//    loop per row in the SASS, the loop it puts around each of one thread's B panels too).
+//    Whether one warp issues them fast enough is what the ablations measure (k4_moe/TRIALS.md).
+//    Rows past the tile's valid rows are not loaded: their stale shared memory feeds only rows
+//    that are never stored (row i of C reads only row i of A), and the bytes announced on
+//    full[s] count only the rows loaded (k4_gather_warp_tx, tested in tests/suite_moe.c).
+// 2. One barrier for A and B. full[s] expects one arrive.expect_tx per gathering warp, with the
+//    bytes of its rows (warp 0 adds W1's four 64 x 64 panels, which it loads by TMA as k3 does).
 // 3. SwiGLU in the epilogue. W1 is packed once (k4_pack_w1): in every 256-column block the
 //    64-column panels alternate gate, up, gate, up, so each gate column has its up column one
 //    panel (32 accumulator registers of the same thread) to its right: h = silu(gate) * up is
 //    computed in registers and only the 128 H columns of the block are stored.
+//
+// GATHER (K4Gather, k4_moe.h) picks who gathers; the lesson's, K4_GATHER_DEFAULT, is the one
+// above, K4_GATHER_TMA_WARP. The others are ablations (-DGG_ABLATIONS=ON, `ggemm moe --gather
+// NAME`, k4_moe/TRIALS.md):
+//   K4_GATHER_TMA_WARPGROUP  the same TMAs, 32 rows from each of the four producer warps
+//   K4_GATHER_CP_ASYNC       the first version: 16-byte cp.async from all 128 producer threads
+//                            into gg_swizzle128 positions, one cp.async.mbarrier.arrive.noinc
+//                            per thread (full[s] counts 1 + 128), and a fence.proxy.async in the
+//                            consumers (cp.async writes through the generic proxy)
 //
 // Block tile   128 (or 64) rows x 256 packed columns (128 H columns) x 64 k.
 //              128-row tile: consumer c computes rows 64c .. 64c + 63 (wgmma.m64n256k16).
 //              64-row tile (an expert's remainder of 1..64 rows, when the schedule is adaptive):
 //              split by columns like k3's, at a gate/up pair: consumer c computes all 64 rows of
 //              pair c (wgmma.m64n128k16), 64 H columns each.
-// Threads      384 = producer warpgroup (setmaxnreg.dec 40) + 2 consumer warpgroups (232).
-// Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack.
+// Threads      384 = producer warpgroup (setmaxnreg.dec 40; one warp gathers, the others idle)
+//              + 2 consumer warpgroups (232).
+// Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack;
+//              the tokens of a tile live in the gathering warp's registers, not in shared memory.
 // Preconditions  d % 64 == 0; F % 128 == 0; experts <= 256; X, W1, H 16-byte aligned.
 // Run it       build/bin/ggemm moe --model qwen3 --tokens 4096 --fused
 #include "k3_wgmma/k3_wgmma.cuh"
@@ -38,10 +58,11 @@ using namespace k3;  // the tile constants, the ring and the consumer main loop 
 constexpr int BLOCK_N = 2 * K4_PACK_N;                    // packed columns per tile: gate and up
 constexpr int H_N = K4_PACK_N;                            // H columns per tile
 static_assert(K4_GLU_PANEL == PANEL_N, "gate/up interleave = one 64-column B panel (swiglu below)");
-constexpr int CHUNKS = ROW_BYTES / 16;                    // 16-byte chunks of a 128-byte A row
-constexpr int ROWS_PER_PASS = WG_THREADS / CHUNKS;        // rows one sweep of the producer covers
 using R = Ring<BLOCK_N>;
 constexpr int STAGES = R::STAGES, STAGE_BYTES = R::STAGE_BYTES, PANELS = R::PANELS;
+constexpr uint32_t B_STAGE_BYTES = PANELS * PANEL_BYTES;   // W1's panels of one stage
+static_assert(K4_GATHER_ROWS == BLOCK_M && K4_GATHER_ROW_BYTES == ROW_BYTES,
+              "k4_gather_warp_tx counts the rows of k3's A stage");
 constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators per thread
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
 
@@ -62,62 +83,124 @@ __device__ __forceinline__ void swiglu(float (&acc)[ACC]) {
             acc[PANEL_REGS * q + i] = k4::silu(acc[2 * PANEL_REGS * q + i]) * acc[2 * PANEL_REGS * q + PANEL_REGS + i];
 }
 
+// ---- Producers: each fills the ring with a tile's k-blocks, A gathered, B (W1) by TMA ----
+
+// W1's panels of one stage: 64 k x 256 packed columns of expert `expert`, as k3 loads B.
+__device__ __forceinline__ void load_w1(uint8_t *b_stage, const CUtensorMap *tmap_w1, const gg::SchedTile &tile,
+                                        int kb, uint64_t *bar) {
+    for (int p = 0; p < PANELS; ++p)
+        gg::tma_load_3d(b_stage + p * PANEL_BYTES, tmap_w1, tile.col0 + p * PANEL_N, kb * BLOCK_K, tile.expert, bar);
+}
+
+// Gathering warp `warp` of WARPS (lane `lane`): rows [warp x SHARE, (warp + 1) x SHARE) of every
+// tile, one TMA of one 128-byte row each, into row r's place of the stage (the header, 1.).
+// Lane 0's arrive.expect_tx is the warp's one arrival on full[s], so the phase cannot complete
+// before the warp's bytes are announced, in whatever order they and the bytes reach the barrier.
+template <int WARPS>
+__device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles, int k_blocks,
+                                           const CUtensorMap *tmap_x, const CUtensorMap *tmap_w1,
+                                           const int *__restrict__ src_token, uint8_t *smem, uint64_t *full,
+                                           uint64_t *empty, int warp, int lane) {
+    constexpr int SHARE = BLOCK_M / WARPS, PER_LANE = SHARE / 32;
+    static_assert(SHARE % 32 == 0, "whole lanes' worth of rows per warp");
+    GgPipe pipe = {0, 0};
+    for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+        const gg::SchedTile tile = sched.at(t);
+        const int first = warp * SHARE, rows = k4_gather_warp_rows(tile.rows, warp, WARPS);
+        const uint32_t tx = k4_gather_warp_tx(tile.rows, warp, WARPS, B_STAGE_BYTES);
+        int token[PER_LANE];  // lane l: the tokens of this warp's rows l, l + 32, ... (once a tile)
+#pragma unroll
+        for (int j = 0; j < PER_LANE; ++j)
+            token[j] = 32 * j + lane < rows ? __ldg(src_token + tile.row0 + first + 32 * j + lane) : 0;
+        for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+            gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
+            uint8_t *a_rows = smem + pipe.stage * STAGE_BYTES + first * ROW_BYTES;
+            uint64_t *bar = &full[pipe.stage];
+            if (lane == 0) {
+                gg::mbarrier_arrive_expect_tx(bar, tx);
+                if (warp == 0) load_w1(smem + pipe.stage * STAGE_BYTES + A_BYTES, tmap_w1, tile, kb, bar);
+            }
+#pragma unroll
+            for (int j = 0; j < PER_LANE; ++j)
+                if (32 * j + lane < rows)
+                    gg::tma_load_2d(a_rows + (32 * j + lane) * ROW_BYTES, tmap_x, kb * BLOCK_K, token[j], bar);
+        }
+    }
+}
+
+// The first version (K4_GATHER_CP_ASYNC): the 128 producer threads copy 16-byte chunks, thread t
+// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1.
+__device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_tiles, int k_blocks,
+                                                const CUtensorMap *tmap_w1, const uint16_t *__restrict__ x,
+                                                const int *__restrict__ src_token, int d, uint8_t *smem,
+                                                uint64_t *full, uint64_t *empty) {
+    constexpr int CHUNKS = ROW_BYTES / 16;              // 16-byte chunks of a 128-byte A row
+    constexpr int ROWS_PER_PASS = WG_THREADS / CHUNKS;  // rows one sweep of the producer covers
+    const int chunk = threadIdx.x % CHUNKS, row_in_pass = threadIdx.x / CHUNKS;
+    GgPipe pipe = {0, 0};
+    for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+        const gg::SchedTile tile = sched.at(t);
+        const int passes = tile.height / ROWS_PER_PASS;
+        // This thread's source rows for the whole tile (-1: past the expert's rows, not loaded).
+        int src[BLOCK_M / ROWS_PER_PASS];
+#pragma unroll
+        for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i) {
+            const int r = row_in_pass + i * ROWS_PER_PASS;
+            src[i] = (i < passes && r < tile.rows) ? __ldg(src_token + tile.row0 + r) : -1;
+        }
+        for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
+            gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
+            uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
+            if (threadIdx.x == 0) {
+                gg::mbarrier_arrive_expect_tx(&full[pipe.stage], B_STAGE_BYTES);
+                load_w1(a_tile + A_BYTES, tmap_w1, tile, kb, &full[pipe.stage]);
+            }
+#pragma unroll
+            for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
+                if (src[i] >= 0)
+                    gg::cp_async_16(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
+                                    x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8, 16);
+            gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
+        }
+    }
+}
+
+template <K4Gather GATHER>
 __global__ void __launch_bounds__(THREADS, 1)
-gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t *__restrict__ x,
-                    const int *__restrict__ src_token, const int *__restrict__ row_offsets,
-                    uint16_t *__restrict__ h, int rows, int experts, int d, int f, bool adaptive) {
+gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_constant__ CUtensorMap tmap_x,
+                    const uint16_t *__restrict__ x, const int *__restrict__ src_token,
+                    const int *__restrict__ row_offsets, uint16_t *__restrict__ h, int rows, int experts, int d,
+                    int f, bool adaptive) {
+    constexpr bool CP_ASYNC = GATHER == K4_GATHER_CP_ASYNC;
+    constexpr int GATHER_WARPS = GATHER == K4_GATHER_TMA_WARPGROUP ? WARPS_PER_WG : 1;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     __shared__ Schedule sched;
     uint8_t *smem = ring_start(smem_raw);
-    init_ring(full, empty, 1 + WG_THREADS, CONSUMER_WARPS);  // full: B's expect_tx + every copier
+    // full: one expect_tx per gathering warp (TMA), or thread 0's for B + every copier (cp.async)
+    init_ring(full, empty, CP_ASYNC ? 1 + WG_THREADS : GATHER_WARPS, CONSUMER_WARPS);
     // Packed W1 has 2F columns; the schedule walks them in 256-wide blocks.
     sched.build(row_offsets, experts, rows, 2 * f, BLOCK_N, adaptive);  // ends with __syncthreads
     const int num_tiles = sched.total(), k_blocks = d / BLOCK_K;
     const int wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
-        // ---------------- producer warpgroup: gather A by cp.async, B by TMA ----------------
+        // ---------------- producer warpgroup: A gathered, B by TMA ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
-        const int chunk = threadIdx.x % CHUNKS, row_in_pass = threadIdx.x / CHUNKS;
-        GgPipe pipe = {0, 0};
-        for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-            const gg::SchedTile tile = sched.at(t);
-            const int passes = tile.height / ROWS_PER_PASS;
-            // This thread's source rows for the whole tile (-1: past the expert's rows, never
-            // stored, so not loaded: the stale shared memory there feeds only unstored rows).
-            int src[BLOCK_M / ROWS_PER_PASS];
-#pragma unroll
-            for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i) {
-                const int r = row_in_pass + i * ROWS_PER_PASS;
-                src[i] = (i < passes && r < tile.rows) ? __ldg(src_token + tile.row0 + r) : -1;
-            }
-            for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
-                gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
-                uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
-                if (threadIdx.x == 0) {
-                    gg::mbarrier_arrive_expect_tx(&full[pipe.stage], PANELS * PANEL_BYTES);
-                    for (int p = 0; p < PANELS; ++p)
-                        gg::tma_load_3d(a_tile + A_BYTES + p * PANEL_BYTES, &tmap_w1,
-                                        tile.col0 + p * PANEL_N, kb * BLOCK_K, tile.expert,
-                                        &full[pipe.stage]);
-                }
-#pragma unroll
-                for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
-                    if (src[i] >= 0)
-                        gg::cp_async_16(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
-                                        x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8, 16);
-                gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
-            }
-        }
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        if constexpr (CP_ASYNC)
+            gather_cp_async(sched, num_tiles, k_blocks, &tmap_w1, x, src_token, d, smem, full, empty);
+        else if (warp < GATHER_WARPS)
+            gather_tma<GATHER_WARPS>(sched, num_tiles, k_blocks, &tmap_x, &tmap_w1, src_token, smem, full, empty,
+                                     warp, lane);
     } else {
         // ---------------- consumers: k3's MMA loop, SwiGLU epilogue ----------------
         gg::setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1;
         const int warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
-        // k3's main loop, with the proxy fence: the gathered rows were written by cp.async.
-        ConsumerRing<STAGES, STAGE_BYTES, OwnLoads, true> ring{full, empty, gg::smem_u32(smem), lane == 0};
+        // k3's main loop; with the cp.async gather, with the proxy fence (A written by cp.async).
+        ConsumerRing<STAGES, STAGE_BYTES, OwnLoads, CP_ASYNC> ring{full, empty, gg::smem_u32(smem), lane == 0};
         gg::Trace<false> untraced;
         float acc[ACC];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
@@ -140,15 +223,35 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const uint16_t 
     }
 }
 
+// The kernel of each gather this build has: the lesson's always, every one with GG_ABLATIONS.
+using GemmKernel = void (*)(CUtensorMap, CUtensorMap, const uint16_t *, const int *, const int *, uint16_t *, int,
+                            int, int, int, bool);
+GemmKernel kernel_of(K4Gather gather) {
+#ifdef GG_ABLATIONS
+    switch (gather) {
+    case K4_GATHER_TMA_WARP: return gemm1_swiglu_kernel<K4_GATHER_TMA_WARP>;
+    case K4_GATHER_TMA_WARPGROUP: return gemm1_swiglu_kernel<K4_GATHER_TMA_WARPGROUP>;
+    case K4_GATHER_CP_ASYNC: return gemm1_swiglu_kernel<K4_GATHER_CP_ASYNC>;
+    default: return nullptr;
+    }
+#else
+    return gather == K4_GATHER_DEFAULT ? gemm1_swiglu_kernel<K4_GATHER_DEFAULT> : nullptr;
+#endif
+}
+
 }  // namespace
 
-extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, const int *row_offsets,
-                                       const uint16_t *w1_packed, uint16_t *h, int rows, int experts,
-                                       int d, int f, int num_sms, cudaStream_t st) {
+extern "C" int k4_gather_built(K4Gather gather) { return kernel_of(gather) != nullptr; }
+
+extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int *src_token, const int *row_offsets,
+                                       const uint16_t *w1_packed, uint16_t *h, int rows, int experts, int d, int f,
+                                       int num_sms, K4Gather gather, cudaStream_t st) {
     if (rows <= 0) return cudaSuccess;
-    if (d < BLOCK_K || d % BLOCK_K || f < H_N || f % H_N || experts < 1 || experts > K4_MAX_EXPERTS)
+    if (d < BLOCK_K || d % BLOCK_K || f < H_N || f % H_N || experts < 1 || experts > K4_MAX_EXPERTS || tokens < 1)
         return cudaErrorInvalidValue;
     if (((uintptr_t)x | (uintptr_t)w1_packed | (uintptr_t)h) % 16) return cudaErrorInvalidValue;
+    const GemmKernel kernel = kernel_of(gather);
+    if (!kernel) return cudaErrorNotSupported;  // an ablation, in a build without GG_ABLATIONS
     // The GEMM as k3 sees it: routed rows x (W1 packed: a [experts x d x 2F] B operand, in k3's
     // 64 x 64 boxes).
     GgLaunch g = {};
@@ -158,19 +261,23 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, const int *src_token, 
     g.k = d;
     g.n = 2 * f;
     g.num_sms = num_sms;
-    CUtensorMap tmap_w1;
-    if (gg_tmap_b(&tmap_w1, &g)) return cudaErrorInvalidValue;
+    // X [tokens x d] as an A operand in boxes of one row: the gather's tensor map.
+    GgLaunch gx = {};
+    gx.a = x;
+    gx.tokens = tokens;
+    gx.k = d;
+    CUtensorMap tmap_w1, tmap_x;
+    if (gg_tmap_b(&tmap_w1, &g) || gg_tmap_a(&tmap_x, &gx, 1)) return cudaErrorInvalidValue;
     const GgShape shape = {rows, experts, d, 2 * f};
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(&g, &gpu));
     const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);  // k3's rule for 64-row remainder tiles
-    const void *kernel = (const void *)gemm1_swiglu_kernel;
-    CUDA_TRY(gg_launch_smem_opt_in(kernel, R::SMEM_BYTES));
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     const cudaLaunchConfig_t cfg = {};  // one CTA per cluster: no occupancy query needed
     int grid;
-    CUDA_TRY(gg_launch_persistent_ctas(&g, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
-    gemm1_swiglu_kernel<<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_w1, x, src_token, row_offsets, h, rows,
-                                                           experts, d, f, adaptive);
+    CUDA_TRY(gg_launch_persistent_ctas(&g, (const void *)kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
+    kernel<<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_w1, tmap_x, x, src_token, row_offsets, h, rows, experts, d, f,
+                                                 adaptive);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }

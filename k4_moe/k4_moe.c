@@ -8,6 +8,7 @@
 #include "k4_moe.h"
 
 const char *const gg_moe_step_names[GG_MOE_STEPS] = {"route", "permute", "gemm1", "gemm2", "combine"};
+const char *const k4_gather_names[K4_GATHERS] = {"tma_warp", "tma_warpgroup", "cp_async"};
 
 /* Public configurations of three open MoE models: width d, expert FFN width F, experts, top-k,
  * and whether the chosen weights are renormalised (Mixtral and Qwen3 do; OLMoE does not). */
@@ -18,14 +19,30 @@ const GgMoeModel gg_moe_models[] = {
 };
 const int gg_moe_model_count = (int)(sizeof gg_moe_models / sizeof gg_moe_models[0]);
 
-int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
-    if (s->experts < 1 || s->experts > K4_MAX_EXPERTS || s->experts % 8) {
-        snprintf(why, len, "k4_moe needs 1 <= experts <= %d and experts %% 8 == 0 (the router GEMM's N) (experts = %d)",
-                 K4_MAX_EXPERTS, s->experts);
+int k4_moe_can_route(const GgMoeShape *s, char *why, size_t len) {
+    if (s->experts < 1 || s->experts > K4_ROUTE_MAX_EXPERTS) {
+        snprintf(why, len, "k4_moe routes 1 <= experts <= %d (experts = %d)", K4_ROUTE_MAX_EXPERTS, s->experts);
         return 0;
     }
     if (s->topk < 1 || s->topk > s->experts) {
         snprintf(why, len, "k4_moe needs 1 <= topk <= experts (topk = %d, experts = %d)", s->topk, s->experts);
+        return 0;
+    }
+    if (s->d < 8 || s->d % 8) {
+        snprintf(why, len, "k4_moe needs d %% 8 == 0 and d >= 8 (the router's TMA rows) (d = %d)", s->d);
+        return 0;
+    }
+    if (s->tokens < 0 || (int64_t)s->tokens * s->topk > K4_MAX_ROWS) {
+        snprintf(why, len, "k4_moe needs 0 <= tokens x topk <= %d routed rows (tokens = %d, topk = %d)", K4_MAX_ROWS,
+                 s->tokens, s->topk);
+        return 0;
+    }
+    return 1;
+}
+
+int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
+    if (s->experts < 1 || s->experts > K4_MAX_EXPERTS) {
+        snprintf(why, len, "k4_moe needs 1 <= experts <= %d (experts = %d)", K4_MAX_EXPERTS, s->experts);
         return 0;
     }
     if (s->d < 64 || s->d % 64) {
@@ -37,29 +54,24 @@ int k4_moe_can_implement(const GgMoeShape *s, char *why, size_t len) {
                  K4_PACK_N, K4_PACK_N, s->f);
         return 0;
     }
-    if (s->tokens < 0 || (int64_t)s->tokens * s->topk > K4_MAX_ROWS) {
-        snprintf(why, len, "k4_moe needs 0 <= tokens x topk <= %d routed rows (tokens = %d, topk = %d)", K4_MAX_ROWS,
-                 s->tokens, s->topk);
-        return 0;
-    }
-    return 1;
+    return k4_moe_can_route(s, why, len);
 }
 
 /* The buffers in carving order: elements and element size, per shape and path. */
 enum {
-    WS_LOGITS, WS_TOPK_EXPERT, WS_TOPK_WEIGHT, WS_CHUNK_BASE, WS_ROW_OFFSETS, WS_ROUTE_OFFSETS,
-    WS_SRC_TOKEN, WS_ROW_OF, WS_XG, WS_U, WS_H, WS_Y, BUFS
+    WS_LOGITS, WS_TOPK_EXPERT, WS_TOPK_WEIGHT, WS_CHUNK_COUNT, WS_ROW_OFFSETS, WS_SRC_TOKEN, WS_ROW_OF, WS_XG, WS_U,
+    WS_H, WS_Y, BUFS
 };
 static void sizes(const GgMoeShape *s, int fused, size_t n[BUFS], size_t el[BUFS]) {
     const size_t t = (size_t)s->tokens, r = t * s->topk, e = (size_t)s->experts;
-    const size_t chunks = (r + K4_CHUNK - 1) / K4_CHUNK;
+    const size_t chunks = s->tokens > 0 ? (size_t)k4_route_chunks(s->tokens, s->topk, s->experts) : 0;
+    const size_t splits = s->tokens > 0 ? (size_t)k4_router_splits(s->tokens, s->experts, s->d) : 0;
     const size_t bf16 = 2, i32 = 4, f32 = 4;
-    n[WS_LOGITS] = t * e, el[WS_LOGITS] = bf16;
+    n[WS_LOGITS] = splits * t * e, el[WS_LOGITS] = f32; /* the router's partial sums, then the logits */
     n[WS_TOPK_EXPERT] = r, el[WS_TOPK_EXPERT] = i32;
     n[WS_TOPK_WEIGHT] = r, el[WS_TOPK_WEIGHT] = f32;
-    n[WS_CHUNK_BASE] = chunks * e, el[WS_CHUNK_BASE] = i32;
+    n[WS_CHUNK_COUNT] = chunks * e, el[WS_CHUNK_COUNT] = i32;
     n[WS_ROW_OFFSETS] = e + 1, el[WS_ROW_OFFSETS] = i32;
-    n[WS_ROUTE_OFFSETS] = 2, el[WS_ROUTE_OFFSETS] = i32; /* the router GEMM: one "expert" of all tokens */
     n[WS_SRC_TOKEN] = r, el[WS_SRC_TOKEN] = i32;
     n[WS_ROW_OF] = r, el[WS_ROW_OF] = i32;
     n[WS_XG] = fused ? 0 : r * s->d, el[WS_XG] = bf16; /* the gathered copy: unfused path only */
@@ -89,9 +101,8 @@ void k4_moe_workspace(void *base, const GgMoeShape *s, int fused, GgMoeWorkspace
     ws->logits = slot[WS_LOGITS];
     ws->topk_expert = slot[WS_TOPK_EXPERT];
     ws->topk_weight = slot[WS_TOPK_WEIGHT];
-    ws->chunk_base = slot[WS_CHUNK_BASE];
+    ws->chunk_count = slot[WS_CHUNK_COUNT];
     ws->row_offsets = slot[WS_ROW_OFFSETS];
-    ws->route_offsets = slot[WS_ROUTE_OFFSETS];
     ws->src_token = slot[WS_SRC_TOKEN];
     ws->row_of = slot[WS_ROW_OF];
     ws->xg = slot[WS_XG];
@@ -100,8 +111,19 @@ void k4_moe_workspace(void *base, const GgMoeShape *s, int fused, GgMoeWorkspace
     ws->y = slot[WS_Y];
 }
 
+/* Wr [d x E] into wr_padded [d x k4_router_n(E)]: the pad columns zero (the router computes
+ * them and never stores them), the rest a strided copy. */
+static cudaError_t pad_wr(const GgMoeLayer *l) {
+    const size_t e = (size_t)l->s.experts, np = (size_t)k4_router_n(l->s.experts), d = (size_t)l->s.d;
+    if (!l->wr_padded) return cudaErrorInvalidValue;
+    cudaError_t err = cudaMemsetAsync(l->wr_padded, 0, 2 * np * d, l->stream);
+    if (err == cudaSuccess)
+        err = cudaMemcpy2DAsync(l->wr_padded, 2 * np, l->wr, 2 * e, 2 * e, d, cudaMemcpyDeviceToDevice, l->stream);
+    return err;
+}
+
 cudaError_t k4_moe_setup(const GgMoeLayer *l) {
-    cudaError_t e = k4_set_route_offsets(l->ws.route_offsets, l->s.tokens, l->stream);
+    cudaError_t e = pad_wr(l);
     if (e == cudaSuccess && l->w1_packed)
         e = k4_pack_w1(l->w1, l->s.experts, l->s.d, l->s.f, l->w1_packed, l->stream);
     return e;
@@ -135,6 +157,34 @@ static cudaError_t grouped_gemm(const GgMoeLayer *l, const uint16_t *a, const ui
         if (marks) STEP(cudaEventRecord(marks[i], l->stream));      \
     } while (0)
 
+/* Route: the router GEMM (fp32 partial sums per k-split), then one kernel for the softmax, the
+ * top-k and each chunk's counts and ranks. Permute: one kernel. Launches and bytes, with
+ * S = k4_router_splits, C = k4_route_chunks and R = T top-k:
+ *   k4_router   reads X (2 T d) and Wr (2 d E, once per row tile, mostly from L2), writes S T E x 4
+ *   k4_route    reads S T E x 4, writes T E x 4 (the logits, if S > 1), 3 R x 4 and C E x 4
+ *   k4_permute  reads R x 8 and, over all its CTAs, C^2 E x 4 from L2; writes 2 R x 4 and E + 1 */
+static cudaError_t route(const GgMoeLayer *l) {
+    const GgMoeShape *s = &l->s;
+    const GgMoeWorkspace *w = &l->ws;
+    cudaError_t e = k4_router(l->x, l->wr_padded, s->tokens, s->experts, s->d, w->logits, l->stream);
+    if (e == cudaSuccess)
+        e = k4_route(w->logits, s->tokens, s->experts, s->d, s->topk, s->renorm, w->topk_expert, w->topk_weight,
+                     w->row_of, w->chunk_count, l->stream);
+    return e;
+}
+static cudaError_t permute(const GgMoeLayer *l) {
+    const GgMoeShape *s = &l->s;
+    const GgMoeWorkspace *w = &l->ws;
+    return k4_permute(w->topk_expert, s->tokens, s->topk, s->experts, w->chunk_count, w->row_offsets, w->src_token,
+                      w->row_of, l->stream);
+}
+
+cudaError_t k4_moe_route_permute(const GgMoeLayer *l) {
+    if (l->s.tokens == 0) return cudaSuccess;
+    cudaError_t e = route(l);
+    return e == cudaSuccess ? permute(l) : e;
+}
+
 cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
     const GgMoeShape *s = &l->s;
     const GgMoeWorkspace *w = &l->ws;
@@ -142,18 +192,14 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
     if (s->tokens == 0) return cudaSuccess; /* an empty layer: nothing to write */
     if (fused ? !l->w1_packed : !w->xg || !w->u) return cudaErrorInvalidValue; /* the path's buffers */
     MARK(GG_MOE_ROUTE);
-    /* Router logits: a grouped GEMM of one expert (X [T x d] times Wr [1 x d x E]). */
-    STEP(grouped_gemm(l, l->x, l->wr, w->logits, s->tokens, 1, s->d, s->experts, w->route_offsets));
-    STEP(k4_route_topk(w->logits, s->tokens, s->experts, s->topk, s->renorm, w->topk_expert, w->topk_weight,
-                       l->stream));
+    STEP(route(l));
     MARK(GG_MOE_PERMUTE);
-    STEP(k4_permute(w->topk_expert, s->tokens, s->topk, s->experts, w->chunk_base, w->row_offsets, w->src_token,
-                    w->row_of, l->stream));
+    STEP(permute(l));
     if (!fused) STEP(k4_gather_rows(l->x, w->src_token, rows, s->d, w->xg, l->stream));
     MARK(GG_MOE_GEMM1);
     if (fused) {
-        STEP(k4_gemm1_swiglu(l->x, w->src_token, w->row_offsets, l->w1_packed, w->h, rows, s->experts, s->d, s->f,
-                             l->num_sms, l->stream));
+        STEP(k4_gemm1_swiglu(l->x, s->tokens, w->src_token, w->row_offsets, l->w1_packed, w->h, rows, s->experts,
+                             s->d, s->f, l->num_sms, l->gather, l->stream));
     } else {
         STEP(grouped_gemm(l, w->xg, l->w1, w->u, rows, s->experts, s->d, 2 * s->f, w->row_offsets));
         STEP(k4_swiglu(w->u, rows, s->f, w->h, l->stream));

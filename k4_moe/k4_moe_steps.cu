@@ -1,11 +1,13 @@
 // k4_moe steps: the small kernels around the two grouped GEMMs (k4_moe.h has the layer).
 //
-//   route    k4_route_topk     softmax over a token's E bf16 logits, top-k, weights
-//   permute  k4_permute        per-chunk counts -> per-expert row offsets -> stable scatter
+//   route    k4_route          per chunk of tokens: logits (the router's split partials
+//                              added), softmax, top-k, weights; each expert's count and each
+//                              assignment's rank in the chunk    (after k4_router, k4_router.cu)
+//   permute  k4_permute        per chunk: rows of earlier chunks + row offsets -> stable scatter
 //   gather   k4_gather_rows    Xg[r] = X[src_token[r]]           (unfused path only)
 //   swiglu   k4_swiglu         H = silu(U_gate) * U_up           (unfused path only)
 //   combine  k4_combine        out[t] = sum_j w_tj Y[row(t, j)]
-//   setup    k4_pack_w1, k4_set_route_offsets
+//   setup    k4_pack_w1
 //
 // Determinism: no floating-point atomics anywhere. The permutation orders each expert's rows
 // by (token, slot), whatever order the blocks run in: a chunk's place among the chunks and an
@@ -23,153 +25,189 @@
 namespace {
 
 constexpr int WARP = 32;
-constexpr int MAX_PER_LANE = K4_MAX_EXPERTS / WARP;  // logits a lane holds
-constexpr int PERMUTE_THREADS = 256;                 // assignments ranked per round of a chunk
-constexpr int ROUTE_WARPS = 8;                       // tokens per routing block (a warp each)
-constexpr int ROW_THREADS = 128;                     // gather / combine: one block per row, 16 B a thread
-constexpr int ELEMENTWISE_THREADS = 256;             // swiglu, pack_w1: grid-stride loops
-constexpr int ELEMENTWISE_MAX_BLOCKS = 4096;         // swiglu: enough to fill the GPU, then stride
-constexpr int PACK_BLOCKS = 1024;                    // pack_w1 (once per layer): grid-stride
-static_assert(K4_CHUNK % PERMUTE_THREADS == 0, "a chunk is whole rounds");
-static_assert(K4_MAX_EXPERTS <= PERMUTE_THREADS, "the scan gives each expert one thread");
+constexpr int ROUTE_WARPS = K4_ROUTE_THREADS / WARP;  // tokens in flight per routing CTA (a warp each)
+constexpr int PERMUTE_THREADS = 1024;                 // the count sums and the scan over experts
+constexpr int ROW_THREADS = 128;                      // gather / combine: one block per row, 16 B a thread
+constexpr int ELEMENTWISE_THREADS = 256;              // swiglu, pack_w1: grid-stride loops
+constexpr int ELEMENTWISE_MAX_BLOCKS = 4096;          // swiglu: enough to fill the GPU, then stride
+constexpr int PACK_BLOCKS = 1024;                     // pack_w1 (once per layer): grid-stride
+static_assert(K4_ROUTE_THREADS % WARP == 0 && PERMUTE_THREADS == WARP * WARP, "whole warps; one warp scans the warp sums");
 
 using k4::bf16_to_float;
 using k4::float_to_bf16;
 
-// ---- route: one warp per token; lane l holds logits l, l + 32, ... ----
-// Top-k by k rounds of a warp arg-max over the experts not yet chosen; ties go to the lower
-// expert index. Softmax in fp32 from the bf16 logits (as a bf16 model's router does).
-__global__ void route_topk_kernel(const uint16_t *__restrict__ logits, int tokens, int experts, int topk,
-                                  int renorm, int *__restrict__ topk_expert, float *__restrict__ topk_weight) {
-    const int token = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
-    if (token >= tokens) return;
-    float v[MAX_PER_LANE];
-    float top = -INFINITY;
-#pragma unroll
-    for (int i = 0; i < MAX_PER_LANE; ++i) {
-        const int e = lane + i * WARP;
-        v[i] = e < experts ? bf16_to_float(logits[(size_t)token * experts + e]) : -INFINITY;
-        if (isnan(v[i])) v[i] = -INFINITY;  // a NaN logit is never chosen ahead of a number
-        top = fmaxf(top, v[i]);
-    }
-    for (int o = WARP / 2; o > 0; o /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
-    float sum = 0.f;
-#pragma unroll
-    for (int i = 0; i < MAX_PER_LANE; ++i) sum += lane + i * WARP < experts ? __expf(v[i] - top) : 0.f;
-    for (int o = WARP / 2; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+// ---- route: one CTA per chunk of chunk_tokens tokens (k4_route_chunk_tokens) ----
+// Phase 1, a warp per token; lane l holds logits l, l + 32, ... (PER_LANE of them, a power of
+// two >= E / 32). The logit is the router's k-split partials added in split order (written
+// back to slice 0, which becomes the logits); softmax in fp32; top-k by k rounds of a warp
+// arg-max over the experts not yet taken, ties to the lower expert; the weights renormalised
+// over the k chosen or not. A NaN logit is never chosen ahead of a number.
+// Phase 2, rounds of K4_ROUTE_THREADS assignments a = token * topk + slot, in order: each
+// assignment's rank among the chunk's earlier assignments of its expert = seen[e] (earlier
+// rounds) + the same expert in earlier warps of the round + in earlier lanes of its warp
+// (__match_any_sync); then seen[e] += the round's count. At the end seen[e] is the chunk's
+// count of e. Ranks follow indices, never arrival order: the permutation is stable and
+// deterministic. Integer shared-memory atomics only.
+template <int PER_LANE>
+__global__ void __launch_bounds__(K4_ROUTE_THREADS)
+route_kernel(float *__restrict__ logits, int splits, int tokens, int experts, int topk, int renorm,
+             int chunk_tokens, int *topk_expert, float *__restrict__ topk_weight, int *__restrict__ row_of,
+             int *__restrict__ chunk_count) {
+    constexpr int WORDS = (PER_LANE + 31) / 32;  // bits of `taken`
+    __shared__ int seen[K4_ROUTE_MAX_EXPERTS];
+    __shared__ int round_expert[K4_ROUTE_THREADS];
+    const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    const int t0 = blockIdx.x * chunk_tokens, t1 = min(t0 + chunk_tokens, tokens);
+    const size_t plane = (size_t)tokens * experts;  // one split's partial sums
+    for (int e = threadIdx.x; e < experts; e += K4_ROUTE_THREADS) seen[e] = 0;
 
-    unsigned taken = 0;  // bit i: expert lane + 32 i already chosen
-    float chosen_sum = 0.f, my_weight = 0.f;
-    int my_expert = -1;  // lane j < topk keeps slot j
-    for (int j = 0; j < topk; ++j) {
-        float best = -INFINITY;
-        int best_e = INT_MAX;
+    for (int t = t0 + warp; t < t1; t += ROUTE_WARPS) {
+        float *row = logits + (size_t)t * experts;
+        float v[PER_LANE];
+        unsigned taken[WORDS];  // bit i: expert lane + 32 i is chosen or does not exist
+        float top = -INFINITY;
 #pragma unroll
-        for (int i = 0; i < MAX_PER_LANE; ++i) {
+        for (int w = 0; w < WORDS; ++w) taken[w] = 0;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
             const int e = lane + i * WARP;
-            if (e < experts && !(taken >> i & 1u) && (v[i] > best || (v[i] == best && e < best_e))) {
-                best = v[i];
-                best_e = e;
+            float l = -INFINITY;
+            if (e < experts) {
+                l = row[e];
+                for (int s = 1; s < splits; ++s) l += row[s * plane + e];
+                if (splits > 1) row[e] = l;
+            } else {
+                taken[i / 32] |= 1u << (i % 32);
+            }
+            v[i] = isnan(l) ? -INFINITY : l;
+            top = fmaxf(top, v[i]);
+        }
+        for (int o = WARP / 2; o > 0; o /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) sum += lane + i * WARP < experts ? expf(v[i] - top) : 0.f;
+        for (int o = WARP / 2; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+
+        float chosen_sum = 0.f, my_weight = 0.f;
+        int my_expert = -1;  // lane j % 32 keeps slot j until its group of 32 slots is written
+        for (int j = 0; j < topk; ++j) {
+            float best = -INFINITY;
+            int best_e = INT_MAX;
+#pragma unroll
+            for (int i = 0; i < PER_LANE; ++i) {
+                const int e = lane + i * WARP;
+                if (!(taken[i / 32] >> (i % 32) & 1u) && (v[i] > best || (v[i] == best && e < best_e))) {
+                    best = v[i];
+                    best_e = e;
+                }
+            }
+            for (int o = WARP / 2; o > 0; o /= 2) {
+                const float ob = __shfl_xor_sync(0xffffffffu, best, o);
+                const int oe = __shfl_xor_sync(0xffffffffu, best_e, o);
+                if (ob > best || (ob == best && oe < best_e)) {
+                    best = ob;
+                    best_e = oe;
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < PER_LANE; ++i)
+                if (lane + i * WARP == best_e) taken[i / 32] |= 1u << (i % 32);
+            const float p = expf(best - top) / sum;
+            chosen_sum += p;
+            if (lane == j % WARP) {
+                my_expert = best_e;
+                my_weight = p;
+            }
+            if (j % WARP == WARP - 1 || j == topk - 1) {  // write 32 slots at a time
+                const int slot = j / WARP * WARP + lane;
+                if (slot <= j) {
+                    topk_expert[(size_t)t * topk + slot] = my_expert;
+                    topk_weight[(size_t)t * topk + slot] = my_weight;
+                }
             }
         }
-        for (int o = WARP / 2; o > 0; o /= 2) {
-            const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-            const int oe = __shfl_xor_sync(0xffffffffu, best_e, o);
-            if (ob > best || (ob == best && oe < best_e)) {
-                best = ob;
-                best_e = oe;
-            }
-        }
-        if (best_e % WARP == lane) taken |= 1u << (best_e / WARP);
-        const float p = __expf(best - top) / sum;
-        chosen_sum += p;
-        if (lane == j % WARP) {
-            my_expert = best_e;
-            my_weight = p;
-        }
-        if (j % WARP == WARP - 1 || j == topk - 1) {  // flush 32 slots at a time
-            const int slot = j / WARP * WARP + lane;
-            if (slot <= j) {
-                topk_expert[(size_t)token * topk + slot] = my_expert;
-                topk_weight[(size_t)token * topk + slot] = my_weight;
-            }
-        }
+        if (renorm)  // each lane rescales the slots it wrote
+            for (int slot = lane; slot < topk; slot += WARP) topk_weight[(size_t)t * topk + slot] /= chosen_sum;
     }
-    if (renorm)  // each lane rescales the slots it wrote
-        for (int slot = lane; slot < topk; slot += WARP) topk_weight[(size_t)token * topk + slot] /= chosen_sum;
-}
+    __syncthreads();  // the chunk's topk_expert is written (and visible to the CTA), seen is zero
 
-// ---- permute, 1/3: assignments (token, slot) a = token * topk + slot in chunks of K4_CHUNK;
-// count each expert's assignments per chunk ----
-__global__ void permute_count_kernel(const int *__restrict__ topk_expert, int assignments, int experts,
-                                     int *__restrict__ chunk_base) {
-    __shared__ int count[K4_MAX_EXPERTS];
-    for (int e = threadIdx.x; e < experts; e += blockDim.x) count[e] = 0;
-    __syncthreads();
-    const int first = blockIdx.x * K4_CHUNK;
-    for (int a = first + threadIdx.x; a < min(first + K4_CHUNK, assignments); a += blockDim.x)
-        atomicAdd(&count[topk_expert[a]], 1);  // integer: order-free
-    __syncthreads();
-    for (int e = threadIdx.x; e < experts; e += blockDim.x) chunk_base[(size_t)blockIdx.x * experts + e] = count[e];
-}
-
-// ---- permute, 2/3: one block. Thread e turns expert e's per-chunk counts into the rows of e
-// in earlier chunks (in place), then the block scans the experts' totals into row offsets ----
-__global__ void permute_scan_kernel(int *__restrict__ chunk_base, int chunks, int experts,
-                                    int *__restrict__ row_offsets) {
-    __shared__ int total[PERMUTE_THREADS];
-    const int e = threadIdx.x;
-    int run = 0;
-    if (e < experts)
-        for (int c = 0; c < chunks; ++c) {
-            const int n = chunk_base[(size_t)c * experts + e];
-            chunk_base[(size_t)c * experts + e] = run;
-            run += n;
-        }
-    total[e] = e < experts ? run : 0;
-    __syncthreads();
-    for (int o = 1; o < PERMUTE_THREADS; o *= 2) {  // inclusive Hillis-Steele scan
-        const int add = e >= o ? total[e - o] : 0;
+    const int a1 = t1 * topk;
+    for (int r0 = t0 * topk; r0 < a1; r0 += K4_ROUTE_THREADS) {
+        const int a = r0 + threadIdx.x;
+        const int e = a < a1 ? topk_expert[a] : -1;
+        round_expert[threadIdx.x] = e;
         __syncthreads();
-        total[e] += add;
-        __syncthreads();
-    }
-    if (e < experts) row_offsets[e + 1] = total[e];
-    if (e == 0) row_offsets[0] = 0;
-}
-
-// ---- permute, 3/3: block per chunk, rounds of 256 assignments in order. An assignment's row:
-// its expert's offset + rows of that expert in earlier chunks + earlier rounds of this chunk
-// + earlier assignments of this round ----
-__global__ void permute_scatter_kernel(const int *__restrict__ topk_expert, int assignments, int topk,
-                                       int experts, const int *__restrict__ chunk_base,
-                                       const int *__restrict__ row_offsets, int *__restrict__ src_token,
-                                       int *__restrict__ row_of) {
-    __shared__ int seen[K4_MAX_EXPERTS];       // this chunk's rows per expert so far
-    __shared__ int round_expert[PERMUTE_THREADS];
-    const int i = threadIdx.x;
-    for (int e = i; e < experts; e += PERMUTE_THREADS)
-        seen[e] = row_offsets[e] + chunk_base[(size_t)blockIdx.x * experts + e];
-    const int first = blockIdx.x * K4_CHUNK;
-    for (int r0 = first; r0 < min(first + K4_CHUNK, assignments); r0 += PERMUTE_THREADS) {
-        const int a = r0 + i;
-        const int e = a < assignments ? topk_expert[a] : -1;
-        round_expert[i] = e;
-        __syncthreads();
+        const unsigned peers = __match_any_sync(0xffffffffu, e);
         if (e >= 0) {
-            int before = 0;
-            for (int j = 0; j < i; ++j) before += round_expert[j] == e;
-            const int row = seen[e] + before;
-            src_token[row] = a / topk;
-            row_of[a] = row;
+            int before = __popc(peers & ((1u << lane) - 1u));
+            for (int j = 0; j < warp * WARP; ++j) before += round_expert[j] == e;
+            row_of[a] = seen[e] + before;
         }
-        __syncthreads();  // every thread has read seen and round_expert
-        if (i < experts) {
-            int n = 0;
-            for (int j = 0; j < PERMUTE_THREADS; ++j) n += round_expert[j] == i;
-            seen[i] += n;
+        __syncthreads();  // every rank has read seen
+        if (e >= 0 && lane == __ffs(peers) - 1) atomicAdd(&seen[e], __popc(peers));  // integer: order-free
+        __syncthreads();  // seen is whole and round_expert free for the next round
+    }
+    for (int e = threadIdx.x; e < experts; e += K4_ROUTE_THREADS)
+        chunk_count[(size_t)blockIdx.x * experts + e] = seen[e];
+}
+
+// ---- permute: one CTA per routing chunk ----
+// From the route kernel's counts, each CTA c finds for every expert e its rows in chunks < c
+// (start) and in all chunks (total): a flat pass over the count table with integer
+// shared-memory atomics, so every thread has loads in flight. The exclusive scan of the totals
+// over experts gives row_offsets (CTA 0 writes them); start[e] += that offset is the first row
+// of e's assignments of chunk c, and assignment a's row is start[e] + its rank (row_of).
+__global__ void __launch_bounds__(PERMUTE_THREADS)
+permute_kernel(const int *__restrict__ topk_expert, int tokens, int topk, int experts, int chunk_tokens,
+               const int *__restrict__ chunk_count, int *__restrict__ row_offsets, int *__restrict__ src_token,
+               int *__restrict__ row_of) {
+    __shared__ int start[K4_ROUTE_MAX_EXPERTS], total[K4_ROUTE_MAX_EXPERTS];
+    __shared__ int warp_sum[WARP];
+    const int c = blockIdx.x, warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    for (int e = threadIdx.x; e < experts; e += PERMUTE_THREADS) start[e] = total[e] = 0;
+    __syncthreads();
+    const int entries = gridDim.x * experts;  // chunks x E <= K4_PERMUTE_READS
+    for (int i = threadIdx.x; i < entries; i += PERMUTE_THREADS) {
+        const int q = i / experts, e = i % experts, n = chunk_count[i];
+        atomicAdd(&total[e], n);
+        if (q < c) atomicAdd(&start[e], n);
+    }
+    __syncthreads();
+    // Exclusive scan of total[]: thread i owns experts [e0, e1), a warp scan of the owners' sums,
+    // then one warp scans the 32 warp sums.
+    const int per = (experts + PERMUTE_THREADS - 1) / PERMUTE_THREADS;
+    const int e0 = min((int)threadIdx.x * per, experts), e1 = min(e0 + per, experts);
+    int mine = 0;
+    for (int e = e0; e < e1; ++e) mine += total[e];
+    int incl = mine;
+    for (int o = 1; o < WARP; o *= 2) {
+        const int up = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += up;
+    }
+    if (lane == WARP - 1) warp_sum[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        int w = warp_sum[lane];
+        for (int o = 1; o < WARP; o *= 2) {
+            const int up = __shfl_up_sync(0xffffffffu, w, o);
+            if (lane >= o) w += up;
         }
-        __syncthreads();  // round_expert is read above before the next round overwrites it
+        warp_sum[lane] = w;
+    }
+    __syncthreads();
+    int run = (warp > 0 ? warp_sum[warp - 1] : 0) + incl - mine;
+    for (int e = e0; e < e1; ++e) {
+        if (c == 0) row_offsets[e] = run;
+        start[e] += run;
+        run += total[e];
+    }
+    if (c == 0 && threadIdx.x == 0) row_offsets[experts] = tokens * topk;
+    __syncthreads();
+    const int a1 = min((c + 1) * chunk_tokens, tokens) * topk;
+    for (int a = c * chunk_tokens * topk + threadIdx.x; a < a1; a += PERMUTE_THREADS) {
+        const int row = start[topk_expert[a]] + row_of[a];
+        src_token[row] = a / topk;
+        row_of[a] = row;
     }
 }
 
@@ -227,32 +265,47 @@ __global__ void pack_w1_kernel(const uint16_t *__restrict__ w1, size_t rows, int
         w1p[i] = w1[i / n2 * n2 + k4_packed_w1_column((int)(i % n2), f)];
 }
 
-__global__ void set_route_offsets_kernel(int *off, int tokens) {
-    off[0] = 0;
-    off[1] = tokens;
-}
-
 }  // namespace
 
-extern "C" cudaError_t k4_route_topk(const uint16_t *logits, int tokens, int experts, int topk, int renorm,
-                                     int *topk_expert, float *topk_weight, cudaStream_t st) {
-    if (tokens <= 0) return cudaSuccess;
-    route_topk_kernel<<<(tokens + ROUTE_WARPS - 1) / ROUTE_WARPS, ROUTE_WARPS * WARP, 0, st>>>(logits, tokens, experts, topk, renorm,
-                                                                            topk_expert, topk_weight);
+namespace {
+
+// The route kernel of the narrowest width that holds E logits (PER_LANE 1, 2, 4, ..., 128).
+template <int PER_LANE>
+cudaError_t launch_route(float *logits, int splits, int tokens, int experts, int topk, int renorm, int chunk_tokens,
+                         int chunks, int *topk_expert, float *topk_weight, int *row_of, int *chunk_count,
+                         cudaStream_t st) {
+    if constexpr (PER_LANE < 128)
+        if (PER_LANE * WARP < experts)
+            return launch_route<2 * PER_LANE>(logits, splits, tokens, experts, topk, renorm, chunk_tokens, chunks,
+                                              topk_expert, topk_weight, row_of, chunk_count, st);
+    route_kernel<PER_LANE><<<chunks, K4_ROUTE_THREADS, 0, st>>>(logits, splits, tokens, experts, topk, renorm,
+                                                               chunk_tokens, topk_expert, topk_weight, row_of,
+                                                               chunk_count);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
+static_assert(128 * WARP == K4_ROUTE_MAX_EXPERTS, "the widest route kernel holds K4_ROUTE_MAX_EXPERTS logits");
 
-extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, int *chunk_base,
+}  // namespace
+
+extern "C" cudaError_t k4_route(float *logits, int tokens, int experts, int d, int topk, int renorm,
+                                int *topk_expert, float *topk_weight, int *row_of, int *chunk_count,
+                                cudaStream_t st) {
+    if (tokens <= 0) return cudaSuccess;
+    if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS || topk < 1 || topk > experts) return cudaErrorInvalidValue;
+    const int chunk_tokens = k4_route_chunk_tokens(tokens, topk, experts);
+    return launch_route<1>(logits, k4_router_splits(tokens, experts, d), tokens, experts, topk, renorm, chunk_tokens,
+                           (tokens + chunk_tokens - 1) / chunk_tokens, topk_expert, topk_weight, row_of, chunk_count,
+                           st);
+}
+
+extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, const int *chunk_count,
                                   int *row_offsets, int *src_token, int *row_of, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
-    const int assignments = tokens * topk, chunks = (assignments + K4_CHUNK - 1) / K4_CHUNK;
-    permute_count_kernel<<<chunks, PERMUTE_THREADS, 0, st>>>(topk_expert, assignments, experts, chunk_base);
-    CUDA_LAUNCH_CHECK();
-    permute_scan_kernel<<<1, PERMUTE_THREADS, 0, st>>>(chunk_base, chunks, experts, row_offsets);
-    CUDA_LAUNCH_CHECK();
-    permute_scatter_kernel<<<chunks, PERMUTE_THREADS, 0, st>>>(topk_expert, assignments, topk, experts, chunk_base,
-                                                               row_offsets, src_token, row_of);
+    if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS) return cudaErrorInvalidValue;
+    const int chunk_tokens = k4_route_chunk_tokens(tokens, topk, experts);
+    permute_kernel<<<(tokens + chunk_tokens - 1) / chunk_tokens, PERMUTE_THREADS, 0, st>>>(
+        topk_expert, tokens, topk, experts, chunk_tokens, chunk_count, row_offsets, src_token, row_of);
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
@@ -293,8 +346,3 @@ extern "C" cudaError_t k4_pack_w1(const uint16_t *w1, int experts, int d, int f,
     return cudaSuccess;
 }
 
-extern "C" cudaError_t k4_set_route_offsets(int *route_offsets, int tokens, cudaStream_t st) {
-    set_route_offsets_kernel<<<1, 1, 0, st>>>(route_offsets, tokens);
-    CUDA_LAUNCH_CHECK();
-    return cudaSuccess;
-}

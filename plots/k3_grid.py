@@ -70,8 +70,12 @@ def load():
 
 def model_pick(ggemm, k):
     _, tokens, experts, kk, n, skew = k
+    # the H200's picks, whatever GPU and calibration the caller has: the table is the H200's
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", GG_CALIBRATION=os.path.join(ROOT, "results", "h200",
+                                                                                 "calibration.csv"))
     out = subprocess.run([ggemm, "problem", "--tokens", str(tokens), "--experts", str(experts), "--k", str(kk),
-                          "--n", str(n), "--skew", str(skew)], capture_output=True, text=True, check=True).stdout
+                          "--n", str(n), "--skew", str(skew)], capture_output=True, text=True, check=True,
+                         env=env).stdout
     m = re.search(r"k3_wgmma would run k3_wgmma_(\w+): predicted ([0-9.]+) us", out)
     return m.group(1), float(m.group(2))
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # usage: sass_check.sh [--arch SM] CUOBJDUMP LIBRARY MNEMONIC...
 # Disassemble a stage's library (with --arch, only its cubin for SM, e.g. sm_103a); every
-# MNEMONIC must appear in that SASS. A library built for two architectures is checked once per
+# MNEMONIC must appear in that SASS, and every !MNEMONIC must not. A library built for two architectures is checked once per
 # architecture: otherwise one cubin could hide the other's missing instructions.
 # Tools: tests/sass_tools.sh (skip without them, fail in CI).
 arch=
@@ -21,8 +21,13 @@ if [ -n "$arch" ] && ! printf '%s\n' "$sass" | grep -q "arch = $arch\$"; then
 fi
 status=0
 for m in "$@"; do
-    n=$(printf '%s\n' "$sass" | grep -cE "[[:space:]]$m[[:space:].;]")
-    echo "$m: $n"
-    [ "$n" -gt 0 ] || { echo "$m not found in the SASS of $lib"; status=1; }
+    absent=${m#!}
+    n=$(printf '%s\n' "$sass" | grep -cE "[[:space:]]$absent[[:space:].;]")
+    echo "$absent: $n"
+    if [ "$absent" != "$m" ]; then
+        [ "$n" -eq 0 ] || { echo "$absent found in the SASS of $lib, where it must not be"; status=1; }
+    else
+        [ "$n" -gt 0 ] || { echo "$m not found in the SASS of $lib"; status=1; }
+    fi
 done
 exit $status

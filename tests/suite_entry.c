@@ -12,7 +12,7 @@
 
 static const GgGpu h200 = {132, 60L << 20}; /* results/h200/sweep.csv: sms, l2_bytes */
 
-/* Synthetic constants in, their four calibration times out (the model itself), fit: the same
+/* Synthetic constants in, their five calibration times out (the model itself), fit: the same
  * constants back, for every configuration (each has its own tile counts). */
 START_TEST(fit_recovers_constants) {
     for (int i = 0; i < k3_wgmma_choice_count(); ++i) {

@@ -1,9 +1,15 @@
 /* k4_moe's host side on the CPU: W1's packing map, the workspace carving, what can_implement
- * refuses, the roofline floor. (The permutation and the layer itself: tests/test_gpu.c, case moe.) */
+ * refuses, the roofline floor, the TMA gather's byte counts; the router's padded N and k split,
+ * the routing chunks and the permutation they imply; the routing check's bound
+ * (harness/gg_moe_bound.h). (The kernels and the layer itself: tests/test_gpu.c, case moe.) */
 #include <check.h>
+#include <fenv.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "harness/gg_moe_bound.h"
 #include "k4_moe/k4_moe.h"
 
 /* Every packed column comes from exactly one W1 column, and packed column j of gate panel 2p and
@@ -46,7 +52,8 @@ static int overlaps(uintptr_t a, size_t na, uintptr_t b, size_t nb) { return a <
 
 START_TEST(workspace_buffers_disjoint_aligned_inside) {
     const GgMoeShape shapes[] = {{4096, 2048, 768, 128, 8, 1}, {1, 64, 128, 8, 2, 1}, {0, 64, 128, 8, 2, 1},
-                                 {16384, 4096, 14336, 8, 2, 1}};
+                                 {16384, 4096, 14336, 8, 2, 1}, {1024, 7168, 2048, 256, 8, 1}, {300, 200, 64, 4096, 8, 1},
+                                 {77, 64, 128, 5, 5, 0}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
         for (int fused = 0; fused < 2; ++fused) {
             const GgMoeShape *s = &shapes[i];
@@ -57,9 +64,10 @@ START_TEST(workspace_buffers_disjoint_aligned_inside) {
             const struct {
                 const void *p;
                 size_t bytes;
-            } b[] = {{w.logits, 2 * t * s->experts}, {w.topk_expert, 4 * r}, {w.topk_weight, 4 * r},
-                     {w.chunk_base, 4 * ((r + K4_CHUNK - 1) / K4_CHUNK) * s->experts},
-                     {w.row_offsets, 4 * ((size_t)s->experts + 1)}, {w.route_offsets, 8}, {w.src_token, 4 * r},
+            } b[] = {{w.logits, t ? 4 * t * s->experts * k4_router_splits(s->tokens, s->experts, s->d) : 0},
+                     {w.topk_expert, 4 * r}, {w.topk_weight, 4 * r},
+                     {w.chunk_count, t ? 4 * (size_t)k4_route_chunks(s->tokens, s->topk, s->experts) * s->experts : 0},
+                     {w.row_offsets, 4 * ((size_t)s->experts + 1)}, {w.src_token, 4 * r},
                      {w.row_of, 4 * r}, {w.xg, fused ? 0 : 2 * r * s->d}, {w.u, fused ? 0 : 4 * r * s->f},
                      {w.h, 2 * r * s->f}, {w.y, 2 * r * s->d}};
             const int n = (int)(sizeof b / sizeof b[0]);
@@ -84,7 +92,7 @@ START_TEST(can_implement_refuses_and_accepts) {
         ck_assert_msg(k4_moe_can_implement(&s, why, sizeof why), "%s: %s", md->name, why);
     }
     const GgMoeShape bad[] = {{8, 64, 128, 8, 0, 1},   {8, 64, 128, 8, 9, 1},   {8, 100, 128, 8, 2, 1},
-                              {8, 64, 192, 8, 2, 1},   {8, 64, 128, 12, 2, 1},  {8, 64, 128, 264, 2, 1},
+                              {8, 64, 192, 8, 2, 1},   {8, 64, 128, 264, 2, 1}, {8, 64, 128, 0, 1, 1},
                               {-1, 64, 128, 8, 2, 1},  {K4_MAX_ROWS / 2 + 1, 64, 128, 8, 2, 1}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         why[0] = 0;
@@ -93,6 +101,19 @@ START_TEST(can_implement_refuses_and_accepts) {
     }
     const GgMoeShape empty = {0, 64, 128, 8, 2, 1};
     ck_assert(k4_moe_can_implement(&empty, why, sizeof why));
+    /* Any expert count: the router pads its N (no experts % 8 condition). */
+    const GgMoeShape odd[] = {{8, 64, 128, 1, 1, 1}, {8, 64, 128, 5, 5, 0}, {8, 64, 128, 12, 2, 1}};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; ++i)
+        ck_assert_msg(k4_moe_can_implement(&odd[i], why, sizeof why), "%zu: %s", i, why);
+    /* The routing alone goes up to K4_ROUTE_MAX_EXPERTS experts and d % 8. */
+    const GgMoeShape route_ok[] = {{8, 200, 0, 4096, 8, 1}, {8, 7168, 0, 512, 8, 1}, {8, 8, 0, 1000, 1000, 0}};
+    for (size_t i = 0; i < sizeof route_ok / sizeof route_ok[0]; ++i)
+        ck_assert_msg(k4_moe_can_route(&route_ok[i], why, sizeof why), "%zu: %s", i, why);
+    const GgMoeShape route_bad[] = {{8, 64, 0, 4097, 8, 1}, {8, 100, 0, 64, 8, 1}, {8, 64, 0, 64, 65, 1}};
+    for (size_t i = 0; i < sizeof route_bad / sizeof route_bad[0]; ++i) {
+        why[0] = 0;
+        ck_assert_msg(!k4_moe_can_route(&route_bad[i], why, sizeof why) && why[0], "route shape %zu", i);
+    }
 }
 END_TEST
 
@@ -108,6 +129,238 @@ START_TEST(floor_grows_with_tokens) {
 }
 END_TEST
 
+/* The fused GEMM1's TMA gather (k4_gather_warp_rows / _tx): for every count of valid rows a tile
+ * can hold (0..128; a 64-row tile holds at most 64) and both layouts (one gathering warp, four),
+ * the warps take the rows in order without gaps or overlap, each within its share, and the bytes
+ * they announce on the stage's full barrier add up to exactly what their copies deliver: 128 bytes
+ * per row loaded, and the B panels once. One byte more and the stage would never complete; one
+ * fewer and the consumers would read a row before it lands. */
+START_TEST(gather_bytes_add_up_to_the_stage) {
+    const uint32_t b_bytes = 4 * 64 * 64 * 2; /* W1's four 64 x 64 bf16 panels of a stage */
+    static const int layouts[] = {1, 4};
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; ++i) {
+        const int warps = layouts[i], share = K4_GATHER_ROWS / warps;
+        for (int rows = 0; rows <= K4_GATHER_ROWS; ++rows) {
+            uint32_t tx = 0;
+            int next = 0; /* the first row no warp has taken yet */
+            for (int w = 0; w < warps; ++w) {
+                const int n = k4_gather_warp_rows(rows, w, warps);
+                ck_assert_int_ge(n, 0);
+                ck_assert_int_le(n, share);
+                if (n > 0) ck_assert_int_eq(w * share, next); /* warp w's rows start at w x share */
+                next += n;
+                tx += k4_gather_warp_tx(rows, w, warps, b_bytes);
+            }
+            ck_assert_int_eq(next, rows);
+            ck_assert_uint_eq(tx, (uint32_t)rows * K4_GATHER_ROW_BYTES + b_bytes);
+        }
+    }
+    /* by hand: 70 rows over four warps are 32, 32, 6, 0 */
+    ck_assert_int_eq(k4_gather_warp_rows(70, 2, 4), 6);
+    ck_assert_int_eq(k4_gather_warp_rows(70, 3, 4), 0);
+    ck_assert_uint_eq(k4_gather_warp_tx(70, 0, 4, b_bytes), 32 * 128 + b_bytes);
+    ck_assert_uint_eq(k4_gather_warp_tx(70, 2, 4, b_bytes), 6 * 128);
+    ck_assert_uint_eq(k4_gather_warp_tx(70, 0, 1, b_bytes), 70 * 128 + b_bytes);
+}
+END_TEST
+
+/* The router's padded N and its tiles: 16-byte rows, the fewest zero columns, a tile width the
+ * wgmma wrappers have; the k split covers every k-block once, no split empty, none shorter than
+ * K4_ROUTER_MIN_KB unless K is, and no more splits than needed to reach K4_ROUTER_CTAS. */
+START_TEST(router_padding_and_split) {
+    static const int tokens[] = {1, 100, 256, 1024, 4096, 16384};
+    static const int ds[] = {8, 64, 200, 2048, 4096, 7168};
+    for (int e = 1; e <= K4_ROUTE_MAX_EXPERTS; e += (e < 70 ? 1 : 61)) {
+        const int n = k4_router_n(e);
+        ck_assert(n % 8 == 0 && n >= e && n < e + 8);
+        for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; ++i) {
+            const int t = tokens[i], bn = k4_router_block_n(t, e);
+            ck_assert(bn == 64 || bn == 128 || bn == 256);
+            const int tiles = k4_router_tiles(t, e);
+            ck_assert_int_eq(tiles, (t + 127) / 128 * ((n + bn - 1) / bn));
+            if (bn > 64) ck_assert_int_ge(tiles, K4_ROUTER_CTAS); /* wide only when the tiles alone fill */
+            for (size_t j = 0; j < sizeof ds / sizeof ds[0]; ++j) {
+                const int d = ds[j], kb = (d + 63) / 64;
+                const int per = k4_router_split_kblocks(t, e, d), splits = k4_router_splits(t, e, d);
+                ck_assert(per >= 1 && splits >= 1);
+                ck_assert_msg((splits - 1) * per < kb && kb <= splits * per, "t %d e %d d %d: %d x %d for %d", t, e,
+                              d, splits, per, kb);
+                if (kb >= K4_ROUTER_MIN_KB) ck_assert_int_ge(per, K4_ROUTER_MIN_KB);
+                if (splits > 1) ck_assert_int_le((long)(splits - 1) * tiles, K4_ROUTER_CTAS);
+            }
+        }
+    }
+}
+END_TEST
+
+/* Routing chunks: whole tokens, at least one round of assignments, the chunks cover the tokens
+ * exactly, and the permute kernel's reads of the count table (chunks^2 x E) stay within
+ * K4_PERMUTE_READS wherever the chunk is longer than its minimum. */
+START_TEST(route_chunks_cover_and_bound_reads) {
+    static const int tokens[] = {1, 7, 256, 1000, 4096, 16384, 1 << 20};
+    static const int topks[] = {1, 2, 8, 64};
+    static const int experts[] = {1, 8, 64, 128, 256, 512, 4096};
+    for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; ++i)
+        for (size_t j = 0; j < sizeof topks / sizeof topks[0]; ++j)
+            for (size_t k = 0; k < sizeof experts / sizeof experts[0]; ++k) {
+                const int t = tokens[i], topk = topks[j], e = experts[k];
+                const int ct = k4_route_chunk_tokens(t, topk, e), chunks = k4_route_chunks(t, topk, e);
+                const int one_round = (K4_ROUTE_THREADS + topk - 1) / topk;
+                ck_assert_int_ge(ct, one_round);
+                ck_assert((long)(chunks - 1) * ct < t && (long)chunks * ct >= t);
+                if (ct > one_round) ck_assert_msg((long long)chunks * chunks * e <= K4_PERMUTE_READS, "t %d k %d e %d", t, topk, e);
+            }
+}
+END_TEST
+
+/* The two kernels' arithmetic on the CPU: per chunk, each assignment's rank among its expert's
+ * earlier assignments and each expert's count (k4_route); per chunk, the counts of earlier
+ * chunks plus the exclusive scan of the totals, plus the rank (k4_permute). The rows must be a
+ * stable sort of the assignments by expert: expert-major, (token, slot) order inside. */
+START_TEST(permutation_chunks_give_a_stable_sort) {
+    static const struct { int t, topk, e; } shapes[] = {{1, 1, 1}, {333, 8, 5}, {1000, 2, 8}, {4096, 8, 128},
+                                                         {700, 8, 4096}, {5000, 3, 1000}, {300, 64, 64}};
+    unsigned seed = 12345;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const int T = shapes[si].t, K = shapes[si].topk, E = shapes[si].e, A = T * K;
+        const int ct = k4_route_chunk_tokens(T, K, E), chunks = k4_route_chunks(T, K, E);
+        int *expert = malloc(sizeof(int) * A), *rank = malloc(sizeof(int) * A), *row = malloc(sizeof(int) * A);
+        int *count = calloc((size_t)chunks * E, sizeof(int)), *seen = malloc(sizeof(int) * E);
+        int *total = calloc(E, sizeof(int)), *offset = malloc(sizeof(int) * (E + 1));
+        for (int a = 0; a < A; ++a) { /* skewed: low experts often, so that experts repeat in a chunk */
+            seed = seed * 1103515245u + 12345u;
+            const unsigned r = seed >> 8;
+            expert[a] = (int)(r % 3 ? r % (unsigned)(E < 4 ? E : E / 4) : r % (unsigned)E);
+        }
+        for (int c = 0; c < chunks; ++c) { /* route: ranks and counts per chunk */
+            memset(seen, 0, sizeof(int) * E);
+            const int a1 = (c + 1) * ct < T ? (c + 1) * ct * K : A;
+            for (int a = c * ct * K; a < a1; ++a) rank[a] = seen[expert[a]]++;
+            for (int e = 0; e < E; ++e) count[(size_t)c * E + e] = seen[e];
+        }
+        for (int c = 0; c < chunks; ++c)
+            for (int e = 0; e < E; ++e) total[e] += count[(size_t)c * E + e];
+        offset[0] = 0;
+        for (int e = 0; e < E; ++e) offset[e + 1] = offset[e] + total[e];
+        ck_assert_int_eq(offset[E], A);
+        for (int c = 0; c < chunks; ++c) { /* permute: start of each expert in chunk c, then the rows */
+            const int a1 = (c + 1) * ct < T ? (c + 1) * ct * K : A;
+            for (int a = c * ct * K; a < a1; ++a) {
+                int start = offset[expert[a]];
+                for (int q = 0; q < c; ++q) start += count[(size_t)q * E + expert[a]];
+                row[a] = start + rank[a];
+            }
+        }
+        int *next = malloc(sizeof(int) * E); /* the stable sort, directly */
+        memcpy(next, offset, sizeof(int) * E);
+        for (int a = 0; a < A; ++a) ck_assert_int_eq(row[a], next[expert[a]]++);
+        free(next);
+        free(expert), free(rank), free(row), free(count), free(seen), free(total), free(offset);
+    }
+}
+END_TEST
+
+/* ---- the routing check's bound (harness/gg_moe_bound.h) ---- */
+
+static float to_bf16(float v) { /* truncate to bf16: an exact bf16 value, as the inputs are */
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    u &= 0xffff0000u;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+/* The tensor-core model of gg_moe_bound.h: blocks of b products added to the accumulator with
+ * every term aligned to the largest exponent and truncated, then the sum truncated to fp32. */
+static float block_truncated_sum(const double *p, int k, int b) {
+    float acc = 0;
+    for (int i0 = 0; i0 < k; i0 += b) {
+        const int i1 = i0 + b < k ? i0 + b : k;
+        double big = fabs(acc);
+        for (int i = i0; i < i1; ++i) big = fmax(big, fabs(p[i]));
+        if (big == 0) continue;
+        int ex;
+        frexp(big, &ex);                       /* big in [2^(ex-1), 2^ex) */
+        const double ulp = ldexp(1.0, ex - 24); /* fp32's last place at big's exponent */
+        double sum = trunc(acc / ulp) * ulp;
+        for (int i = i0; i < i1; ++i) sum += trunc(p[i] / ulp) * ulp;
+        fesetround(FE_TOWARDZERO);
+        acc = (float)sum;
+        fesetround(FE_TONEAREST);
+    }
+    return acc;
+}
+
+/* Every summation order and rounding the router may use stays within gg_moe_logit_bound of the
+ * exact sum, for K up to DeepSeek-V3's d, on random, one-signed (the worst case for a K-long
+ * error) and cancelling inputs; and the bound stays below 2^-8 S at those K (tighter than a bf16
+ * logit's rounding, which it replaces). */
+START_TEST(logit_bound_holds_for_every_order) {
+    static const int ks[] = {8, 64, 200, 2048, 7168};
+    unsigned seed = 99;
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki)
+        for (int kind = 0; kind < 3; ++kind) {
+            const int k = ks[ki];
+            double *p = malloc(sizeof(double) * k), exact = 0, abs_dot = 0;
+            const float scale = ldexpf(4.0f, -(int)lround(log2(sqrt((double)k))));
+            for (int i = 0; i < k; ++i) {
+                seed = seed * 1664525u + 1013904223u;
+                float x = to_bf16((float)((seed >> 8) / 16777216.0 * 2 - 1));
+                seed = seed * 1664525u + 1013904223u;
+                float w = to_bf16((float)((seed >> 8) / 16777216.0 * 2 - 1) * scale);
+                if (kind == 1) x = fabsf(x), w = fabsf(w);                          /* one sign */
+                if (kind == 2 && i % 2) x = -(float)p[i - 1] / (w != 0 ? w : 1); /* cancelling pairs */
+                x = to_bf16(x);
+                p[i] = (double)x * w; /* exact: two 8-bit significands */
+                exact += p[i];
+                abs_dot += fabs(p[i]);
+            }
+            const double bound = gg_moe_logit_bound(abs_dot, k);
+            ck_assert(bound <= ldexp(abs_dot, -8) + k * 0x1p-126);
+            float fwd = 0, rev = 0, rz = 0;
+            for (int i = 0; i < k; ++i) fwd += (float)p[i];
+            for (int i = k - 1; i >= 0; --i) rev += (float)p[i];
+            fesetround(FE_TOWARDZERO);
+            for (int i = 0; i < k; ++i) rz += (float)p[i];
+            fesetround(FE_TONEAREST);
+            const float sums[] = {fwd, rev, rz, block_truncated_sum(p, k, 2), block_truncated_sum(p, k, 8),
+                                  block_truncated_sum(p, k, 16)};
+            for (size_t q = 0; q < sizeof sums / sizeof sums[0]; ++q)
+                ck_assert_msg(fabs(sums[q] - exact) <= bound, "k %d kind %d sum %zu: error %.3g, bound %.3g", k, kind,
+                              q, fabs(sums[q] - exact), bound);
+            /* split over k: each split's partial by the tensor-core model, the partials added in order */
+            for (int splits = 2; splits <= 16 && splits <= k; splits *= 2) {
+                const int per = (k + splits - 1) / splits;
+                float total = 0;
+                for (int z = 0; z * per < k; ++z) total += block_truncated_sum(p + z * per, k - z * per < per ? k - z * per : per, 8);
+                ck_assert_msg(fabs(total - exact) <= bound, "k %d kind %d, %d splits: error %.3g, bound %.3g", k, kind,
+                              splits, fabs(total - exact), bound);
+            }
+            free(p);
+        }
+}
+END_TEST
+
+/* The choice is checked exactly: the k largest, best first, ties to the lower expert, NaN last. */
+START_TEST(topk_exact_accepts_only_the_top_k) {
+    const float lg[] = {0.5f, 2.0f, -1.0f, 2.0f, NAN, 1.0f};
+    unsigned char mark[6];
+    char why[160];
+    const int good[] = {1, 3, 5}, good_all[] = {1, 3, 5, 0, 2, 4};
+    ck_assert(gg_moe_topk_exact(lg, 6, good, 3, mark, why, sizeof why));
+    ck_assert(gg_moe_topk_exact(lg, 6, good_all, 6, mark, why, sizeof why)); /* the NaN last */
+    const int tie_order[] = {3, 1, 5}, missed[] = {1, 3, 0}, twice[] = {1, 1, 3}, range[] = {1, 3, 6},
+              nan_first[] = {4, 1, 3};
+    const int *bad[] = {tie_order, missed, twice, range, nan_first};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        why[0] = 0;
+        ck_assert_msg(!gg_moe_topk_exact(lg, 6, bad[i], 3, mark, why, sizeof why) && why[0], "bad choice %zu", i);
+    }
+    ck_assert(gg_moe_logit_bound(100.0, 7168) < 0.2 && gg_moe_logit_bound(1.0, 64) < 2e-5);
+    ck_assert(isinf(gg_moe_gamma(1 << 22)));
+}
+END_TEST
+
 Suite *moe_suite(void) {
     Suite *s = suite_create("moe");
     TCase *t = tcase_create("host");
@@ -116,6 +369,12 @@ Suite *moe_suite(void) {
     tcase_add_test(t, workspace_buffers_disjoint_aligned_inside);
     tcase_add_test(t, can_implement_refuses_and_accepts);
     tcase_add_test(t, floor_grows_with_tokens);
+    tcase_add_test(t, gather_bytes_add_up_to_the_stage);
+    tcase_add_test(t, router_padding_and_split);
+    tcase_add_test(t, route_chunks_cover_and_bound_reads);
+    tcase_add_test(t, permutation_chunks_give_a_stable_sort);
+    tcase_add_test(t, logit_bound_holds_for_every_order);
+    tcase_add_test(t, topk_exact_accepts_only_the_top_k);
     suite_add_tcase(s, t);
     return s;
 }

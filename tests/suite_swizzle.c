@@ -1,5 +1,5 @@
 /* CPU checks of the 128-byte swizzle address function (common/gg_swizzle.h) that the k2
- * kernel's ldmatrix addresses are built from. */
+ * kernel's ldmatrix addresses are built from, and of k4's row-by-row TMA gather into it. */
 #include <check.h>
 #include <stdint.h>
 
@@ -53,12 +53,38 @@ START_TEST(test_hand_computed_offsets) {
 }
 END_TEST
 
+/* The 128B swizzle as TMA applies it (gg_swizzle.h): on the shared-memory address written, address
+ * bits [6:4] XOR bits [9:7]. */
+static uint32_t tma_swizzle128_address(uint32_t addr) { return addr ^ (((addr >> 7) & 7u) << 4); }
+
+/* k4's gather (k4_gemm1_swiglu.cu) writes row r of an A stage by a TMA of a one-row box at
+ * stage + 128 r. Its chunk c then lands at the swizzled address of stage + 128 r + 16 c, and a
+ * 128-row box would have put it at stage + gg_swizzle128(r, c), where the wgmma descriptors look.
+ * For every 1024-byte-aligned stage (ring_start and STAGE_BYTES keep them so) the two agree for
+ * every row and chunk; 128 bytes off an atom they do not. */
+START_TEST(test_one_row_box_lands_like_a_tile_row) {
+    static const uint32_t stages[] = {0, 1024, 3 * 49152 + 1024, 227 * 1024 - 16384};
+    for (size_t i = 0; i < sizeof stages / sizeof stages[0]; ++i)
+        for (uint32_t r = 0; r < 128; ++r)
+            for (uint32_t c = 0; c < ROW_CHUNKS; ++c) {
+                const uint32_t row_box = stages[i] + r * GG_SWIZZLE128_ROW_BYTES + c * GG_SWIZZLE128_CHUNK_BYTES;
+                ck_assert_uint_eq(tma_swizzle128_address(row_box), stages[i] + gg_swizzle128(r, c));
+            }
+    int differ = 0; /* a stage 128 bytes past an atom: the rows land one phase off */
+    for (uint32_t r = 0; r < 128; ++r)
+        for (uint32_t c = 0; c < ROW_CHUNKS; ++c)
+            differ += tma_swizzle128_address(128 + r * 128 + c * 16) != 128 + gg_swizzle128(r, c);
+    ck_assert_int_eq(differ, 128 * ROW_CHUNKS);
+}
+END_TEST
+
 Suite *swizzle_suite(void) {
     Suite *s = suite_create("swizzle128");
     TCase *tc = tcase_create("address");
     tcase_add_test(tc, test_atom_is_a_bijection);
     tcase_add_test(tc, test_column_reads_spread_over_bank_groups);
     tcase_add_test(tc, test_hand_computed_offsets);
+    tcase_add_test(tc, test_one_row_box_lands_like_a_tile_row);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -241,26 +241,33 @@ static int moe_here(void) {
     return 0;
 }
 
-/* Forward, check (fp64 CPU reference included), one layer shape, one path. */
-static void moe_check_layer(const GgMoeShape *s, int fused, unsigned long long seed, int cpu_ref, const char *what) {
+/* Forward, check (fp64 CPU reference included), one layer shape, one path (fused: with `gather`). */
+static void moe_check_layer(const GgMoeShape *s, int fused, K4Gather gather, unsigned long long seed, int cpu_ref,
+                            const char *what) {
     GgMoeRun r;
     GgMoeCheck chk;
+    const char *path = fused ? k4_gather_names[gather] : "unfused";
     ck_assert_msg(gg_moe_open(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
+    r.layer.gather = gather;
     ck_assert_int_eq(gg_moe_poison(&r), 0);
     ck_assert_int_eq(k4_moe_forward(&r.layer, fused, NULL), cudaSuccess);
     const int rc = gg_moe_check(&r, cpu_ref, &chk);
     gg_moe_close(&r);
-    ck_assert_msg(rc == 0, "k4_moe %s on '%s': %s", fused ? "fused" : "unfused", what, gg_error());
-    ck_assert_msg(chk.pass, "k4_moe %s on '%s' (seed %llu): %s", fused ? "fused" : "unfused", what, seed, chk.why);
+    ck_assert_msg(rc == 0, "k4_moe %s on '%s': %s", path, what, gg_error());
+    ck_assert_msg(chk.pass, "k4_moe %s on '%s' (seed %llu): %s", path, what, seed, chk.why);
     if (cpu_ref && s->tokens > 0) ck_assert_msg(chk.cpu_ref, "k4_moe on '%s': fp64 CPU reference not used", what);
 }
 
-/* Every edge layer, both paths. */
+/* Every edge layer, both paths; the fused one with every gather this build has (the ablations
+ * with GG_ABLATIONS, k4_moe/TRIALS.md). */
 START_TEST(moe_edge_layers) {
     if (!moe_here()) return;
-    for (int i = 0; i < gg_moe_edge_layer_count; ++i)
-        for (int fused = 0; fused < 2; ++fused)
-            moe_check_layer(&gg_moe_edge_layers[i].s, fused, 300 + i, 1, gg_moe_edge_layers[i].what);
+    for (int i = 0; i < gg_moe_edge_layer_count; ++i) {
+        const GgMoeEdgeLayer *e = &gg_moe_edge_layers[i];
+        moe_check_layer(&e->s, 0, K4_GATHER_DEFAULT, 300 + i, 1, e->what);
+        for (int g = 0; g < K4_GATHERS; ++g)
+            if (k4_gather_built((K4Gather)g)) moe_check_layer(&e->s, 1, (K4Gather)g, 300 + i, 1, e->what);
+    }
 }
 END_TEST
 
@@ -282,6 +289,49 @@ START_TEST(moe_graph_replay_new_routing) {
 }
 END_TEST
 
+/* Route and permute alone, any expert count up to the router's limit (odd, not a multiple of 8,
+ * one, thousands), against the fp64 logits (on the CPU where small) and the CPU permutation;
+ * d alternates a multiple of 64 and one with a k tail (d % 64 != 0), top-k = E once. */
+START_TEST(moe_routing_any_experts) {
+    if (!moe_here()) return;
+    static const int experts[] = {1, 5, 8, 64, 256, 512, 1000, 4096};
+    for (size_t i = 0; i < sizeof experts / sizeof experts[0]; ++i) {
+        const int e = experts[i], topk = e == 5 ? 5 : e < 8 ? e : 8;
+        const GgMoeShape shapes[] = {{333, i % 2 ? 200 : 256, 64, e, topk, (int)(i % 2)}, {1, 64, 64, e, 1, 1}};
+        for (size_t j = 0; j < 2; ++j) {
+            GgMoeCheck chk;
+            const int rc = gg_moe_routing_check(&shapes[j], dev.sms, 500 + i, 1, &chk);
+            ck_assert_msg(rc == 0, "routing, %d experts: %s", e, gg_error());
+            ck_assert_msg(chk.pass, "routing, %d experts, T %d, d %d: %s", e, shapes[j].tokens, shapes[j].d, chk.why);
+        }
+    }
+}
+END_TEST
+
+/* The layer shape whose bf16 router failed its check (issue 27): DeepSeek-V3-like routing (256
+ * experts, top-8, d = 7168, T = 1024) over five seeds, and 512 experts at the same d. */
+START_TEST(moe_routing_wide_seeds) {
+    if (!moe_here()) return;
+    const GgMoeShape shapes[] = {{1024, 7168, 2048, 256, 8, 1}, {1024, 7168, 2048, 512, 8, 1}};
+    for (size_t i = 0; i < 2; ++i)
+        for (unsigned long long seed = 1; seed <= 5; ++seed) {
+            GgMoeCheck chk;
+            const int rc = gg_moe_routing_check(&shapes[i], dev.sms, seed, 0, &chk);
+            ck_assert_msg(rc == 0, "routing, %d experts: %s", shapes[i].experts, gg_error());
+            ck_assert_msg(chk.pass, "routing, %d experts, seed %llu: %s", shapes[i].experts, seed, chk.why);
+        }
+}
+END_TEST
+
+/* Long: the DeepSeek-V3-like layer, whole, both paths, three seeds. */
+START_TEST(moe_long_deepseek) {
+    if (!moe_here()) return;
+    const GgMoeShape s = {1024, 7168, 2048, 256, 8, 1};
+    for (unsigned long long seed = 1; seed <= 3; ++seed)
+        for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, 9100 + seed, 0, "deepseek-v3-like");
+}
+END_TEST
+
 /* Long: the named models at T = 4096, both paths, two seeds (cuBLAS reference only). */
 START_TEST(moe_long_models) {
     if (!moe_here()) return;
@@ -289,7 +339,7 @@ START_TEST(moe_long_models) {
         const GgMoeModel *md = &gg_moe_models[m];
         const GgMoeShape s = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
         for (unsigned long long seed = 1; seed <= 2; ++seed)
-            for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, 9000 + seed, 0, md->name);
+            for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, K4_GATHER_DEFAULT, 9000 + seed, 0, md->name);
     }
 }
 END_TEST
@@ -320,9 +370,12 @@ int main(int argc, char **argv) {
     tcase_set_timeout(moe, 1800);
     if (long_run) {
         tcase_add_test(moe, moe_long_models);
+        tcase_add_test(moe, moe_long_deepseek);
     } else {
         tcase_add_test(moe, moe_edge_layers);
         tcase_add_test(moe, moe_graph_replay_new_routing);
+        tcase_add_test(moe, moe_routing_any_experts);
+        tcase_add_test(moe, moe_routing_wide_seeds);
     }
     suite_add_tcase(s, moe);
     SRunner *r = srunner_create(s);

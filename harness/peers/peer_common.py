@@ -82,8 +82,8 @@ def finish(path, rows, failures):
 
 
 # ---------------------------------------------------------------------------------------------
-# The MoE layer peers. The layer is k4_moe's: route (X·Wr in bf16, softmax in fp32, top-k with
-# ties to the lower expert, optional renormalisation), then the peer's own steps: permute,
+# The MoE layer peers. The layer is k4_moe's: route (X·Wr in fp32 from the bf16 X and Wr,
+# softmax in fp32, top-k with ties to the lower expert, optional renormalisation), then the peer's own steps: permute,
 # GEMM1 (X·W1[e], W1 [E, d, 2F] with gate columns [0, F) and up columns [F, 2F)) with SwiGLU
 # H = silu(gate) * up, GEMM2 (H·W2[e], W2 [E, F, d]), combine (out[t] = sum over its k experts of
 # weight · row, in fp32, then bf16).
@@ -162,9 +162,11 @@ def moe_inputs(torch, case, dev):
 
 def moe_route(torch, x, wr, k, renorm, ids_dtype=None):
     """The router: (top-k expert ids [T, k], their weights [T, k] fp32); ids as ids_dtype if given."""
-    probs = torch.softmax((x @ wr).float(), dim=1)
-    # Ties (frequent: the logits are bf16) go to the lower expert. topk leaves their order
-    # undocumented; a stable sort keeps it, and measured no slower than topk on these shapes.
+    # The gate in fp32 (k4_router's too): bf16 inputs, fp32 products and sums (TF32 is off,
+    # moe_main). A user would write the same: cast and matmul.
+    probs = torch.softmax(x.float() @ wr.float(), dim=1)
+    # Ties go to the lower expert, as in k4_route. topk leaves their order undocumented; a
+    # stable sort keeps it, and measured no slower than topk on these shapes (bf16 logits).
     idx = torch.sort(probs, dim=1, descending=True, stable=True).indices[:, :k]
     w = probs.gather(1, idx)
     if ids_dtype is not None:

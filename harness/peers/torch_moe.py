@@ -4,8 +4,9 @@
 The cases come from `ggemm moe --model all --tokens ... --list` (model, tokens, d, F, experts,
 top-k, renorm, seed, the roofline floor and the GEMM FLOPs, computed by the C harness), so this
 script re-implements neither the case list nor the floor. Same layer as k4_moe: route (X·Wr in
-bf16, softmax in fp32, top-k with ties to the lower expert, optional renormalisation), permute
-(routed rows grouped by expert, token order within an expert), GEMM1 (X·W1[e], W1 [E, d, 2F] with
+fp32 from the bf16 X and Wr, as DeepSeek-V3, Qwen3 and Mixtral compute their gate; softmax in
+fp32, top-k with ties to the lower expert, optional renormalisation), permute (routed rows
+grouped by expert, token order within an expert), GEMM1 (X·W1[e], W1 [E, d, 2F] with
 gate columns [0, F) and up columns [F, 2F), then H = silu(gate) * up in bf16), GEMM2 (H·W2[e]),
 combine (out[t] = sum over its k experts of weight · row, in fp32, then bf16). Checked against an
 fp32 reference of the same routing, timed with the same protocol (warm-up, L2 flush before every
