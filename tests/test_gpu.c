@@ -328,7 +328,7 @@ START_TEST(moe_long_deepseek) {
     if (!moe_here()) return;
     const GgMoeShape s = {1024, 7168, 2048, 256, 8, 1};
     for (unsigned long long seed = 1; seed <= 3; ++seed)
-        for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, 9100 + seed, 0, "deepseek-v3-like");
+        for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, K4_GATHER_DEFAULT, 9100 + seed, 0, "deepseek-v3-like");
 }
 END_TEST
 
