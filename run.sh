@@ -2,9 +2,10 @@
 # The main job: build everything; on a GPU calibrate k3_wgmma's cost model, run the sweep (every case set of harness/cases.csv:
 # every stage this GPU can run, cuBLAS peers, torch._grouped_mm when PyTorch is present) into
 # results/<gpu>/sweep.csv, record the kernels' resources, run the MoE layer (k4_moe, and eager
-# PyTorch when present) into results/<gpu>/moe.csv, rewrite the README tables, and redraw
-# the figures. Needs only the CUDA toolkit, CMake and a C/C++ compiler; each optional part that
-# is missing is skipped with one line naming the package that brings it.
+# PyTorch and Liger-Kernel's fused MoE when present) into results/<gpu>/moe.csv, rewrite the
+# README tables, and redraw the figures. Needs only the CUDA toolkit, CMake and a C/C++
+# compiler; each optional part that is missing is skipped with one line naming the package that
+# brings it.
 set -euo pipefail
 cd "$(dirname "$0")"
 skip() { echo "== skip: $*"; }
@@ -22,7 +23,8 @@ export GG_COMMIT=${GG_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || ech
 have_python=0
 command -v python3 >/dev/null && have_python=1
 # A PyTorch peer (harness/peers/SCRIPT.py): `ggemm ARGS...` lists its cases, it appends its rows to
-# CSV. Exit 77 (no GPU or no torch._grouped_mm) is a skip; without torch, one line.
+# CSV. Exit 77 (no GPU, no torch._grouped_mm, no liger_kernel) is a skip, with the script's one
+# line; without torch, one line here.
 peer() {
     local script=$1 out=$2 cases rc=0
     shift 2
@@ -55,12 +57,13 @@ if name=$($bin device 2>/dev/null); then
     echo "== resources -> results/$slug/kernels.csv"
     peer torch_grouped_mm "$csv" cases --kernels torch_grouped_mm --format csv
     # k4_moe: the whole MoE FFN layer (route, permute, GEMM1, GEMM2, combine) per model and token
-    # count, fused and unfused, then the same cases in eager PyTorch.
+    # count, fused and unfused, then the same cases in eager PyTorch and in Liger-Kernel's fused MoE.
     moe="results/$slug/moe.csv"
     moe_tokens=256,4096,16384
     echo "== moe layer on $name -> $moe"
     $bin moe --model all --tokens $moe_tokens --out "$moe"
     peer torch_moe "$moe" moe --model all --tokens $moe_tokens --list
+    peer liger_moe "$moe" moe --model all --tokens $moe_tokens --list
 else
     echo "== no GPU here ($($bin device 2>&1 || true)): tables and figures from the committed results/"
 fi

@@ -1,24 +1,34 @@
 # Figure 18: where the MoE layer's time goes. Per model (columns) and token count (rows), one stacked
-# bar per implementation: k4_moe fused, k4_moe unfused, torch_moe eager; the segments are the
-# per-step medians (route, permute, GEMM1, GEMM2, combine, each timed between CUDA events in reps
-# of their own), the black tick the whole layer's median (timed without the events), the dashed
-# line the layer's roofline floor. Each panel has its own y range: Mixtral's layer is ~10x the others.
-# Data: results/<gpu>/moe.csv as written (ggemm moe, then harness/peers/torch_moe.py), read directly.
+# bar per implementation: k4_moe fused, k4_moe unfused, Liger-Kernel's fused MoE (liger_moe, on
+# the torch router's routing), torch_moe eager; an implementation with no row in the CSV has no
+# bar and no slot. The segments are the per-step medians (route, permute, GEMM1, GEMM2, combine,
+# each timed between CUDA events in reps of their own), the black tick the whole layer's median
+# (timed without the events), the dashed line the layer's roofline floor. Each panel has its own
+# y range: Mixtral's layer is ~10x the others.
+# Data: results/<gpu>/moe.csv as written (ggemm moe, then harness/peers/torch_moe.py and
+# liger_moe.py), read directly.
 # usage: gnuplot -e "csv='results/h200/moe.csv'; out='results/figures/fig18-moe-steps.png'" plots/fig18-moe-steps.gp
 models = "mixtral qwen3 olmoe"
 tokens = "4096 16384"
 nm = words(models)
 nt = words(tokens)
+# The implementations, left to right: impl/path as in the CSV, and the tick label.
+impls = "k4_moe/fused k4_moe/unfused liger_moe/fused torch_moe/eager"
+ni = words(impls)
+array labels[ni] = ["k4_moe\nfused", "k4_moe\nunfused", "Liger\nfused MoE", "torch_moe\neager"]
 device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
 set datafile separator ","
 
-# One pass over the CSV: each panel's highest point (bar top, whole-layer tick or floor) and each
-# model's shape, for the y ranges and the panel titles.
+# One pass over the CSV: each panel's highest point (bar top, whole-layer tick or floor), each
+# model's shape, for the y ranges and the panel titles, and which implementations have rows.
 array ymax[nm * nt]
 array shape[nm]
+array present[ni]
 do for [i=1:nm*nt] { ymax[i] = 0 }
 do for [i=1:nm] { shape[i] = "" }
+do for [i=1:ni] { present[i] = 0 }
 mi(m) = sum [i=1:nm] (word(models, i) eq m ? i : 0)
+ii(impl, path) = sum [i=1:ni] (word(impls, i) eq impl."/".path ? i : 0)
 ti(t) = sum [i=1:nt] (word(tokens, i) + 0 == t ? i : 0)
 panel(m, t) = (mi(m) && ti(t) ? (ti(t) - 1) * nm + mi(m) : 0)
 steps(dummy) = column("route_us") + column("permute_us") + column("gemm1_us") + column("gemm2_us") + column("combine_us")
@@ -28,8 +38,13 @@ set table $null
 plot csv using (p = panel(strcol("model"), column("tokens")), \
                 (p && top2(0) > ymax[p] ? ymax[p] = top2(0) : 0), \
                 (mi(strcol("model")) ? shape[mi(strcol("model"))] = sprintf("d=%d, F=%d, %d experts, top-%d", \
-                    column("d"), column("f"), column("experts"), column("topk")) : ""), 0):(0) with table
+                    column("d"), column("f"), column("experts"), column("topk")) : ""), \
+                (ii(strcol("impl"), strcol("path")) ? present[ii(strcol("impl"), strcol("path"))] = 1 : 0), 0):(0) with table
 unset table
+# Slot of each implementation that has rows (0, 1, ...), and its tick.
+array slot[ni]
+ns = 0
+do for [i=1:ni] { slot[i] = present[i] ? ns : NaN; ns = ns + present[i] }
 keyp = 0  # the panel that draws the legend: the first with data
 do for [i=nm*nt:1:-1] { if (ymax[i] > 0) { keyp = i } }
 
@@ -39,13 +54,15 @@ set termoption noenhanced
 set encoding utf8
 set style fill solid 0.9 border -1
 set grid ytics
-set xrange [-0.6:2.6]
-set xtics ("k4_moe\nfused" 0, "k4_moe\nunfused" 1, "torch_moe\neager" 2) nomirror
+xlo = -0.6
+xhi = (ns > 0 ? ns : 1) - 0.4
+set xrange [xlo:xhi]
+set xtics () nomirror
+do for [i=1:ni] { if (present[i]) { set xtics add (labels[i] slot[i]) } }
 set ytics nomirror
-# x of a row's bar: its implementation and path; NaN for rows of other panels.
-bar(m, t) = (strcol("model") eq m && column("tokens") == t ? \
-             (strcol("impl") eq "k4_moe" ? (strcol("path") eq "fused" ? 0 : strcol("path") eq "unfused" ? 1 : NaN) : \
-              strcol("impl") eq "torch_moe" ? 2 : NaN) : NaN)
+# x of a row's bar: its implementation's slot; NaN for rows of other panels or implementations.
+bar(m, t) = (strcol("model") eq m && column("tokens") == t && ii(strcol("impl"), strcol("path")) ? \
+             slot[ii(strcol("impl"), strcol("path"))] : NaN)
 names = "route permute GEMM1 GEMM2 combine"  # the stack, bottom to top
 cols = "route_us permute_us gemm1_us gemm2_us combine_us"
 colors = "#9467bd #8c564b #1f77b4 #17becf #e377c2"
@@ -72,13 +89,13 @@ do for [r=1:nt] {
                lc rgb "#000000" title "whole layer", \
            csv using (bar(m, t)):"time_us_median":(sprintf("%.0f", column("time_us_median"))) with labels \
                offset 0,0.7 font "sans,10" notitle, \
-           csv using (bar(m, t) >= 0 ? -0.6 : NaN):"floor_us":(3.2):(0) with vectors nohead lw 2 dt 2 \
+           csv using (bar(m, t) >= 0 ? xlo : NaN):"floor_us":(xhi - xlo):(0) with vectors nohead lw 2 dt 2 \
                lc rgb "#ff7f0e" title "roofline floor"
     } else {
       # Nothing measured for this panel: say so instead of an empty frame with a meaningless axis.
       set yrange [0:1]
       unset ytics
-      set label 1 "not measured" at 1, 0.5 center
+      set label 1 "not measured" at 0.5 * (xlo + xhi), 0.5 center
       plot NaN notitle
       unset label 1
       set ytics nomirror

@@ -6,7 +6,7 @@
 # Figures: fig01-stage-progression.png, fig03-tile-quantization.png, fig07-bm-resources.png,
 # fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png, fig22-k3-walks.png (each
 # by plots/<name>.gp; the last from two traces: results/h200/traces and results/h200/evidence);
-# from RESULTS_DIR/moe.csv (k4_moe's layer and the torch_moe peer, read by the scripts directly),
+# from RESULTS_DIR/moe.csv (k4_moe's layer and the torch_moe and liger_moe peers, read by the scripts directly),
 # fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing.
 # Skips with one line (exit 0) when gnuplot or python3 is missing.
 set -euo pipefail

@@ -9,7 +9,7 @@ and `gpufuzz` among the top-level files; each stage's `results` (that stage's ro
 eta, roofline and instruction-ceiling columns); `targets` (every k3_wgmma configuration against
 torch, top level and k3_wgmma), and k3_wgmma's `targets-entry` (the entry point against its own
 targets) and `models`; from the moe.csv next to the sweep (when there is one), k4_moe's `moe`
-(the whole layer against torch_moe), `moe-steps` (per-step medians), `moe-targets`, `k4-ncu` and
+(the whole layer against torch_moe, with liger_moe's rows where the run has them), `moe-steps` (per-step medians), `moe-targets`, `k4-ncu` and
 `k4-split64`. Which kernel belongs to which stage comes from `ggemm list --format csv`, the
 registry. Prints "updated" or "unchanged" for every block it writes; --check writes nothing and
 exits 1 if a block would change. Standard library only.
@@ -421,14 +421,17 @@ def fuzz_block(evidence):
 
 # ---------------------------------------------------------------------------------------------
 # k4_moe: the whole MoE FFN layer (results/<gpu>/moe.csv, written by `ggemm moe` and the
-# torch_moe peer), into k4_moe/README.md.
+# torch_moe and liger_moe peers), into k4_moe/README.md.
 
 MOE_STEPS = (("route", "route_us"), ("permute", "permute_us"), ("GEMM1", "gemm1_us"), ("GEMM2", "gemm2_us"),
              ("combine", "combine_us"))
 MOE_TORCH = ("torch_moe", "eager")
+MOE_LIGER = ("liger_moe", "fused")
 # The stage's targets for k4_moe's fused path: speed-up over torch_moe at T=4096 per model, and
 # the roofline % it must reach at T=16384 on every model.
 MOE_SPEEDUP_4096 = {"mixtral": 1.05, "qwen3": 1.3, "olmoe": 1.3}
+# ... and over Liger-Kernel's fused MoE at T=4096 (issue 27), listed where the run has its rows.
+MOE_SPEEDUP_LIGER_4096 = {"mixtral": 1.5, "qwen3": 1.5, "olmoe": 1.5}
 MOE_ROOFLINE_16384 = 80.0
 
 
@@ -443,10 +446,10 @@ def moe_label(r):
     return f"{r['impl']} {r['path']}"
 
 
-def moe_torch_times(rows):
-    """(model, tokens) -> torch_moe's median µs, for the cases whose check passed."""
+def moe_peer_times(rows, peer=MOE_TORCH):
+    """(model, tokens) -> the peer's median µs, for the cases whose check passed."""
     return {(r["model"], r["tokens"]): float(r["time_us_median"]) for r in rows
-            if (r["impl"], r["path"]) == MOE_TORCH and r["check"] == "pass"}
+            if (r["impl"], r["path"]) == peer and r["check"] == "pass"}
 
 
 def moe_shapes(rows):
@@ -459,10 +462,12 @@ def moe_shapes(rows):
 
 
 def moe_table(meta, rows, path):
-    torch = moe_torch_times(rows)
+    torch = moe_peer_times(rows)
+    liger = ("`liger_moe fused` = Liger-Kernel's fused MoE, given the torch router's routing. "
+             if any((r["impl"], r["path"]) == MOE_LIGER for r in rows) else "")
     out = [moe_provenance(meta, path), "",
-           f"Shapes: {moe_shapes(rows)}. T = tokens (routed rows = T · top-k). Whole layer, L2 flushed before every "
-           "rep: median µs [p10–p90]; roofline % = the layer's floor / median; × torch = `torch_moe` median / "
+           f"Shapes: {moe_shapes(rows)}. T = tokens (routed rows = T · top-k). {liger}Whole layer, L2 flushed before "
+           "every rep: median µs [p10–p90]; roofline % = the layer's floor / median; × torch = `torch_moe` median / "
            "this median (> 1: faster than torch). `fail` = the check failed.", "",
            "| model | T | path | median µs [p10–p90] | roofline % | × torch | check |",
            "|---|---:|---|---:|---:|---:|---|"]
@@ -495,7 +500,7 @@ def moe_steps(meta, rows, path):
 
 def moe_targets(meta, rows, path):
     """The stage's targets for k4_moe's fused path, each with its measured value."""
-    torch = moe_torch_times(rows)
+    torch, liger = moe_peer_times(rows), moe_peer_times(rows, MOE_LIGER)
     ok = {(r["model"], r["tokens"], r["path"]): r for r in rows if r["impl"] == "k4_moe" and r["check"] == "pass"}
     fused = {(m, t): float(r["time_us_median"]) for (m, t, p), r in ok.items() if p == "fused"}
     lines = []  # (target, measured, met)
@@ -503,6 +508,10 @@ def moe_targets(meta, rows, path):
         if (m, "4096") in fused and (m, "4096") in torch:
             sp = torch[(m, "4096")] / fused[(m, "4096")]
             lines.append((f"{m}, T=4096: fused ≥ {x:.2f}× torch_moe", f"{sp:.2f}×", sp >= x))
+    for m, x in MOE_SPEEDUP_LIGER_4096.items():
+        if (m, "4096") in fused and (m, "4096") in liger:
+            sp = liger[(m, "4096")] / fused[(m, "4096")]
+            lines.append((f"{m}, T=4096: fused ≥ {x:.2f}× liger_moe", f"{sp:.2f}×", sp >= x))
     for m in dict.fromkeys(r["model"] for r in rows):
         r = ok.get((m, "16384", "fused"))
         if r:
@@ -617,10 +626,10 @@ def moe_blocks(sweep_path, check):
         print(f"tables.py: no {os.path.relpath(path, ROOT)}: k4_moe tables not written")
         return
     meta, rows = load(path)
-    # Model in order of appearance, then T, then k4_moe fused, unfused, torch_moe (the C side
-    # writes its rows first and the peer appends its own).
+    # Model in order of appearance, then T, then k4_moe fused, unfused, liger_moe, torch_moe (the C
+    # side writes its rows first and the peers append their own).
     models = list(dict.fromkeys(r["model"] for r in rows))
-    paths = [("k4_moe", "fused"), ("k4_moe", "unfused"), MOE_TORCH]
+    paths = [("k4_moe", "fused"), ("k4_moe", "unfused"), MOE_LIGER, MOE_TORCH]
     rows.sort(key=lambda r: (models.index(r["model"]), int(r["tokens"]),
                              paths.index((r["impl"], r["path"])) if (r["impl"], r["path"]) in paths else len(paths)))
     k4 = stage_files("k4_moe")

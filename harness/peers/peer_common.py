@@ -1,12 +1,26 @@
-"""What the PyTorch peers share: the command line (--csv, --cases, --reps, --warmup), a torch that
-can run torch._grouped_mm on a GPU (bad usage exits 2; no torch, GPU or torch._grouped_mm exits 77,
-a skip, each with one line on stderr), and the timing summary of harness/timing.c."""
+"""What the PyTorch peers share.
+
+All peers: the command line (--csv, --cases, --reps, --warmup), a torch that runs on a GPU (bad
+usage exits 2; no torch, no GPU or no torch._grouped_mm where a peer needs it exits 77, a skip,
+each with one line on stderr) and the timing protocol of harness/timing.c.
+
+The MoE layer peers (torch_moe.py, liger_moe.py): the case list of `ggemm moe --list`, the inputs,
+the router, the fp32 reference and its tolerance, the per-step timing and moe.csv's rows, so that
+a peer writes only its own steps (moe_main's `layer`). The parts that need no torch are tested on
+the CPU by tests/peers_test.py."""
 import argparse
+import csv
+import math
 import sys
+import types
+
+# moe.csv's step columns, in the layer's order: <step>_us.
+MOE_STEPS = ("route", "permute", "gemm1", "gemm2", "combine")
 
 
-def parse(name, doc, csv_help, cases_help):
-    """(args, torch) for the peer `name` whose module docstring is `doc`."""
+def parse(name, doc, csv_help, cases_help, grouped_mm=True):
+    """(args, torch) for the peer `name` whose module docstring is `doc`; grouped_mm: the peer
+    calls torch._grouped_mm, so a torch without it is a skip."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--csv", required=True, help=csv_help)
     ap.add_argument("--cases", required=True, help=cases_help)
@@ -24,8 +38,8 @@ def parse(name, doc, csv_help, cases_help):
     except ImportError:
         print(f"{name}: skip: torch is not installed", file=sys.stderr)
         sys.exit(77)
-    if not torch.cuda.is_available() or not hasattr(torch, "_grouped_mm"):
-        print(f"{name}: skip: no CUDA GPU or no torch._grouped_mm", file=sys.stderr)
+    if not torch.cuda.is_available() or (grouped_mm and not hasattr(torch, "_grouped_mm")):
+        print(f"{name}: skip: no CUDA GPU" + (" or no torch._grouped_mm" if grouped_mm else ""), file=sys.stderr)
         sys.exit(77)
     return args, torch
 
@@ -65,3 +79,221 @@ def finish(path, rows, failures):
         for r in rows:
             f.write(r + "\n")
     sys.exit(1 if failures else 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The MoE layer peers. The layer is k4_moe's: route (X·Wr in fp32 from the bf16 X and Wr,
+# softmax in fp32, top-k with ties to the lower expert, optional renormalisation), then the peer's own steps: permute,
+# GEMM1 (X·W1[e], W1 [E, d, 2F] with gate columns [0, F) and up columns [F, 2F)) with SwiGLU
+# H = silu(gate) * up, GEMM2 (H·W2[e], W2 [E, F, d]), combine (out[t] = sum over its k experts of
+# weight · row, in fp32, then bf16).
+
+def read_header(path):
+    """moe.csv's column names: its first line that is not a `#` metadata line."""
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("#"):
+                return line.strip().split(",")
+    return None
+
+
+def read_cases(path):
+    """The cases of `ggemm moe --list`, typed (on a GPU: without one it leaves floor_us empty)."""
+    with open(path) as f:
+        cases = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    for c in cases:
+        c.update({x: int(c[x]) for x in ("tokens", "d", "f", "experts", "topk", "renorm", "seed")})
+        c.update({x: float(c[x]) for x in ("floor_us", "gemm_flops")})
+    return cases
+
+
+def same_run_floors(path, cases):
+    """Each case's roofline floor from moe.csv's k4_moe rows of the same (model, tokens) where there
+    are some (k4_moe_floor_us over the ceilings `ggemm moe --out` measured), so that every row of
+    the file divides by the same floor; the case list's own floor otherwise."""
+    with open(path) as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        same_run = {(r["model"], r["tokens"]): r["floor_us"] for r in rows if r["impl"] == "k4_moe" and r["floor_us"]}
+    for c in cases:
+        c["floor_us"] = float(same_run.get((c["model"], str(c["tokens"])), c["floor_us"]))
+
+
+def input_scale(fan_in):
+    """U[-1, 1] times this power of two (bf16 stays exact) keeps X·W near unit size, as the C side
+    (harness/moe.c, input_scale): 2^(2 - round(log2 sqrt(fan_in))), rounding half up."""
+    return 2.0 ** (2 - math.floor(0.5 * math.log2(fan_in) + 0.5))
+
+
+def moe_row(columns, values):
+    """One moe.csv line: values in the file's own column order, empty where a peer has none."""
+    return ",".join(str(values.get(c, "")) for c in columns)
+
+
+def moe_values(case, impl, path, active, timing, steps, check):
+    """moe.csv's fields of one timed case. timing: (median, p10, p90) µs; steps: {step: median µs};
+    check: (passed, max_abs_err, rel_err). The roofline % divides the case's floor by the median,
+    as `ggemm moe` does for k4_moe's rows."""
+    median, p10, p90 = timing
+    passed, max_err, rel = check
+    return {
+        "impl": impl, "path": path, "model": case["model"], "tokens": case["tokens"], "d": case["d"], "f": case["f"],
+        "experts": case["experts"], "topk": case["topk"], "renorm": case["renorm"],
+        "routed_rows": case["tokens"] * case["topk"], "active_experts": active,
+        "time_us_median": f"{median:.2f}", "time_us_p10": f"{p10:.2f}", "time_us_p90": f"{p90:.2f}",
+        **{f"{s}_us": f"{steps[s]:.2f}" for s in MOE_STEPS},
+        "floor_us": f"{case['floor_us']:.2f}", "roofline_pct": f"{100.0 * case['floor_us'] / median:.1f}",
+        "useful_tflops": f"{case['gemm_flops'] / (median * 1e-6) * 1e-12:.2f}", "check": "pass" if passed else "fail",
+        "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}", "seed": case["seed"],
+    }
+
+
+def moe_inputs(torch, case, dev):
+    """X [T, d], Wr [d, E], W1 [E, d, 2F], W2 [E, F, d], bf16, from torch's generator seeded with
+    the case's seed: every MoE peer gets the same tensors (not ggemm's: another generator)."""
+    T, d, F, E = (case[c] for c in ("tokens", "d", "f", "experts"))
+    g = torch.Generator(device=dev).manual_seed(case["seed"])
+
+    def uniform(*shape, fan_in=None):
+        scale = input_scale(fan_in) if fan_in else 1.0
+        # In place: one fp32 copy at a time (Kimi-K2's W1 is 42 GiB in fp32; out of place, two).
+        return torch.rand(*shape, generator=g, device=dev).mul_(2).sub_(1).mul_(scale).to(torch.bfloat16)
+
+    return uniform(T, d), uniform(d, E, fan_in=d), uniform(E, d, 2 * F, fan_in=d), uniform(E, F, d, fan_in=F)
+
+
+def moe_route(torch, x, wr, k, renorm, ids_dtype=None):
+    """The router: (top-k expert ids [T, k], their weights [T, k] fp32); ids as ids_dtype if given."""
+    # The gate in fp32 (k4_router's too): bf16 inputs, fp32 products and sums (TF32 is off,
+    # moe_main). A user would write the same: cast and matmul.
+    probs = torch.softmax(x.float() @ wr.float(), dim=1)
+    # Ties go to the lower expert, as in k4_route. topk leaves their order undocumented; a
+    # stable sort keeps it, and measured no slower than topk on these shapes (bf16 logits).
+    idx = torch.sort(probs, dim=1, descending=True, stable=True).indices[:, :k]
+    w = probs.gather(1, idx)
+    if ids_dtype is not None:
+        idx = idx.to(ids_dtype).contiguous()
+    return idx, (w / w.sum(dim=1, keepdim=True) if renorm else w)
+
+
+def moe_reference(torch, x, w1, w2, idx, w, round_u):
+    """The layer in fp32 over the given routing, expert by expert from idx (so a peer's permutation
+    is checked too). H is rounded to bf16, as every peer stores it; round_u: U is rounded to bf16
+    first and silu(gate) and the product in bf16, as an eager layer does (from an fp32 U, H then
+    differs by a bf16 ulp often enough that a few elements in a million fail)."""
+    import torch.nn.functional as fn
+    T, d = x.shape
+    F = w2.shape[1]
+    ref = torch.zeros(T, d, dtype=torch.float32, device=x.device)
+    for e in range(w1.shape[0]):
+        t, j = (idx == e).nonzero(as_tuple=True)
+        if t.numel():
+            u = x[t].float() @ w1[e].float()
+            if round_u:
+                u = u.to(torch.bfloat16)
+            h = (fn.silu(u[:, :F]) * u[:, F:]).to(torch.bfloat16).float()
+            ref.index_add_(0, t, (h @ w2[e].float()) * w[t, j][:, None])
+    return ref
+
+
+def moe_check(out, ref):
+    """(passed, bad elements, max abs err, rel err) of out against ref with harness/moe.c's
+    tolerance |out - ref| <= 2^-4 rms(ref) + 2^-7 |ref|. NaN compares false: an unwritten row fails."""
+    err = (out.float() - ref).abs()
+    ok = err <= 2.0 ** -4 * ref.square().mean().sqrt() + 2.0 ** -7 * ref.abs()
+    max_err = float(err.max())
+    return bool(ok.all()), int((~ok).sum()), max_err, max_err / max(float(ref.abs().max()), 1e-30)
+
+
+def moe_case(torch, case, args, flush, peer):
+    """One case of one peer: inputs, a first forward (a Triton peer tunes its kernels in it), the
+    checked forward, then the whole layer timed, then the steps; returns moe.csv's fields."""
+    T, k = case["tokens"], case["topk"]
+    dev = flush.device
+    x, wr, w1, w2 = moe_inputs(torch, case, dev)
+    forward, buffers = peer.layer(torch, case, x, w1, w2)
+
+    def layer(ev=None):
+        # ev: six events, recorded between the steps when the per-step times are wanted; the
+        # peer's forward records 2, 3 and 4 at its own step boundaries (mark None: no events).
+        mark = (lambda i: ev[i].record()) if ev else None
+        if mark:
+            mark(0)
+        idx, w = moe_route(torch, x, wr, k, case["renorm"], peer.ids_dtype)
+        if mark:
+            mark(1)
+        out = forward(idx, w, mark)
+        if mark:
+            mark(5)
+        return out, idx, w
+
+    layer()
+    # Poison: the blocks the allocator hands back next are first filled with NaN, so a row that a
+    # step does not write reaches the output and fails the check.
+    poison = [torch.full(shape, float("nan"), dtype=torch.bfloat16, device=dev) for shape in buffers]
+    del poison
+    out, idx, w = layer()
+    active = int(torch.unique(idx).numel())
+    passed, bad, max_err, rel = moe_check(out, moe_reference(torch, x, w1, w2, idx, w, peer.round_u))
+    if not passed:
+        print(f"{peer.impl}: FAILED {case['model']} T={T}: {bad} bad elements", file=sys.stderr)
+    del out
+
+    # The whole layer: events around it only.
+    timing = median_p10_p90(time_us(torch, layer, flush, args.warmup, args.reps))
+    # The steps: separate reps, events between the steps.
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(len(MOE_STEPS) + 1)] for _ in range(args.reps)]
+    for i in range(args.reps):
+        flush_l2(torch, flush)
+        layer(ev[i])
+    torch.cuda.synchronize()
+    steps = {s: median_p10_p90([e[i].elapsed_time(e[i + 1]) * 1e3 for e in ev])[0] for i, s in enumerate(MOE_STEPS)}
+    values = moe_values(case, peer.impl, peer.path, active, timing, steps, (passed, max_err, rel))
+    print(f"{peer.impl}: {case['model']} T={T}: {timing[0]:.2f} us ({', '.join(f'{s} {v:.1f}' for s, v in steps.items())}), "
+          f"{values['useful_tflops']} TFLOP/s, check {values['check']} ({peer.version(torch)})", file=sys.stderr)
+    return values
+
+
+def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, load=None, refuse=None,
+             version=None):
+    """A MoE peer's whole run, into moe.csv as rows (impl, path).
+    layer(torch, case, x, w1, w2) -> (forward, shapes): forward(idx, w, mark) runs the peer's steps
+      after the router and returns out [T, d] bf16, calling mark(2), mark(3), mark(4) (when mark is
+      not None) after its permute, GEMM1 and GEMM2; shapes: its bf16 buffers', for the poison.
+    round_u: see moe_reference. ids_dtype: name of the torch dtype the router's ids are given in.
+    grouped_mm: it calls torch._grouped_mm. load() -> None, or the one-line reason to skip the peer.
+    refuse(case) -> None, or why this case is skipped. version(torch) -> the versions to log."""
+    args, torch = parse(impl, doc, "moe.csv written by ggemm moe, to append to",
+                        "output of ggemm moe --model all --tokens ... --list", grouped_mm)
+    why = load() if load else None
+    if why:
+        print(f"{impl}: skip: {why}", file=sys.stderr)
+        sys.exit(77)
+    peer = types.SimpleNamespace(impl=impl, path=path, layer=layer, round_u=round_u,
+                                 ids_dtype=getattr(torch, ids_dtype) if ids_dtype else None,
+                                 version=version or (lambda t: f"torch {t.__version__}"))
+    try:
+        columns = read_header(args.csv)
+        cases = read_cases(args.cases)
+        same_run_floors(args.csv, cases)
+    except (OSError, KeyError, ValueError, TypeError) as e:
+        print(f"{impl}: cannot read moe.csv or the case list: {e}", file=sys.stderr)
+        sys.exit(2)
+    if not columns or "impl" not in columns:
+        print(f"{impl}: {args.csv} has no column header", file=sys.stderr)
+        sys.exit(2)
+    torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
+    dev = torch.device("cuda")
+    flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+    failures, rows = 0, []
+    for n, case in enumerate(cases):
+        label = f"{case['model']} T={case['tokens']}"
+        why = "no tokens, nothing to time" if case["tokens"] == 0 else refuse(case) if refuse else None
+        if why:
+            print(f"{impl}: skip {label}: {why}", file=sys.stderr)
+            continue
+        print(f"[{n + 1}/{len(cases)}] {impl}, {label}", file=sys.stderr)
+        values = moe_case(torch, case, args, flush, peer)
+        torch.cuda.empty_cache()  # Mixtral's W1 alone is ~1.9 GB: give it back before the next case
+        failures += values["check"] != "pass"
+        rows.append(moe_row(columns, values))
+    finish(args.csv, rows, failures)

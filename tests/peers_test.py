@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""CPU tests of the MoE peers' parts that need no torch (harness/peers/): the timing summary, the
+case list and its floors, moe.csv's row, and Liger's weight layouts and step marks, the last two
+against a list model of Liger's kernels (their address arithmetic, as fused_moe_kernels.py reads
+its strided weights). The GPU run checks the same against the fp32 reference.
+usage: python3 tests/peers_test.py"""
+import math
+import os
+import random
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness", "peers"))
+import liger_moe  # noqa: E402
+import peer_common  # noqa: E402
+
+
+class Nested:
+    """A 3-D row-major tensor as nested lists, with the two methods liger_weights calls."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def shape(self):
+        return (len(self.data), len(self.data[0]), len(self.data[0][0]))
+
+    def transpose(self, a, b):
+        dims = [0, 1, 2]
+        dims[a], dims[b] = dims[b], dims[a]
+        s = self.shape()
+        out_shape = [s[dims[i]] for i in range(3)]
+        return Nested([[[self.data[(i, j, k)[dims.index(0)]][(i, j, k)[dims.index(1)]][(i, j, k)[dims.index(2)]]
+                         for k in range(out_shape[2])] for j in range(out_shape[1])] for i in range(out_shape[0])])
+
+    def contiguous(self):
+        return self
+
+    def flat(self):
+        return [v for plane in self.data for row in plane for v in row]
+
+
+def rand3(rng, a, b, c):
+    return [[[rng.randint(-3, 3) for _ in range(c)] for _ in range(b)] for _ in range(a)]
+
+
+def silu(v):
+    return v / (1.0 + math.exp(-v))
+
+
+class LigerLayout(unittest.TestCase):
+    """liger_weights' output, read as Liger's kernels read it (flat buffer + strides of a contiguous
+    [E, 2F, d] and [E, d, F]), gives the layer that our layouts give read directly."""
+
+    def test_layer_from_kernel_addressing(self):
+        rng = random.Random(7)
+        T, d, F, E, K = 5, 6, 4, 3, 2
+        x = [[rng.randint(-3, 3) for _ in range(d)] for _ in range(T)]
+        w1 = rand3(rng, E, d, 2 * F)  # ours: [E, d, 2F], gate columns [0, F), up [F, 2F)
+        w2 = rand3(rng, E, F, d)      # ours: [E, F, d]
+        ids = [rng.sample(range(E), K) for _ in range(T)]
+        wts = [[rng.random() for _ in range(K)] for _ in range(T)]
+        gate_up, down = liger_moe.liger_weights(Nested(w1), Nested(w2))
+        self.assertEqual(gate_up.shape(), (E, 2 * F, d))
+        self.assertEqual(down.shape(), (E, d, F))
+        gu, dn = gate_up.flat(), down.flat()
+        # Contiguous strides, as _fused_up_proj_swiglu_kernel and _fused_down_proj_kernel get them.
+        gu_e, gu_n, gu_k = 2 * F * d, d, 1
+        dn_e, dn_h, dn_i = d * F, F, 1
+        # Routing metadata as Liger's scatter kernel leaves it: sorted by expert, then flat (t, k).
+        order = sorted(range(T * K), key=lambda i: (ids[i // K][i % K], i))
+        s_rev = [0] * (T * K)
+        for pos, i in enumerate(order):
+            s_rev[i] = pos
+        y = []
+        for i in order:  # sorted row: token i // K, expert ids[t][k]
+            t, e = i // K, ids[i // K][i % K]
+            gate = [sum(x[t][c] * gu[e * gu_e + n * gu_n + c * gu_k] for c in range(d)) for n in range(F)]
+            up = [sum(x[t][c] * gu[e * gu_e + (n + F) * gu_n + c * gu_k] for c in range(d)) for n in range(F)]
+            h = [silu(g) * u for g, u in zip(gate, up)]
+            y.append([sum(h[n] * dn[e * dn_e + c * dn_h + n * dn_i] for n in range(F)) for c in range(d)])
+        liger = [[sum(wts[t][k] * y[s_rev[t * K + k]][c] for k in range(K)) for c in range(d)] for t in range(T)]
+        # The same layer from our layouts directly.
+        ours = [[0.0] * d for _ in range(T)]
+        for t in range(T):
+            for k in range(K):
+                e = ids[t][k]
+                u = [sum(x[t][c] * w1[e][c][n] for c in range(d)) for n in range(2 * F)]
+                h = [silu(u[n]) * u[F + n] for n in range(F)]
+                for c in range(d):
+                    ours[t][c] += wts[t][k] * sum(h[n] * w2[e][n][c] for n in range(F))
+        for a, b in zip(liger, ours):
+            for u, v in zip(a, b):
+                self.assertAlmostEqual(u, v, places=9)
+
+
+class LigerSteps(unittest.TestCase):
+    """The events land at Liger's step boundaries, and its module is left as it was."""
+
+    def test_marks_and_restore(self):
+        calls = []
+
+        class Kernel:
+            def __getitem__(self, grid):
+                return lambda *a, **kw: calls.append(("down", grid))
+
+        fake = type("Module", (), {})()
+        fake.compute_routing_metadata = lambda *a: calls.append("metadata") or "meta"
+        fake._fused_down_proj_kernel = Kernel()
+        fake._token_aggregation = lambda *a: calls.append("aggregation") or "out"
+        before = (fake.compute_routing_metadata, fake._fused_down_proj_kernel, fake._token_aggregation)
+        saved, liger_moe.fused_moe = liger_moe.fused_moe, fake
+        try:
+            with liger_moe.liger_steps(lambda i: calls.append(i)):
+                # the order of LigerFusedMoEFunction.forward
+                self.assertEqual(fake.compute_routing_metadata(), "meta")
+                fake._fused_down_proj_kernel[(3, 4)]()
+                self.assertEqual(fake._token_aggregation(), "out")
+        finally:
+            liger_moe.fused_moe = saved
+        self.assertEqual(calls, ["metadata", 2, 3, ("down", (3, 4)), 4, "aggregation"])
+        self.assertEqual((fake.compute_routing_metadata, fake._fused_down_proj_kernel, fake._token_aggregation), before)
+
+
+class Common(unittest.TestCase):
+    def test_median_p10_p90(self):
+        # harness/timing.c: the median of an even count averages the middle two; p10/p90 round.
+        self.assertEqual(peer_common.median_p10_p90([5, 1, 3]), (3, 1, 5))
+        times = list(range(30, 0, -1))  # 1..30
+        self.assertEqual(peer_common.median_p10_p90(times), (15.5, 4, 27))
+
+    def test_input_scale(self):
+        # 2^(2 - round(log2 sqrt K)), half up, as harness/moe.c's input_scale.
+        for k, s in ((2048, 2.0 ** -4), (768, 2.0 ** -3), (4096, 2.0 ** -4), (14336, 2.0 ** -5), (1, 4.0)):
+            self.assertEqual(peer_common.input_scale(k), s)
+
+    def test_cases_floors_and_row(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            moe, cases = os.path.join(tmp, "moe.csv"), os.path.join(tmp, "cases.csv")
+            columns = ("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,"
+                       "time_us_p10,time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,"
+                       "roofline_pct,useful_tflops,check,max_abs_err,rel_err,seed")
+            with open(moe, "w") as f:
+                f.write("# device=test\n" + columns + "\n")
+                f.write("k4_moe,fused,qwen3,4096" + ",0" * 15 + ",400.00" + ",0" * 6 + "\n")
+            with open(cases, "w") as f:
+                f.write("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops\n"
+                        "qwen3,4096,2048,768,128,8,1,1,410.5,1.2e12\nolmoe,256,2048,1024,64,8,0,1,90.25,1e11\n")
+            got = peer_common.read_cases(cases)
+            peer_common.same_run_floors(moe, got)
+            self.assertEqual([c["floor_us"] for c in got], [400.0, 90.25])  # the same run's k4_moe floor first
+            self.assertEqual(peer_common.read_header(moe), columns.split(","))
+            steps = dict(zip(peer_common.MOE_STEPS, (1, 2, 3, 4, 5)))
+            v = peer_common.moe_values(got[0], "liger_moe", "fused", 128, (800.0, 790.0, 810.0), steps,
+                                       (True, 0.01, 0.001))
+            self.assertEqual(v["roofline_pct"], "50.0")  # floor / median, as ggemm moe
+            self.assertEqual(v["useful_tflops"], "1500.00")
+            self.assertEqual(v["routed_rows"], 4096 * 8)
+            row = peer_common.moe_row(columns.split(","), v).split(",")
+            self.assertEqual(len(row), len(columns.split(",")))
+            self.assertEqual(row[:3] + row[14:19], ["liger_moe", "fused", "qwen3", "1.00", "2.00", "3.00", "4.00", "5.00"])
+
+
+if __name__ == "__main__":
+    unittest.main()
