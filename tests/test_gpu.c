@@ -328,11 +328,13 @@ START_TEST(moe_long_deepseek) {
     if (!moe_here()) return;
     const GgMoeShape s = {1024, 7168, 2048, 256, 8, 1};
     for (unsigned long long seed = 1; seed <= 3; ++seed)
-        for (int fused = 0; fused < 2; ++fused) moe_check_layer(&s, fused, K4_GATHER_DEFAULT, 9100 + seed, 0, "deepseek-v3-like");
+        for (int fused = 0; fused < 2; ++fused)
+            moe_check_layer(&s, fused, K4_GATHER_DEFAULT, 9100 + seed, 0, "deepseek-v3-like");
 }
 END_TEST
 
-/* Long: the named models at T = 4096, both paths, two seeds (cuBLAS reference only). */
+/* Long: every model of the table (k4_moe.c: gpt-oss's F / 64 odd, 128 to 384 experts, d up to
+ * 7168) at T = 4096, both paths, two seeds (cuBLAS reference only). */
 START_TEST(moe_long_models) {
     if (!moe_here()) return;
     for (int m = 0; m < gg_moe_model_count; ++m) {
