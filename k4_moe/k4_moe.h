@@ -201,11 +201,13 @@ enum {
 
 /* Wr's padded width: rows of 16 bytes (TMA's stride rule); columns >= E are zero, never stored. */
 GG_HD int k4_router_n(int experts) { return (experts + 7) / 8 * 8; }
-/* Router tile columns: the widest of 256, 128, 64 whose tiles alone reach K4_ROUTER_CTAS (no
- * split, the most work per wgmma), else 64 (the most tiles; the split makes up the rest). */
+/* Router tile columns: the widest of 256, 128, 64, but no wider than the padded width needs (a
+ * wider tile only multiplies zero columns), whose tiles alone reach K4_ROUTER_CTAS (no split, the
+ * most work per wgmma), else 64 (the most tiles; the split makes up the rest). */
 GG_HD int k4_router_block_n(int tokens, int experts) {
-    const int row_tiles = (tokens + K4_ROUTER_BLOCK_M - 1) / K4_ROUTER_BLOCK_M;
-    for (int bn = 256; bn >= 128; bn /= 2)
+    const int row_tiles = (tokens + K4_ROUTER_BLOCK_M - 1) / K4_ROUTER_BLOCK_M, n = k4_router_n(experts);
+    const int widest = n <= 64 ? 64 : n <= 128 ? 128 : 256;
+    for (int bn = widest; bn >= 128; bn /= 2)
         if ((long long)row_tiles * ((k4_router_n(experts) + bn - 1) / bn) >= K4_ROUTER_CTAS) return bn;
     return 64;
 }

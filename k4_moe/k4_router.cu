@@ -101,6 +101,7 @@ extern "C" cudaError_t k4_router(const uint16_t *x, const uint16_t *wr_padded, i
                                  float *partials, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
     if (d < 8 || d % 8 || experts < 1 || experts > K4_ROUTE_MAX_EXPERTS) return cudaErrorInvalidValue;
+    if (!x || !wr_padded || !partials) return cudaErrorInvalidValue;  // wr_padded: k4_moe_setup not run
     if (((uintptr_t)x | (uintptr_t)wr_padded | (uintptr_t)partials) % 16) return cudaErrorInvalidValue;
     // As k3 sees it: A = X [T x d], B = the padded Wr, one "expert" [1 x d x n_pad].
     GgLaunch g = {};
