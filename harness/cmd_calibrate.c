@@ -128,9 +128,9 @@ int gg_cmd_calibrate(const GgOptions *o) {
             else c->measured_us[j] = tm.median_us;
             if (!rc && j == K3_CAL_SUSTAIN) {
                 if (!tm.telemetry.valid) {
-                    fprintf(stderr, "ggemm: calibrate: no power telemetry (NVML) here: sustain_us is 0 "
-                                    "(the power limit is taken to hold from the start)\n");
-                    c->sustain_capped_pct = 100;
+                    fprintf(stderr, "ggemm: calibrate: no power telemetry (NVML) here: sustain_us from the "
+                                    "timings alone\n");
+                    c->sustain_capped_pct = -1;
                 } else {
                     c->sustain_capped_pct = tm.telemetry.power_capped_pct;
                 }

@@ -71,7 +71,66 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
     return p;
 }
 
-void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sustain_us) {
+/* The fit inverts the model: the constants whose predicted times of the five calibration shapes
+ * (model and shapes as the entry point uses them, DRAM term and copy bandwidth included) are the
+ * measured ones. Five constants, five shapes; Levenberg-Marquardt on the relative residuals with a
+ * numeric Jacobian, from a start that ignores DRAM and the power limit where it can. */
+enum { FIT_O, FIT_TILE, FIT_KBLOCK, FIT_POWER, FIT_SUSTAIN, FIT_N };
+
+static void unpack(const double *x, K3CalConfig *c) {
+    c->overhead_us = x[FIT_O];
+    c->tile_us = x[FIT_TILE];
+    c->kblock_us = x[FIT_KBLOCK];
+    c->power_kblock_us = x[FIT_POWER];
+    c->sustain_us = x[FIT_SUSTAIN];
+}
+
+/* Relative residuals of the five shapes; the sum of their squares. */
+static double residuals(const double *x, const K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps,
+                        double *r) {
+    K3CalConfig m = *c;
+    unpack(x, &m);
+    double sum = 0;
+    for (int i = 0; i < K3_CAL_SHAPES; ++i) {
+        const double t = k3_model_predict(&k3_calibration_shapes[i], info, &m, copy_gbps, sms, 1).time_us;
+        r[i] = t / c->measured_us[i] - 1;
+        sum += r[i] * r[i];
+    }
+    return sum;
+}
+
+/* Solve a x = b (n <= FIT_N) by elimination with partial pivoting: 0, or 1 if singular. */
+static int solve(int n, double a[FIT_N][FIT_N], double *b, double *x) {
+    for (int col = 0; col < n; ++col) {
+        int p = col;
+        for (int r = col + 1; r < n; ++r)
+            if (fabs(a[r][col]) > fabs(a[p][col])) p = r;
+        if (!(fabs(a[p][col]) > 1e-300)) return 1;
+        for (int j = 0; j < n; ++j) {
+            const double t = a[col][j];
+            a[col][j] = a[p][j];
+            a[p][j] = t;
+        }
+        const double t = b[col];
+        b[col] = b[p];
+        b[p] = t;
+        for (int r = col + 1; r < n; ++r) {
+            const double f = a[r][col] / a[col][col];
+            for (int j = col; j < n; ++j) a[r][j] -= f * a[col][j];
+            b[r] -= f * b[col];
+        }
+    }
+    for (int r = n - 1; r >= 0; --r) {
+        double s = b[r];
+        for (int j = r + 1; j < n; ++j) s -= a[r][j] * x[j];
+        x[r] = s / a[r][r];
+    }
+    return 0;
+}
+
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
+    /* the start: the short shapes without DRAM, below the power limit (t = overhead + span x
+     * tile time), then POWER past a guess of sustain_us */
     double span[K3_CAL_SHAPES], units[K3_CAL_SHAPES]; /* full-tile times per SM: waves x units/tile */
     for (int i = 0; i < K3_CAL_SHAPES; ++i) {
         K3Work w;
@@ -80,21 +139,66 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sust
         units[i] = w.units;
     }
     const double *t = c->measured_us;
+    double x[FIT_N];
     const double t1024 = (t[K3_CAL_WAVES8] - t[K3_CAL_WAVES4]) / (span[K3_CAL_WAVES8] - span[K3_CAL_WAVES4]);
-    c->overhead_us = t[K3_CAL_WAVES4] - span[K3_CAL_WAVES4] * t1024;
-    const double t4096 = (t[K3_CAL_WAVES8_K4096] - c->overhead_us) / span[K3_CAL_WAVES8_K4096];
+    x[FIT_O] = t[K3_CAL_WAVES4] - span[K3_CAL_WAVES4] * t1024;
+    const double t4096 = (t[K3_CAL_WAVES8_K4096] - x[FIT_O]) / span[K3_CAL_WAVES8_K4096];
     const int kb1 = k_blocks(k3_calibration_shapes[K3_CAL_WAVES8].k);
     const int kb4 = k_blocks(k3_calibration_shapes[K3_CAL_WAVES8_K4096].k);
-    c->kblock_us = (t4096 - t1024) / (kb4 - kb1);
-    c->tile_us = t1024 - c->kblock_us * kb1;
-    const double pct = fmin(fmax(c->sustain_capped_pct, 0), 100);
-    c->sustain_us = sustain_us >= 0 ? sustain_us : (t[K3_CAL_SUSTAIN] - c->overhead_us) * (1 - pct / 100);
-    /* POWER: t = overhead + t_tiles + f (t_power - t_tiles), f the share past sustain_us */
-    const GgShape *pw = &k3_calibration_shapes[K3_CAL_POWER];
-    const double tiles = span[K3_CAL_POWER] * (c->tile_us + c->kblock_us * k_blocks(pw->k));
-    const double f = tiles > c->sustain_us ? 1 - c->sustain_us / tiles : 0;
-    const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - c->overhead_us - tiles) / f : tiles;
-    c->power_kblock_us = power / (units[K3_CAL_POWER] / sms) / k_blocks(pw->k);
+    x[FIT_KBLOCK] = (t4096 - t1024) / (kb4 - kb1);
+    x[FIT_TILE] = t1024 - x[FIT_KBLOCK] * kb1;
+    /* the telemetry's capped share of SUSTAIN where there is one (-1: none), else half of it */
+    const double pct = c->sustain_capped_pct >= 0 && c->sustain_capped_pct <= 100 ? c->sustain_capped_pct : 50;
+    x[FIT_SUSTAIN] = sustain_us >= 0 ? sustain_us : fmax(0, (t[K3_CAL_SUSTAIN] - x[FIT_O]) * (1 - pct / 100));
+    const int kbp = k_blocks(k3_calibration_shapes[K3_CAL_POWER].k);
+    const double tiles = span[K3_CAL_POWER] * (x[FIT_TILE] + x[FIT_KBLOCK] * kbp);
+    const double f = tiles > x[FIT_SUSTAIN] ? 1 - x[FIT_SUSTAIN] / tiles : 0;
+    const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - x[FIT_O] - tiles) / f : tiles;
+    x[FIT_POWER] = power / (units[K3_CAL_POWER] / sms) / kbp;
+
+    /* Levenberg-Marquardt: five unknowns, or four with sustain_us given (then a least-squares
+     * fit of the five shapes) */
+    const int n = sustain_us >= 0 ? FIT_SUSTAIN : FIT_N;
+    double r[K3_CAL_SHAPES], cost = residuals(x, c, info, sms, copy_gbps, r), lambda = 1e-3;
+    for (int iter = 0; iter < 200 && cost > 1e-28 && lambda < 1e12; ++iter) {
+        double jac[K3_CAL_SHAPES][FIT_N];
+        for (int j = 0; j < n; ++j) {
+            double xh[FIT_N], rh[K3_CAL_SHAPES];
+            memcpy(xh, x, sizeof xh);
+            const double h = 1e-7 * fmax(fabs(x[j]), 1e-2);
+            xh[j] += h;
+            residuals(xh, c, info, sms, copy_gbps, rh);
+            for (int i = 0; i < K3_CAL_SHAPES; ++i) jac[i][j] = (rh[i] - r[i]) / h;
+        }
+        double jtj[FIT_N][FIT_N] = {{0}}, jtr[FIT_N] = {0};
+        for (int a = 0; a < n; ++a) {
+            for (int i = 0; i < K3_CAL_SHAPES; ++i) jtr[a] -= jac[i][a] * r[i];
+            for (int b = 0; b < n; ++b)
+                for (int i = 0; i < K3_CAL_SHAPES; ++i) jtj[a][b] += jac[i][a] * jac[i][b];
+        }
+        for (; lambda < 1e12; lambda *= 10) {
+            double a[FIT_N][FIT_N], b[FIT_N], dx[FIT_N] = {0}, xn[FIT_N], rn[K3_CAL_SHAPES];
+            memcpy(a, jtj, sizeof a);
+            memcpy(b, jtr, sizeof b);
+            for (int j = 0; j < n; ++j) a[j][j] += lambda * (jtj[j][j] > 0 ? jtj[j][j] : 1e-12);
+            if (solve(n, a, b, dx)) continue;
+            memcpy(xn, x, sizeof xn);
+            for (int j = 0; j < n; ++j) xn[j] += dx[j];
+            /* rates stay positive, the sustain time not negative */
+            xn[FIT_KBLOCK] = fmax(xn[FIT_KBLOCK], 0.5 * x[FIT_KBLOCK]);
+            xn[FIT_POWER] = fmax(xn[FIT_POWER], 0.5 * x[FIT_POWER]);
+            xn[FIT_SUSTAIN] = fmax(xn[FIT_SUSTAIN], 0);
+            const double cn = residuals(xn, c, info, sms, copy_gbps, rn);
+            if (cn < cost) {
+                memcpy(x, xn, sizeof xn);
+                memcpy(r, rn, sizeof rn);
+                cost = cn;
+                lambda = fmax(lambda / 100, 1e-9);
+                break;
+            }
+        }
+    }
+    unpack(x, c);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -105,13 +209,13 @@ static int cmp_double(const void *a, const void *b) {
 void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos) {
     double sustain[K3_CAL_MAX_CONFIGS];
     for (int i = 0; i < cal->configs; ++i) {
-        k3_model_fit(&cal->c[i], &infos[i], cal->sms, -1);
+        k3_model_fit(&cal->c[i], &infos[i], cal->sms, cal->copy_gbps, -1);
         sustain[i] = cal->c[i].sustain_us;
     }
     qsort(sustain, (size_t)cal->configs, sizeof sustain[0], cmp_double);
     const double median = cal->configs % 2 ? sustain[cal->configs / 2]
                                            : 0.5 * (sustain[cal->configs / 2 - 1] + sustain[cal->configs / 2]);
-    for (int i = 0; i < cal->configs; ++i) k3_model_fit(&cal->c[i], &infos[i], cal->sms, median);
+    for (int i = 0; i < cal->configs; ++i) k3_model_fit(&cal->c[i], &infos[i], cal->sms, cal->copy_gbps, median);
 }
 
 /* ---- the calibration file ---- */

@@ -12,27 +12,70 @@
 
 static const GgGpu h200 = {132, 60L << 20}; /* results/h200/sweep.csv: sms, l2_bytes */
 
-/* Synthetic constants in, their five calibration times out (the model itself), fit: the same
- * constants back, for every configuration (each has its own tile counts). */
+/* Synthetic constants in, their calibration times out (the model itself, DRAM at the H200's copy
+ * bandwidth), fit: the same constants back, for every configuration (each has its own tile
+ * counts), with the telemetry's capped % and without it (-1), one configuration alone and all
+ * of them (the board's sustain time, their median). */
+static K3CalConfig synthetic(int i) {
+    const K3CalConfig truth = {"x", 4.5 + 0.2 * i, 1.25 - 0.03 * i, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
+    return truth;
+}
+static const double copy_gbps = 4153.7; /* results/h200/calibration.csv */
+
+static void measure(const K3CalConfig *truth, const GgKernelInfo *info, int telemetry, K3CalConfig *c) {
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", truth->name);
+    for (int j = 0; j < K3_CAL_SHAPES; ++j) {
+        const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], info, truth, copy_gbps, 132, 1);
+        c->measured_us[j] = p.time_us;
+        if (j == K3_CAL_SUSTAIN) c->sustain_capped_pct = telemetry ? 100 * (1 - truth->sustain_us / p.t_tiles_us) : -1;
+    }
+}
+
+static void assert_same(const K3CalConfig *c, const K3CalConfig *truth, const char *name) {
+    ck_assert_msg(fabs(c->sustain_us - truth->sustain_us) < 1e-3, "%s sustain %.6f", name, c->sustain_us);
+    ck_assert_msg(fabs(c->overhead_us - truth->overhead_us) < 1e-5, "%s overhead %.6f", name, c->overhead_us);
+    ck_assert_msg(fabs(c->tile_us - truth->tile_us) < 1e-5, "%s tile %.6f", name, c->tile_us);
+    ck_assert_msg(fabs(c->kblock_us - truth->kblock_us) < 1e-7, "%s kblock %.8f", name, c->kblock_us);
+    ck_assert_msg(fabs(c->power_kblock_us - truth->power_kblock_us) < 1e-7, "%s power %.8f", name,
+                  c->power_kblock_us);
+}
+
 START_TEST(fit_recovers_constants) {
-    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
-        GgKernelInfo info = {0};
-        ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
-        const K3CalConfig truth = {"x", 4.5, 1.25, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
-        /* the calibration shapes are even splits: predict them exactly, as the fit counts them */
-        K3CalConfig c = {0};
-        for (int j = 0; j < K3_CAL_SHAPES; ++j) {
-            /* DRAM free (copy_gbps huge): overhead + t_run */
-            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], &info, &truth, 1e12, 132, 1);
-            c.measured_us[j] = truth.overhead_us + p.t_run_us;
-            if (j == K3_CAL_SUSTAIN) c.sustain_capped_pct = 100 * (1 - truth.sustain_us / p.t_run_us);
+    for (int telemetry = 0; telemetry < 2; ++telemetry)
+        for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+            GgKernelInfo info = {0};
+            ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
+            const K3CalConfig truth = synthetic(i);
+            K3CalConfig c;
+            measure(&truth, &info, telemetry, &c);
+            /* the DRAM term is not negligible on these shapes: the fit must take it out */
+            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[K3_CAL_WAVES8], &info, &truth, copy_gbps,
+                                                    132, 1);
+            ck_assert(p.time_us - truth.overhead_us > p.t_run_us * 1.001);
+            k3_model_fit(&c, &info, 132, copy_gbps, -1);
+            assert_same(&c, &truth, k3_wgmma_choice_name(i));
+            /* and the fit predicts every calibration shape as measured */
+            for (int j = 0; j < K3_CAL_SHAPES; ++j) {
+                const double t = k3_model_predict(&k3_calibration_shapes[j], &info, &c, copy_gbps, 132, 1).time_us;
+                ck_assert_double_eq_tol(t, c.measured_us[j], 1e-6 * c.measured_us[j]);
+            }
         }
-        k3_model_fit(&c, &info, 132, -1);
-        ck_assert_double_eq_tol(c.sustain_us, truth.sustain_us, 1e-6);
-        ck_assert_double_eq_tol(c.overhead_us, truth.overhead_us, 1e-6);
-        ck_assert_double_eq_tol(c.tile_us, truth.tile_us, 1e-6);
-        ck_assert_double_eq_tol(c.kblock_us, truth.kblock_us, 1e-9);
-        ck_assert_double_eq_tol(c.power_kblock_us, truth.power_kblock_us, 1e-9);
+}
+END_TEST
+
+START_TEST(fit_all_recovers_constants) {
+    K3Calibration cal = {.sms = 132, .copy_gbps = copy_gbps};
+    GgKernelInfo infos[K3_CAL_MAX_CONFIGS];
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &infos[i]), 0);
+        const K3CalConfig truth = synthetic(i);
+        measure(&truth, &infos[i], 0, &cal.c[cal.configs++]);
+    }
+    k3_model_fit_all(&cal, infos);
+    for (int i = 0; i < cal.configs; ++i) {
+        const K3CalConfig truth = synthetic(i);
+        assert_same(&cal.c[i], &truth, k3_wgmma_choice_name(i));
     }
 }
 END_TEST
@@ -152,6 +195,7 @@ Suite *entry_suite(void) {
     Suite *s = suite_create("k3_wgmma entry point");
     TCase *t = tcase_create("model");
     tcase_add_test(t, fit_recovers_constants);
+    tcase_add_test(t, fit_all_recovers_constants);
     tcase_add_test(t, builtin_calibration_covers_every_choice);
     tcase_add_test(t, work_of_a_shape);
     tcase_add_test(t, choice_is_the_least_prediction);
