@@ -93,14 +93,12 @@ cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu) {
     cudaError_t err = cudaGetDevice(&device);
     if (err != cudaSuccess) return err;
     pthread_mutex_lock(&seen_lock);
-    GgGpu g = device < DEVICES ? known[device] : (GgGpu){0, 0};
+    GgGpu g = device < DEVICES ? known[device] : (GgGpu){0};
     pthread_mutex_unlock(&seen_lock);
     if (g.sms == 0) {
-        int sms, l2;
-        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
-            (err = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device)) != cudaSuccess)
-            return err;
-        g = (GgGpu){sms, l2};
+        int sms;
+        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return err;
+        g = (GgGpu){sms};
         pthread_mutex_lock(&seen_lock);
         if (device < DEVICES) known[device] = g;
         pthread_mutex_unlock(&seen_lock);

@@ -37,8 +37,8 @@ int k3_wgmma_choice_info(int i, GgKernelInfo *info) {
 }
 
 /* Without a GPU (`ggemm problem` on a laptop), the choice is shown for the H200 whose results
- * this repository commits (its sweep.csv header: sms, l2_bytes). */
-static const GgGpu reference_gpu = {132, 60L << 20};
+ * this repository commits (its sweep.csv header: sms). */
+static const GgGpu reference_gpu = {132};
 
 /* Every choice's prediction; the index of the least (-1 if the calibration lacks them all). */
 static int predict_all(const GgShape *s, const GgGpu *g, const K3Calibration *cal, K3Prediction *pred) {
