@@ -76,9 +76,10 @@ typedef struct GgShape {
 } GgShape;
 
 /* What a launch rule may read of the GPU beside the shape (gg_launch_gpu): its SMs (a persistent
- * grid's size, hence how many tiles run at once). */
+ * grid's size, hence how many tiles run at once) and its name (which calibration is its own). */
 typedef struct GgGpu {
     int sms;
+    const char *name; /* cudaDeviceProp.name; lives as long as the process */
 } GgGpu;
 
 /* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */

@@ -38,7 +38,7 @@ int k3_wgmma_choice_info(int i, GgKernelInfo *info) {
 
 /* Without a GPU (`ggemm problem` on a laptop), the choice is shown for the H200 whose results
  * this repository commits (its sweep.csv header: sms). */
-static const GgGpu reference_gpu = {132};
+static const GgGpu reference_gpu = {132, NULL};
 
 /* Every choice's prediction; the index of the least (-1 if the calibration lacks them all). */
 static int predict_all(const GgShape *s, const GgGpu *g, const K3Calibration *cal, K3Prediction *pred) {
@@ -133,25 +133,12 @@ static int no_gpu(cudaError_t err) {
     return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver;
 }
 
-/* The current GPU's name (for matching a calibration), cached per device. */
-static const char *device_name(void) {
-    static char names[16][256];
-    int device;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 16) return NULL;
-    if (!names[device][0]) {
-        struct cudaDeviceProp prop;
-        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return NULL;
-        snprintf(names[device], sizeof names[device], "%s", prop.name);
-    }
-    return names[device];
-}
-
 /* The current GPU, or the reference one (said in why) where there is none; NULL (why says so)
  * if the GPU is there but cannot be asked. */
 static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
     GgGpu g;
     const cudaError_t err = gg_launch_gpu(NULL, &g);
-    if (err == cudaSuccess) return choose(s, &g, device_name(), why, len);
+    if (err == cudaSuccess) return choose(s, &g, g.name, why, len);
     if (!no_gpu(err)) {
         if (why) snprintf(why, len, "(cannot ask the GPU: %s)", cudaGetErrorString(err));
         return NULL;
@@ -177,7 +164,7 @@ static cudaError_t choose_for(const GgLaunch *p, const Choice **c) {
     GgGpu g;
     const cudaError_t err = gg_launch_gpu(p, &g);
     if (err != cudaSuccess) return err;
-    *c = choose(&s, &g, device_name(), NULL, 0);
+    *c = choose(&s, &g, g.name, NULL, 0);
     return *c ? cudaSuccess : cudaErrorInvalidValue;
 }
 

@@ -10,7 +10,7 @@
 #include "k3_wgmma/k3_wgmma.h"
 #include "k3_wgmma/k3_wgmma_model.h"
 
-static const GgGpu h200 = {132}; /* results/h200/sweep.csv: sms */
+static const GgGpu h200 = {132, "NVIDIA H200"}; /* results/h200/sweep.csv */
 
 /* Synthetic constants in, their calibration times out (the model itself, DRAM at the H200's copy
  * bandwidth), fit: the same constants back, for every configuration (each has its own tile
