@@ -165,6 +165,30 @@ START_TEST(prediction_grows_with_work) {
 }
 END_TEST
 
+/* The GPU is explicit: without one (NULL) the calibration's own SM count, and the note says so;
+ * a GPU's name picks the calibration and its SMs are used, whatever the calibration measured. */
+START_TEST(gpu_given_or_calibrations_own) {
+    const GgShape s = {16384, 64, 1024, 2688};
+    char why[1024];
+    ck_assert_ptr_nonnull(k3_wgmma_choose_on(&s, NULL, why, sizeof why));
+    ck_assert_msg(strstr(why, "(no GPU here: for the 132 SMs of the NVIDIA H200 it was measured on)"), "%s", why);
+    const GgGpu half = {66, "NVIDIA H200"}, other = {132, "Other GPU"};
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        const char *name = k3_wgmma_choice_name(i);
+        double none, full, on_half, on_other;
+        ck_assert_int_eq(k3_wgmma_predict(&s, NULL, name, &none), 0);
+        ck_assert_int_eq(k3_wgmma_predict(&s, &h200, name, &full), 0);
+        ck_assert_int_eq(k3_wgmma_predict(&s, &half, name, &on_half), 0);
+        ck_assert_int_eq(k3_wgmma_predict(&s, &other, name, &on_other), 0);
+        ck_assert_double_eq(none, full);
+        ck_assert_double_eq(on_other, full); /* no calibration of its own: the H200's */
+        ck_assert(on_half > full);
+    }
+    k3_wgmma_choose_on(&s, &other, why, sizeof why);
+    ck_assert_msg(strstr(why, "not this Other GPU's") && !strstr(why, "no GPU here"), "%s", why);
+}
+END_TEST
+
 START_TEST(calibration_file_read_or_refused) {
     K3Calibration cal;
     char why[256];
@@ -200,6 +224,7 @@ Suite *entry_suite(void) {
     tcase_add_test(t, work_of_a_shape);
     tcase_add_test(t, choice_is_the_least_prediction);
     tcase_add_test(t, prediction_grows_with_work);
+    tcase_add_test(t, gpu_given_or_calibrations_own);
     tcase_add_test(t, calibration_file_read_or_refused);
     suite_add_tcase(s, t);
     return s;
