@@ -76,27 +76,17 @@ static int write_calibration(const K3Calibration *cal, const char *out, const ch
 
 /* --from FILE: no GPU; refit FILE's measured times with this build's fit (its header kept). */
 static int refit(const GgOptions *o) {
-    FILE *f = fopen(o->from, "r");
-    static char text[16384];
-    size_t n = 0;
-    if (f) {
-        n = fread(text, 1, sizeof text - 1, f);
-        fclose(f);
-    }
-    text[n] = '\0';
     K3Calibration cal;
-    char why[256], date[64] = "";
-    if (!f || k3_calibration_parse(text, o->from, &cal, why, sizeof why)) {
-        fprintf(stderr, "ggemm: calibrate: %s\n", f ? why : "cannot read --from");
+    char why[320];
+    if (k3_calibration_load(o->from, &cal, why, sizeof why)) {
+        fprintf(stderr, "ggemm: calibrate: --from: %s\n", why);
         return GG_EXIT_USAGE;
     }
-    char measured[64] = "unknown", commit[160];
-    const char *d = strstr(text, "# date="), *m = strstr(text, "# commit=");
-    if (d) sscanf(d, "# date=%63s", date);
-    if (m) sscanf(m, "# commit=%63s", measured);
-    snprintf(commit, sizeof commit, "%s (fit again by ggemm calibrate --from at %s)", measured, gg_commit());
+    char commit[160];
+    snprintf(commit, sizeof commit, "%s (fit again by ggemm calibrate --from at %s)",
+             cal.commit[0] ? cal.commit : "unknown", gg_commit());
     const int rc = fit(&cal);
-    return rc ? rc : write_calibration(&cal, o->out, date, commit);
+    return rc ? rc : write_calibration(&cal, o->out, cal.date, commit);
 }
 
 int gg_cmd_calibrate(const GgOptions *o) {

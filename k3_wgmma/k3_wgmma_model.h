@@ -61,6 +61,7 @@ enum { K3_CAL_MAX_CONFIGS = 16 };
 typedef struct K3Calibration {
     char device[256];  /* the GPU it was measured on */
     char source[160];  /* where it came from: a file, or the built-in H200 one */
+    char commit[64], date[64]; /* of the run that measured it ("# commit=", "# date=") */
     int sms;
     double copy_gbps;  /* the copy ceiling measured in the same run */
     int configs;
@@ -95,8 +96,12 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy
  * each gets the median of their estimates, and its other constants are fit again with it. */
 void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos);
 
-/* Parse a calibration CSV (the file `ggemm calibrate` writes): 0, or 1 with one line in why. */
+/* Parse a calibration CSV (the file `ggemm calibrate` writes; its columns found by the header's
+ * names, every number finite, lines up to 1023 characters): 0, or 1 with one line in why. */
 int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len);
+/* Read and parse the file at path (at most K3_CAL_MAX_BYTES): 0, or 1 with one line in why. */
+enum { K3_CAL_MAX_BYTES = 1 << 16 };
+int k3_calibration_load(const char *path, K3Calibration *cal, char *why, size_t len);
 /* Write it (header lines, then one row per configuration). */
 void k3_calibration_write(const K3Calibration *cal, const char *commit, const char *date, void *file);
 /* The calibration to use: GG_CALIBRATION (a file) where it names one measured on a GPU of this

@@ -2,7 +2,9 @@
  * the fit recovers the constants that made its measurements, the built-in H200 calibration has
  * every configuration the entry point chooses among, the choice is the least predicted time and
  * says so with its runners-up, and a calibration file is read or refused with one line. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #include <check.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,7 +203,7 @@ START_TEST(calibration_file_read_or_refused) {
     ck_assert_int_eq(cal.configs, 1);
     ck_assert_double_eq_tol(cal.c[0].kblock_us, 0.5, 1e-12);
     ck_assert_int_eq(k3_calibration_parse("config,x\n", "bad.csv", &cal, why, sizeof why), 1);
-    ck_assert_ptr_nonnull(strstr(why, "bad.csv:1: expected the header"));
+    ck_assert_msg(strstr(why, "bad.csv:1: the header has no column overhead_us"), "%s", why);
     const char no_device[] = "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\nk3_wgmma_x,5,1,0.5,0.6,0\n";
     ck_assert_int_eq(k3_calibration_parse(no_device, "nodev.csv", &cal, why, sizeof why), 1);
     ck_assert_ptr_nonnull(strstr(why, "# device="));
@@ -216,6 +218,78 @@ START_TEST(calibration_file_read_or_refused) {
 }
 END_TEST
 
+/* Columns by the header's names, in any order (unknown ones ignored); numbers finite; a line
+ * or a file too long for the reader is refused, never cut short. */
+START_TEST(calibration_columns_by_name) {
+    K3Calibration cal;
+    char why[256];
+    const char head[] = "# device=G\n# sms=10\n# copy_gbps=2000\n";
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", head,
+             "sustain_us,power_kblock_us,note,kblock_us,config,tile_us,overhead_us,power_us,sustain_capped_pct\r\n"
+             "700,0.6,x,0.5,k3_wgmma_coop_m128_n192,1.25,4.5,6000,40\r\n");
+    ck_assert_msg(!k3_calibration_parse(text, "moved.csv", &cal, why, sizeof why), "%s", why);
+    const K3CalConfig *c = &cal.c[0];
+    ck_assert_str_eq(c->name, "k3_wgmma_coop_m128_n192");
+    ck_assert(c->overhead_us == 4.5 && c->tile_us == 1.25 && c->kblock_us == 0.5 && c->power_kblock_us == 0.6 &&
+              c->sustain_us == 700 && c->measured_us[K3_CAL_POWER] == 6000 && c->sustain_capped_pct == 40);
+    ck_assert(c->measured_us[K3_CAL_WAVES8] == 0);
+    /* what this build writes, it reads back */
+    FILE *f = tmpfile();
+    k3_calibration_write(k3_calibration_h200(), "c", "d", f);
+    rewind(f);
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    ck_assert_msg(!k3_calibration_parse(text, "written", &cal, why, sizeof why), "%s", why);
+    const K3Calibration *h = k3_calibration_h200();
+    ck_assert_int_eq(cal.configs, h->configs);
+    for (int i = 0; i < cal.configs; ++i)
+        for (int j = 0; j < K3_CAL_SHAPES; ++j) ck_assert(cal.c[i].measured_us[j] == h->c[i].measured_us[j]);
+
+    static const char *const bad_rows[] = {"k3_wgmma_x,nan,1,0.5,0.6,700", "k3_wgmma_x,5,inf,0.5,0.6,700",
+                                           "k3_wgmma_x,5,1,0.5,-INFINITY,700", "k3_wgmma_x,5,1,0.5x,0.6,700",
+                                           "k3_wgmma_x,5,1,,0.6,700"};
+    for (size_t i = 0; i < sizeof bad_rows / sizeof bad_rows[0]; ++i) {
+        snprintf(text, sizeof text, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\n%s\n", head,
+                 bad_rows[i]);
+        ck_assert_int_eq(k3_calibration_parse(text, "nan.csv", &cal, why, sizeof why), 1);
+        ck_assert_msg(strstr(why, "nan.csv:5: ") && strstr(why, "is not a finite number"), "%s", why);
+    }
+    snprintf(text, sizeof text, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\nk3_wgmma_x,5,1\n",
+             head);
+    ck_assert_int_eq(k3_calibration_parse(text, "short.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "short.csv:5: 3 fields, the header has 6"), "%s", why);
+    snprintf(text, sizeof text, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us,config\n", head);
+    ck_assert_int_eq(k3_calibration_parse(text, "twice.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "column config twice"), "%s", why);
+
+    /* a line of 2000 characters: refused by its number, not read as its first 1023 */
+    char long_line[4096];
+    snprintf(long_line, sizeof long_line, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\n"
+                                          "k3_wgmma_x,5,1,0.5,0.6,700", head);
+    size_t used = strlen(long_line);
+    for (int i = 0; i < 2000; ++i) long_line[used++] = '0';
+    long_line[used] = '\0';
+    ck_assert_int_eq(k3_calibration_parse(long_line, "long.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "long.csv:5: a line longer than 1023 characters"), "%s", why);
+
+    /* a file larger than the reader takes: refused, not truncated; the committed one loads */
+    char path[] = "/tmp/gg_calibration_XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    k3_calibration_write(k3_calibration_h200(), "c", "d", f);
+    for (int i = 0; i < K3_CAL_MAX_BYTES / 16; ++i) fputs("# padding.......\n", f);
+    fclose(f);
+    ck_assert_int_eq(k3_calibration_load(path, &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "larger than 65536 bytes"), "%s", why);
+    remove(path);
+    ck_assert_int_eq(k3_calibration_load("/nonexistent/c.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "cannot read /nonexistent/c.csv"), "%s", why);
+}
+END_TEST
+
 Suite *entry_suite(void) {
     Suite *s = suite_create("k3_wgmma entry point");
     TCase *t = tcase_create("model");
@@ -227,6 +301,7 @@ Suite *entry_suite(void) {
     tcase_add_test(t, prediction_grows_with_work);
     tcase_add_test(t, gpu_given_or_calibrations_own);
     tcase_add_test(t, calibration_file_read_or_refused);
+    tcase_add_test(t, calibration_columns_by_name);
     suite_add_tcase(s, t);
     return s;
 }
