@@ -290,6 +290,28 @@ START_TEST(calibration_columns_by_name) {
 }
 END_TEST
 
+/* A calibration is compiled in as its bytes (CMakeLists.txt, gg_embed_text): one with quotes,
+ * backslashes, a tab, a CR and trigraphs (which this C11 build would replace in a string
+ * literal: "?\?=" is written so here) reads back byte for byte and parses as written. */
+extern const char gg_test_trigraphs_csv[];
+START_TEST(embedded_calibration_is_its_bytes) {
+    FILE *f = fopen(GG_TEST_CALIBRATION_DIR "/trigraphs.csv", "rb");
+    ck_assert_ptr_nonnull(f);
+    char text[4096];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    ck_assert_uint_eq(strlen(gg_test_trigraphs_csv), n);
+    ck_assert_int_eq(memcmp(gg_test_trigraphs_csv, text, n), 0);
+    ck_assert_ptr_nonnull(strstr(gg_test_trigraphs_csv, "?\?="));
+    K3Calibration cal;
+    char why[256];
+    ck_assert_msg(!k3_calibration_parse(gg_test_trigraphs_csv, "trigraphs.csv", &cal, why, sizeof why), "%s", why);
+    ck_assert_str_eq(cal.device, "GPU ?\?= ?\?/ ?\?( \"quoted\" \\back\\slash\ttab; semicolon");
+    ck_assert_str_eq(cal.c[0].name, "k3_wgmma_x?\?!");
+}
+END_TEST
+
 Suite *entry_suite(void) {
     Suite *s = suite_create("k3_wgmma entry point");
     TCase *t = tcase_create("model");
@@ -302,6 +324,7 @@ Suite *entry_suite(void) {
     tcase_add_test(t, gpu_given_or_calibrations_own);
     tcase_add_test(t, calibration_file_read_or_refused);
     tcase_add_test(t, calibration_columns_by_name);
+    tcase_add_test(t, embedded_calibration_is_its_bytes);
     suite_add_tcase(s, t);
     return s;
 }
