@@ -1,5 +1,5 @@
 /* ggemm calibrate: the constants of k3_wgmma's cost model (k3_wgmma/k3_wgmma_model.h), measured
- * on this GPU. Every configuration the entry point chooses among runs the model's four
+ * on this GPU. Every configuration the entry point chooses among runs the model's
  * calibration shapes (checked, timed as a sweep times them); the copy ceiling is measured in the
  * same run. The file it writes is what GG_CALIBRATION names; run.sh writes
  * results/<gpu>/calibration.csv, and the H200's is compiled in as the fallback. */

@@ -188,5 +188,10 @@ cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace)
     return err != cudaSuccess ? err : c->trace_launch(p, trace);
 }
 
-/* Without a shape: the worklog's lesson configuration (adaptive rows, ping-pong), for listings. */
-cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_pingpong_m64_n192_info(info); }
+/* Without a shape (listings): the configuration it runs on ggemm's default shape, the worklog's
+ * 16k case, for the GPU of the calibration in use (host-side only: a listing asks no GPU). */
+cudaError_t k3_wgmma_info(GgKernelInfo *info) {
+    const GgShape worklog = {16384, 64, 1024, 2688};
+    const Choice *c = choose(&worklog, NULL, NULL, 0);
+    return c ? c->info(info) : cudaErrorInvalidValue;
+}
