@@ -75,11 +75,11 @@ typedef struct GgShape {
     int tokens, experts, k, n;
 } GgShape;
 
-/* What a launch rule may read of the GPU beside the shape: its SMs (a persistent grid's size,
- * hence how many tiles run at once) and its L2 bytes (gg_launch_gpu). */
+/* What a launch rule may read of the GPU beside the shape (gg_launch_gpu): its SMs (a persistent
+ * grid's size, hence how many tiles run at once) and its name (which calibration is its own). */
 typedef struct GgGpu {
     int sms;
-    long l2_bytes;
+    const char *name; /* cudaDeviceProp.name; lives as long as the process */
 } GgGpu;
 
 /* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */

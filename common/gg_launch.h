@@ -36,9 +36,9 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
                                       const cudaLaunchConfig_t *cfg, int cluster, int tile_m,
                                       int tile_n, int *ctas);
 
-/* The GgGpu (gg_kernel.h) a launch runs on: the current device's attributes, asked once per
- * device, with the launch's own SM count (p->num_sms, the persistent grid's) where it gives
- * one. p may be NULL: the device as it is. */
+/* The GgGpu (gg_kernel.h) a launch runs on: the current device's SMs and name, asked once per
+ * device (up to 64; thread-safe), with the launch's own SM count (p->num_sms, the persistent
+ * grid's) where it gives one. p may be NULL: the device as it is. */
 cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu);
 
 #ifdef __cplusplus

@@ -89,20 +89,23 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
 cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu) {
     enum { DEVICES = 64 };
     static GgGpu known[DEVICES];
+    static char names[DEVICES][256];
     int device;
     cudaError_t err = cudaGetDevice(&device);
     if (err != cudaSuccess) return err;
+    if (device < 0 || device >= DEVICES) return cudaErrorInvalidDevice;
     pthread_mutex_lock(&seen_lock);
-    GgGpu g = device < DEVICES ? known[device] : (GgGpu){0, 0};
+    GgGpu g = known[device];
     pthread_mutex_unlock(&seen_lock);
-    if (g.sms == 0) {
-        int sms, l2;
-        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
-            (err = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device)) != cudaSuccess)
-            return err;
-        g = (GgGpu){sms, l2};
+    if (g.sms == 0) { /* asked outside the lock; the first answer is kept, its name never rewritten */
+        struct cudaDeviceProp prop;
+        if ((err = cudaGetDeviceProperties(&prop, device)) != cudaSuccess) return err;
         pthread_mutex_lock(&seen_lock);
-        if (device < DEVICES) known[device] = g;
+        if (known[device].sms == 0) {
+            snprintf(names[device], sizeof names[device], "%s", prop.name);
+            known[device] = (GgGpu){prop.multiProcessorCount, names[device]};
+        }
+        g = known[device];
         pthread_mutex_unlock(&seen_lock);
     }
     if (p && p->num_sms > 0) g.sms = p->num_sms;

@@ -463,7 +463,9 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
     if (o->command == GG_CMD_RUN && !o->kernel) FAIL("run needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_GRADE && !o->kernel) FAIL("grade needs --kernel NAME (see 'ggemm list')");
     if (o->from && (seen & ~(BIT(OPT_FROM) | BIT(OPT_OUT))))
-        FAIL("trace --from converts a trace.csv, no GPU; it takes only --out");
+        FAIL(o->command == GG_CMD_CALIBRATE
+                 ? "calibrate --from fits a calibration file again, no GPU; it takes only --out"
+                 : "trace --from converts a trace.csv, no GPU; it takes only --out");
     if (o->command == GG_CMD_TRACE && !o->from && !o->kernel) FAIL("trace needs --kernel NAME (see 'ggemm list')");
     if (o->command == GG_CMD_TRACE && !o->from && !o->out) FAIL("trace needs --out DIR, the directory it writes");
     /* trace --from checks its own --out (a file, a directory or -) */

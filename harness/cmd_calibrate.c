@@ -1,11 +1,14 @@
 /* ggemm calibrate: the constants of k3_wgmma's cost model (k3_wgmma/k3_wgmma_model.h), measured
- * on this GPU. Every configuration the entry point chooses among runs the model's four
+ * on this GPU. Every configuration the entry point chooses among runs the model's
  * calibration shapes (checked, timed as a sweep times them); the copy ceiling is measured in the
  * same run. The file it writes is what GG_CALIBRATION names; run.sh writes
  * results/<gpu>/calibration.csv, and the H200's is compiled in as the fallback. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gg_commands.h"
 #include "k3_wgmma/k3_wgmma.h"
@@ -36,6 +39,16 @@ static int fit(K3Calibration *cal) {
         }
     }
     k3_model_fit_all(cal, infos);
+    for (int i = 0; i < cal->configs; ++i) { /* what the file reader would refuse, refused here */
+        const K3CalConfig *c = &cal->c[i];
+        if (!(c->kblock_us > 0) || !(c->power_kblock_us > 0) || !(c->sustain_us >= 0) || !isfinite(c->overhead_us) ||
+            !isfinite(c->tile_us) || !isfinite(c->kblock_us) || !isfinite(c->power_kblock_us) ||
+            !isfinite(c->sustain_us)) {
+            fprintf(stderr, "ggemm: calibrate: %s: its measured times fit no rates > 0 (noisy or out of order)\n",
+                    c->name);
+            return GG_EXIT_USAGE;
+        }
+    }
     for (int i = 0; i < cal->configs; ++i) {
         const K3CalConfig *c = &cal->c[i];
         fprintf(stderr, "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us\n",
@@ -44,41 +57,47 @@ static int fit(K3Calibration *cal) {
     return GG_EXIT_OK;
 }
 
-static int write(const K3Calibration *cal, const char *out, const char *date, const char *commit) {
-    FILE *f = out ? fopen(out, "w") : stdout;
+/* To stdout, or to out through a temporary file beside it, renamed over out once complete: a
+ * failed or interrupted write never leaves half a calibration where GG_CALIBRATION looks. */
+static int write_calibration(const K3Calibration *cal, const char *out, const char *date, const char *commit) {
+    if (!out) {
+        k3_calibration_write(cal, commit, date, stdout);
+        return GG_EXIT_OK;
+    }
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) >= (int)sizeof tmp) {
+        fprintf(stderr, "ggemm: calibrate: --out %s: path too long\n", out);
+        return GG_EXIT_USAGE;
+    }
+    FILE *f = fopen(tmp, "w");
     if (!f) {
-        fprintf(stderr, "ggemm: calibrate: cannot write %s\n", out);
+        fprintf(stderr, "ggemm: calibrate: cannot write %s: %s\n", tmp, strerror(errno));
         return GG_EXIT_USAGE;
     }
     k3_calibration_write(cal, commit, date, f);
-    if (f != stdout) fclose(f);
-    if (out) fprintf(stderr, "ggemm: calibration -> %s (GG_CALIBRATION=%s selects it)\n", out, out);
+    const int failed = ferror(f) | fclose(f);
+    if (failed || rename(tmp, out)) {
+        fprintf(stderr, "ggemm: calibrate: cannot write %s: %s\n", out, strerror(errno));
+        remove(tmp);
+        return GG_EXIT_USAGE;
+    }
+    fprintf(stderr, "ggemm: calibration -> %s (GG_CALIBRATION=%s selects it)\n", out, out);
     return GG_EXIT_OK;
 }
 
 /* --from FILE: no GPU; refit FILE's measured times with this build's fit (its header kept). */
 static int refit(const GgOptions *o) {
-    FILE *f = fopen(o->from, "r");
-    static char text[16384];
-    size_t n = 0;
-    if (f) {
-        n = fread(text, 1, sizeof text - 1, f);
-        fclose(f);
-    }
-    text[n] = '\0';
     K3Calibration cal;
-    char why[256], date[64] = "";
-    if (!f || k3_calibration_parse(text, o->from, &cal, why, sizeof why)) {
-        fprintf(stderr, "ggemm: calibrate: %s\n", f ? why : "cannot read --from");
+    char why[320];
+    if (k3_calibration_load(o->from, &cal, why, sizeof why)) {
+        fprintf(stderr, "ggemm: calibrate: --from: %s\n", why);
         return GG_EXIT_USAGE;
     }
-    char measured[64] = "unknown", commit[160];
-    const char *d = strstr(text, "# date="), *m = strstr(text, "# commit=");
-    if (d) sscanf(d, "# date=%63s", date);
-    if (m) sscanf(m, "# commit=%63s", measured);
-    snprintf(commit, sizeof commit, "%s (fit again by ggemm calibrate --from at %s)", measured, gg_commit());
+    char commit[160];
+    snprintf(commit, sizeof commit, "%s (fit again by ggemm calibrate --from at %s)",
+             cal.commit[0] ? cal.commit : "unknown", gg_commit());
     const int rc = fit(&cal);
-    return rc ? rc : write(&cal, o->out, date, commit);
+    return rc ? rc : write_calibration(&cal, o->out, cal.date, commit);
 }
 
 int gg_cmd_calibrate(const GgOptions *o) {
@@ -87,7 +106,7 @@ int gg_cmd_calibrate(const GgOptions *o) {
     int rc = gg_open_gpu(&d);
     if (rc) return rc;
     GgImpl probe;
-    char why[512];
+    char why[512] = "k3_wgmma is not registered in this build";
     if (gg_impl_find("k3_wgmma", &probe) || !gg_impl_runs_here(&probe, d.cc_major, d.cc_minor, why, sizeof why)) {
         fprintf(stderr, "ggemm: calibrate: %s\n", why); /* k3_wgmma is sm_90a only */
         return GG_EXIT_NO_GPU;
@@ -101,7 +120,13 @@ int gg_cmd_calibrate(const GgOptions *o) {
     snprintf(cal.source, sizeof cal.source, "%s", o->out ? o->out : "stdout");
     cal.sms = d.sms;
     cal.copy_gbps = d.bw_gbps;
+    if (k3_wgmma_choice_count() > K3_CAL_MAX_CONFIGS) { /* a build error: K3_CAL_MAX_CONFIGS is too small */
+        fprintf(stderr, "ggemm: calibrate: k3_wgmma chooses among %d configurations, a calibration holds %d\n",
+                k3_wgmma_choice_count(), K3_CAL_MAX_CONFIGS);
+        return GG_EXIT_USAGE;
+    }
     const GgRunOpts ro = {.seed = o->seed, .check = 1, .warmup = o->warmup, .reps = o->reps};
+    int said_no_telemetry = 0;
     fprintf(stderr, "ggemm: calibrate on %s (%d SMs, copy %.0f GB/s)\n", d.name, d.sms, d.bw_gbps);
     for (int i = 0; i < k3_wgmma_choice_count() && !rc; ++i) {
         K3CalConfig *c = &cal.c[cal.configs];
@@ -128,9 +153,10 @@ int gg_cmd_calibrate(const GgOptions *o) {
             else c->measured_us[j] = tm.median_us;
             if (!rc && j == K3_CAL_SUSTAIN) {
                 if (!tm.telemetry.valid) {
-                    fprintf(stderr, "ggemm: calibrate: no power telemetry (NVML) here: sustain_us is 0 "
-                                    "(the power limit is taken to hold from the start)\n");
-                    c->sustain_capped_pct = 100;
+                    if (!said_no_telemetry++)
+                        fprintf(stderr, "ggemm: calibrate: no power telemetry (NVML) here: sustain_us from the "
+                                        "timings alone\n");
+                    c->sustain_capped_pct = -1;
                 } else {
                     c->sustain_capped_pct = tm.telemetry.power_capped_pct;
                 }
@@ -144,5 +170,5 @@ int gg_cmd_calibrate(const GgOptions *o) {
     if (rc) return rc;
     char date[32];
     gg_utc_now(date, sizeof date);
-    return write(&cal, o->out, date, gg_commit());
+    return write_calibration(&cal, o->out, date, gg_commit());
 }

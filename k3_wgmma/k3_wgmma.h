@@ -48,11 +48,14 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192_mca)
 #endif
 /* The entry point: NAME_info / _launch / _trace_launch of the configuration k3_wgmma_choose names. */
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
-/* On the current GPU; without one, on the H200 of results/h200 (why says so: the predicted time
- * of the choice and of every runner-up, and the calibration used); NULL (why says so) if the GPU
+/* On the current GPU; without one, for the GPU the calibration in use was measured on (its SM
+ * count; GG_CALIBRATION's file, else the H200 of results/h200). why says so: the predicted time
+ * of the choice and of every runner-up, and the calibration used. NULL (why says so) if the GPU
  * is there but cannot be asked. */
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);
-/* On the GPU given. */
+/* On the GPU given: its name picks the calibration (GG_CALIBRATION's file if measured on a GPU
+ * of that name, else the H200's), its SMs are predicted for. gpu NULL: as k3_wgmma_choose
+ * without a GPU. The same for the two below. */
 const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len);
 /* 1 if 64-row remainder tiles pay for this shape on this GPU at column width block_n, by the
  * model (k4's fused GEMM1 asks at its own width). */

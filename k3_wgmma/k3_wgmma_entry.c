@@ -36,19 +36,30 @@ int k3_wgmma_choice_info(int i, GgKernelInfo *info) {
     return i >= 0 && i < CHOICES && choices[i].info(info) == cudaSuccess ? 0 : 1;
 }
 
-/* Without a GPU (`ggemm problem` on a laptop), the choice is shown for the H200 whose results
- * this repository commits (its sweep.csv header: sms, l2_bytes). */
-static const GgGpu reference_gpu = {132, 60L << 20};
+/* The calibration for GPU g and the SMs to predict for: g's own where it names one measured on a
+ * GPU of its name, else the H200's, at g's SM count; g NULL (no GPU to ask, `ggemm problem` on a
+ * laptop): the calibration GG_CALIBRATION names, else the H200's, at the SM count of the GPU it
+ * was measured on. note: which, and why. */
+static const K3Calibration *calibration(const GgGpu *g, int *sms, char *note, size_t len) {
+    const K3Calibration *cal = k3_calibration_for(g ? g->name : NULL, note, len);
+    *sms = g ? g->sms : cal->sms;
+    if (!g && note) {
+        const size_t used = strlen(note);
+        snprintf(note + used, len - used, " (no GPU here: for the %d SMs of the %s it was measured on)", cal->sms,
+                 cal->device);
+    }
+    return cal;
+}
 
 /* Every choice's prediction; the index of the least (-1 if the calibration lacks them all). */
-static int predict_all(const GgShape *s, const GgGpu *g, const K3Calibration *cal, K3Prediction *pred) {
+static int predict_all(const GgShape *s, int sms, const K3Calibration *cal, K3Prediction *pred) {
     int best = -1;
     for (int i = 0; i < CHOICES; ++i) {
         GgKernelInfo info = {0};
         const K3CalConfig *c = k3_calibration_find(cal, choices[i].name);
         pred[i].time_us = -1;
         if (!c || choices[i].info(&info) != cudaSuccess) continue;
-        pred[i] = k3_model_predict(s, &info, c, cal->copy_gbps, g->sms, 0);
+        pred[i] = k3_model_predict(s, &info, c, cal->copy_gbps, sms, 0);
         if (best < 0 || pred[i].time_us < pred[best].time_us) best = i;
     }
     return best;
@@ -56,11 +67,12 @@ static int predict_all(const GgShape *s, const GgGpu *g, const K3Calibration *ca
 
 static const char *short_name(const char *name) { return name + strlen("k3_wgmma_"); }
 
-static const Choice *choose(const GgShape *s, const GgGpu *g, const char *device, char *why, size_t len) {
-    char note[320];
-    const K3Calibration *cal = k3_calibration_for(device, note, sizeof note);
+static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t len) {
+    char note[448];
+    int sms;
+    const K3Calibration *cal = calibration(g, &sms, note, sizeof note);
     K3Prediction pred[CHOICES];
-    const int best = predict_all(s, g, cal, pred);
+    const int best = predict_all(s, sms, cal, pred);
     if (best < 0) {
         if (why) snprintf(why, len, "(%s has none of the configurations)", cal->source);
         return NULL;
@@ -90,17 +102,18 @@ static const Choice *choose(const GgShape *s, const GgGpu *g, const char *device
 }
 
 const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *g, char *why, size_t len) {
-    const Choice *c = choose(s, g, NULL, why, len);
+    const Choice *c = choose(s, g, why, len);
     return c ? c->name : NULL;
 }
 
 int k3_wgmma_predict(const GgShape *s, const GgGpu *g, const char *name, double *time_us) {
-    const K3Calibration *cal = k3_calibration_for(NULL, NULL, 0);
+    int sms;
+    const K3Calibration *cal = calibration(g, &sms, NULL, 0);
     for (int i = 0; i < CHOICES; ++i) {
         GgKernelInfo info = {0};
         const K3CalConfig *c = k3_calibration_find(cal, choices[i].name);
         if (strcmp(choices[i].name, name) || !c || choices[i].info(&info) != cudaSuccess) continue;
-        *time_us = k3_model_predict(s, &info, c, cal->copy_gbps, g->sms, 0).time_us;
+        *time_us = k3_model_predict(s, &info, c, cal->copy_gbps, sms, 0).time_us;
         return 0;
     }
     return 1;
@@ -109,9 +122,10 @@ int k3_wgmma_predict(const GgShape *s, const GgGpu *g, const char *name, double 
 /* k4's fused GEMM1 at its own width: adaptive rows where the model's best adaptive
  * configuration of that width (all widths, if none has it) beats its best fixed-row one. */
 int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *g, int block_n) {
-    const K3Calibration *cal = k3_calibration_for(NULL, NULL, 0);
+    int sms;
+    const K3Calibration *cal = calibration(g, &sms, NULL, 0);
     K3Prediction pred[CHOICES];
-    predict_all(s, g, cal, pred);
+    predict_all(s, sms, cal, pred);
     int any_width = 1;
     for (int i = 0; i < CHOICES; ++i) {
         GgKernelInfo info = {0};
@@ -133,37 +147,18 @@ static int no_gpu(cudaError_t err) {
     return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver;
 }
 
-/* The current GPU's name (for matching a calibration), cached per device. */
-static const char *device_name(void) {
-    static char names[16][256];
-    int device;
-    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 16) return NULL;
-    if (!names[device][0]) {
-        struct cudaDeviceProp prop;
-        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return NULL;
-        snprintf(names[device], sizeof names[device], "%s", prop.name);
-    }
-    return names[device];
-}
-
-/* The current GPU, or the reference one (said in why) where there is none; NULL (why says so)
- * if the GPU is there but cannot be asked. */
+/* The current GPU, or none (the calibration's own, said in why) where there is none; NULL (why
+ * says so) if the GPU is there but cannot be asked. */
 static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
     GgGpu g;
     const cudaError_t err = gg_launch_gpu(NULL, &g);
-    if (err == cudaSuccess) return choose(s, &g, device_name(), why, len);
+    if (err == cudaSuccess) return choose(s, &g, why, len);
     if (!no_gpu(err)) {
         if (why) snprintf(why, len, "(cannot ask the GPU: %s)", cudaGetErrorString(err));
         return NULL;
     }
     cudaGetLastError(); /* the failed query's own error, not one of the caller's */
-    const Choice *c = choose(s, &reference_gpu, NULL, why, len);
-    if (why) {
-        const size_t used = strlen(why);
-        snprintf(why + used, len - used, " (no GPU here: for the %d SMs of the H200 of results/h200)",
-                 reference_gpu.sms);
-    }
-    return c;
+    return choose(s, NULL, why, len);
 }
 
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) {
@@ -177,7 +172,7 @@ static cudaError_t choose_for(const GgLaunch *p, const Choice **c) {
     GgGpu g;
     const cudaError_t err = gg_launch_gpu(p, &g);
     if (err != cudaSuccess) return err;
-    *c = choose(&s, &g, device_name(), NULL, 0);
+    *c = choose(&s, &g, NULL, 0);
     return *c ? cudaSuccess : cudaErrorInvalidValue;
 }
 
@@ -193,5 +188,10 @@ cudaError_t k3_wgmma_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace)
     return err != cudaSuccess ? err : c->trace_launch(p, trace);
 }
 
-/* Without a shape: the worklog's lesson configuration (adaptive rows, ping-pong), for listings. */
-cudaError_t k3_wgmma_info(GgKernelInfo *info) { return k3_wgmma_pingpong_m64_n192_info(info); }
+/* Without a shape (listings): the configuration it runs on ggemm's default shape, the worklog's
+ * 16k case, for the GPU of the calibration in use (host-side only: a listing asks no GPU). */
+cudaError_t k3_wgmma_info(GgKernelInfo *info) {
+    const GgShape worklog = {16384, 64, 1024, 2688};
+    const Choice *c = choose(&worklog, NULL, NULL, 0);
+    return c ? c->info(info) : cudaErrorInvalidValue;
+}

@@ -71,7 +71,66 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
     return p;
 }
 
-void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sustain_us) {
+/* The fit inverts the model: the constants whose predicted times of the five calibration shapes
+ * (model and shapes as the entry point uses them, DRAM term and copy bandwidth included) are the
+ * measured ones. Five constants, five shapes; Levenberg-Marquardt on the relative residuals with a
+ * numeric Jacobian, from a start that ignores DRAM and the power limit where it can. */
+enum { FIT_O, FIT_TILE, FIT_KBLOCK, FIT_POWER, FIT_SUSTAIN, FIT_N };
+
+static void unpack(const double *x, K3CalConfig *c) {
+    c->overhead_us = x[FIT_O];
+    c->tile_us = x[FIT_TILE];
+    c->kblock_us = x[FIT_KBLOCK];
+    c->power_kblock_us = x[FIT_POWER];
+    c->sustain_us = x[FIT_SUSTAIN];
+}
+
+/* Relative residuals of the five shapes; the sum of their squares. */
+static double residuals(const double *x, const K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps,
+                        double *r) {
+    K3CalConfig m = *c;
+    unpack(x, &m);
+    double sum = 0;
+    for (int i = 0; i < K3_CAL_SHAPES; ++i) {
+        const double t = k3_model_predict(&k3_calibration_shapes[i], info, &m, copy_gbps, sms, 1).time_us;
+        r[i] = t / c->measured_us[i] - 1;
+        sum += r[i] * r[i];
+    }
+    return sum;
+}
+
+/* Solve a x = b (n <= FIT_N) by elimination with partial pivoting: 0, or 1 if singular. */
+static int solve(int n, double a[FIT_N][FIT_N], double *b, double *x) {
+    for (int col = 0; col < n; ++col) {
+        int p = col;
+        for (int r = col + 1; r < n; ++r)
+            if (fabs(a[r][col]) > fabs(a[p][col])) p = r;
+        if (!(fabs(a[p][col]) > 1e-300)) return 1;
+        for (int j = 0; j < n; ++j) {
+            const double t = a[col][j];
+            a[col][j] = a[p][j];
+            a[p][j] = t;
+        }
+        const double t = b[col];
+        b[col] = b[p];
+        b[p] = t;
+        for (int r = col + 1; r < n; ++r) {
+            const double f = a[r][col] / a[col][col];
+            for (int j = col; j < n; ++j) a[r][j] -= f * a[col][j];
+            b[r] -= f * b[col];
+        }
+    }
+    for (int r = n - 1; r >= 0; --r) {
+        double s = b[r];
+        for (int j = r + 1; j < n; ++j) s -= a[r][j] * x[j];
+        x[r] = s / a[r][r];
+    }
+    return 0;
+}
+
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
+    /* the start: the short shapes without DRAM, below the power limit (t = overhead + span x
+     * tile time), then POWER past a guess of sustain_us */
     double span[K3_CAL_SHAPES], units[K3_CAL_SHAPES]; /* full-tile times per SM: waves x units/tile */
     for (int i = 0; i < K3_CAL_SHAPES; ++i) {
         K3Work w;
@@ -80,21 +139,66 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sust
         units[i] = w.units;
     }
     const double *t = c->measured_us;
+    double x[FIT_N];
     const double t1024 = (t[K3_CAL_WAVES8] - t[K3_CAL_WAVES4]) / (span[K3_CAL_WAVES8] - span[K3_CAL_WAVES4]);
-    c->overhead_us = t[K3_CAL_WAVES4] - span[K3_CAL_WAVES4] * t1024;
-    const double t4096 = (t[K3_CAL_WAVES8_K4096] - c->overhead_us) / span[K3_CAL_WAVES8_K4096];
+    x[FIT_O] = t[K3_CAL_WAVES4] - span[K3_CAL_WAVES4] * t1024;
+    const double t4096 = (t[K3_CAL_WAVES8_K4096] - x[FIT_O]) / span[K3_CAL_WAVES8_K4096];
     const int kb1 = k_blocks(k3_calibration_shapes[K3_CAL_WAVES8].k);
     const int kb4 = k_blocks(k3_calibration_shapes[K3_CAL_WAVES8_K4096].k);
-    c->kblock_us = (t4096 - t1024) / (kb4 - kb1);
-    c->tile_us = t1024 - c->kblock_us * kb1;
-    const double pct = fmin(fmax(c->sustain_capped_pct, 0), 100);
-    c->sustain_us = sustain_us >= 0 ? sustain_us : (t[K3_CAL_SUSTAIN] - c->overhead_us) * (1 - pct / 100);
-    /* POWER: t = overhead + t_tiles + f (t_power - t_tiles), f the share past sustain_us */
-    const GgShape *pw = &k3_calibration_shapes[K3_CAL_POWER];
-    const double tiles = span[K3_CAL_POWER] * (c->tile_us + c->kblock_us * k_blocks(pw->k));
-    const double f = tiles > c->sustain_us ? 1 - c->sustain_us / tiles : 0;
-    const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - c->overhead_us - tiles) / f : tiles;
-    c->power_kblock_us = power / (units[K3_CAL_POWER] / sms) / k_blocks(pw->k);
+    x[FIT_KBLOCK] = (t4096 - t1024) / (kb4 - kb1);
+    x[FIT_TILE] = t1024 - x[FIT_KBLOCK] * kb1;
+    /* the telemetry's capped share of SUSTAIN where there is one (-1: none), else half of it */
+    const double pct = c->sustain_capped_pct >= 0 && c->sustain_capped_pct <= 100 ? c->sustain_capped_pct : 50;
+    x[FIT_SUSTAIN] = sustain_us >= 0 ? sustain_us : fmax(0, (t[K3_CAL_SUSTAIN] - x[FIT_O]) * (1 - pct / 100));
+    const int kbp = k_blocks(k3_calibration_shapes[K3_CAL_POWER].k);
+    const double tiles = span[K3_CAL_POWER] * (x[FIT_TILE] + x[FIT_KBLOCK] * kbp);
+    const double f = tiles > x[FIT_SUSTAIN] ? 1 - x[FIT_SUSTAIN] / tiles : 0;
+    const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - x[FIT_O] - tiles) / f : tiles;
+    x[FIT_POWER] = power / (units[K3_CAL_POWER] / sms) / kbp;
+
+    /* Levenberg-Marquardt: five unknowns, or four with sustain_us given (then a least-squares
+     * fit of the five shapes) */
+    const int n = sustain_us >= 0 ? FIT_SUSTAIN : FIT_N;
+    double r[K3_CAL_SHAPES], cost = residuals(x, c, info, sms, copy_gbps, r), lambda = 1e-3;
+    for (int iter = 0; iter < 200 && cost > 1e-28 && lambda < 1e12; ++iter) {
+        double jac[K3_CAL_SHAPES][FIT_N];
+        for (int j = 0; j < n; ++j) {
+            double xh[FIT_N], rh[K3_CAL_SHAPES];
+            memcpy(xh, x, sizeof xh);
+            const double h = 1e-7 * fmax(fabs(x[j]), 1e-2);
+            xh[j] += h;
+            residuals(xh, c, info, sms, copy_gbps, rh);
+            for (int i = 0; i < K3_CAL_SHAPES; ++i) jac[i][j] = (rh[i] - r[i]) / h;
+        }
+        double jtj[FIT_N][FIT_N] = {{0}}, jtr[FIT_N] = {0};
+        for (int a = 0; a < n; ++a) {
+            for (int i = 0; i < K3_CAL_SHAPES; ++i) jtr[a] -= jac[i][a] * r[i];
+            for (int b = 0; b < n; ++b)
+                for (int i = 0; i < K3_CAL_SHAPES; ++i) jtj[a][b] += jac[i][a] * jac[i][b];
+        }
+        for (; lambda < 1e12; lambda *= 10) {
+            double a[FIT_N][FIT_N], b[FIT_N], dx[FIT_N] = {0}, xn[FIT_N], rn[K3_CAL_SHAPES];
+            memcpy(a, jtj, sizeof a);
+            memcpy(b, jtr, sizeof b);
+            for (int j = 0; j < n; ++j) a[j][j] += lambda * (jtj[j][j] > 0 ? jtj[j][j] : 1e-12);
+            if (solve(n, a, b, dx)) continue;
+            memcpy(xn, x, sizeof xn);
+            for (int j = 0; j < n; ++j) xn[j] += dx[j];
+            /* rates stay positive, the sustain time not negative */
+            xn[FIT_KBLOCK] = fmax(xn[FIT_KBLOCK], 0.5 * x[FIT_KBLOCK]);
+            xn[FIT_POWER] = fmax(xn[FIT_POWER], 0.5 * x[FIT_POWER]);
+            xn[FIT_SUSTAIN] = fmax(xn[FIT_SUSTAIN], 0);
+            const double cn = residuals(xn, c, info, sms, copy_gbps, rn);
+            if (cn < cost) {
+                memcpy(x, xn, sizeof xn);
+                memcpy(r, rn, sizeof rn);
+                cost = cn;
+                lambda = fmax(lambda / 100, 1e-9);
+                break;
+            }
+        }
+    }
+    unpack(x, c);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -105,65 +209,168 @@ static int cmp_double(const void *a, const void *b) {
 void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos) {
     double sustain[K3_CAL_MAX_CONFIGS];
     for (int i = 0; i < cal->configs; ++i) {
-        k3_model_fit(&cal->c[i], &infos[i], cal->sms, -1);
+        k3_model_fit(&cal->c[i], &infos[i], cal->sms, cal->copy_gbps, -1);
         sustain[i] = cal->c[i].sustain_us;
     }
     qsort(sustain, (size_t)cal->configs, sizeof sustain[0], cmp_double);
     const double median = cal->configs % 2 ? sustain[cal->configs / 2]
                                            : 0.5 * (sustain[cal->configs / 2 - 1] + sustain[cal->configs / 2]);
-    for (int i = 0; i < cal->configs; ++i) k3_model_fit(&cal->c[i], &infos[i], cal->sms, median);
+    for (int i = 0; i < cal->configs; ++i) k3_model_fit(&cal->c[i], &infos[i], cal->sms, cal->copy_gbps, median);
 }
 
 /* ---- the calibration file ---- */
 
-static const char columns[] = "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us";
+/* Its columns: the constants, then each calibration shape's measured time, then the SUSTAIN
+ * run's capped %. Read by name, in any order; the name and the constants must be there. */
+enum { COL_CONFIG, COL_OVERHEAD, COL_TILE, COL_KBLOCK, COL_POWER, COL_SUSTAIN, COL_MEASURED,
+       COL_CAPPED = COL_MEASURED + K3_CAL_SHAPES, COLS, COLS_REQUIRED = COL_MEASURED };
+static const char *const column_names[COLS] = {
+    "config", "overhead_us", "tile_us", "kblock_us", "power_kblock_us", "sustain_us",
+    "waves8_k1024_us", "waves8_k4096_us", "waves4_k1024_us", "sustain_k16384_us", "power_us",
+    "sustain_capped_pct"};
+static double *column_value(K3CalConfig *c, int col) {
+    switch (col) {
+    case COL_OVERHEAD: return &c->overhead_us;
+    case COL_TILE: return &c->tile_us;
+    case COL_KBLOCK: return &c->kblock_us;
+    case COL_POWER: return &c->power_kblock_us;
+    case COL_SUSTAIN: return &c->sustain_us;
+    case COL_CAPPED: return &c->sustain_capped_pct;
+    default: return &c->measured_us[col - COL_MEASURED];
+    }
+}
+
+/* Split line (in place) at its commas: how many fields, or -1 if more than max. */
+static int split(char *line, char **field, int max) {
+    int n = 0;
+    for (char *p = line;; ++p) {
+        if (n == max) return -1;
+        field[n++] = p;
+        p += strcspn(p, ",");
+        if (!*p) return n;
+        *p = '\0';
+    }
+}
 
 int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len) {
+    enum { FIELDS = 32 };
     memset(cal, 0, sizeof *cal);
     snprintf(cal->source, sizeof cal->source, "%s", source);
-    int header = 0, line_no = 0;
+    int line_no = 0, fields = 0, col_of[FIELDS]; /* field i of a row is column col_of[i] (-1: ignored) */
     for (const char *p = text; *p;) {
         const size_t n = strcspn(p, "\n");
-        char line[512];
-        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line - 1 ? n : sizeof line - 1), p);
-        p += n + (p[n] == '\n');
+        char line[1024], *field[FIELDS];
         ++line_no;
+        if (n >= sizeof line) {
+            snprintf(why, len, "%s:%d: a line longer than %zu characters", source, line_no, sizeof line - 1);
+            return 1;
+        }
+        memcpy(line, p, n);
+        line[n - (n && p[n - 1] == '\r')] = '\0';
+        p += n + (p[n] == '\n');
         if (!line[0]) continue;
         if (line[0] == '#') {
             sscanf(line, "# device=%255[^\n]", cal->device);
             sscanf(line, "# sms=%d", &cal->sms);
             sscanf(line, "# copy_gbps=%lf", &cal->copy_gbps);
+            sscanf(line, "# commit=%63s", cal->commit);
+            sscanf(line, "# date=%63s", cal->date);
             continue;
         }
-        if (!header) {
-            if (strncmp(line, columns, sizeof columns - 1)) {
-                snprintf(why, len, "%s:%d: expected the header %s...", source, line_no, columns);
-                return 1;
+        const int got = split(line, field, FIELDS);
+        if (got < 0) {
+            snprintf(why, len, "%s:%d: more than %d fields", source, line_no, FIELDS);
+            return 1;
+        }
+        if (!fields) { /* the header */
+            int seen[COLS] = {0};
+            for (int i = 0; i < got; ++i) {
+                col_of[i] = -1;
+                for (int c = 0; c < COLS; ++c)
+                    if (!strcmp(field[i], column_names[c])) {
+                        if (seen[c]++) {
+                            snprintf(why, len, "%s:%d: column %s twice", source, line_no, column_names[c]);
+                            return 1;
+                        }
+                        col_of[i] = c;
+                    }
             }
-            header = 1;
+            for (int c = 0; c < COLS_REQUIRED; ++c)
+                if (!seen[c]) {
+                    snprintf(why, len, "%s:%d: the header has no column %s", source, line_no, column_names[c]);
+                    return 1;
+                }
+            fields = got;
             continue;
+        }
+        if (got != fields) {
+            snprintf(why, len, "%s:%d: %d fields, the header has %d", source, line_no, got, fields);
+            return 1;
         }
         if (cal->configs == K3_CAL_MAX_CONFIGS) {
             snprintf(why, len, "%s: more than %d configurations", source, K3_CAL_MAX_CONFIGS);
             return 1;
         }
         K3CalConfig *c = &cal->c[cal->configs];
-        double *m = c->measured_us;
-        const int got = sscanf(line, "%63[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", c->name, &c->overhead_us,
-                               &c->tile_us, &c->kblock_us, &c->power_kblock_us, &c->sustain_us, &m[0], &m[1], &m[2],
-                               &m[3], &m[4], &c->sustain_capped_pct);
-        if (got < 6 || !(c->kblock_us > 0) || !(c->power_kblock_us > 0) || c->sustain_us < 0) {
-            snprintf(why, len, "%s:%d: expected a configuration name and five numbers (the third and fourth > 0)",
-                     source, line_no);
+        c->sustain_capped_pct = -1; /* unknown unless a column says */
+        for (int i = 0; i < got; ++i) {
+            const int col = col_of[i];
+            if (col == COL_CONFIG) {
+                if (!field[i][0] || strlen(field[i]) >= sizeof c->name) {
+                    snprintf(why, len, "%s:%d: a configuration name of 1 to %zu characters", source, line_no,
+                             sizeof c->name - 1);
+                    return 1;
+                }
+                strcpy(c->name, field[i]);
+            } else if (col >= 0) {
+                char *end;
+                const double v = strtod(field[i], &end);
+                if (end == field[i] || *end || !isfinite(v)) {
+                    snprintf(why, len, "%s:%d: %s '%s' is not a finite number", source, line_no, column_names[col],
+                             field[i]);
+                    return 1;
+                }
+                *column_value(c, col) = v;
+            }
+        }
+        if (!(c->kblock_us > 0) || !(c->power_kblock_us > 0) || c->sustain_us < 0) {
+            snprintf(why, len, "%s:%d: kblock_us and power_kblock_us must be > 0, sustain_us >= 0", source, line_no);
             return 1;
         }
         cal->configs++;
     }
-    if (!cal->device[0] || cal->sms <= 0 || !(cal->copy_gbps > 0) || !cal->configs) {
+    if (!cal->device[0] || cal->sms <= 0 || !(cal->copy_gbps > 0) || !isfinite(cal->copy_gbps) || !cal->configs) {
         snprintf(why, len, "%s: needs # device=, # sms=, # copy_gbps= and at least one configuration", source);
         return 1;
     }
     return 0;
+}
+
+int k3_calibration_load(const char *path, K3Calibration *cal, char *why, size_t len) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, len, "cannot read %s", path);
+        return 1;
+    }
+    char *text = malloc(K3_CAL_MAX_BYTES + 1);
+    const size_t n = text ? fread(text, 1, K3_CAL_MAX_BYTES + 1, f) : 0;
+    const int failed = ferror(f);
+    fclose(f);
+    int rc = 1;
+    if (!text)
+        snprintf(why, len, "%s: out of memory", path);
+    else if (failed)
+        snprintf(why, len, "cannot read %s", path);
+    else if (n > K3_CAL_MAX_BYTES)
+        snprintf(why, len, "%s: larger than %d bytes, not a calibration", path, K3_CAL_MAX_BYTES);
+    else if (memchr(text, '\0', n))
+        snprintf(why, len, "%s: a NUL byte, not a calibration", path);
+    else {
+        text[n] = '\0';
+        rc = k3_calibration_parse(text, path, cal, why, len);
+    }
+    free(text);
+    return rc;
 }
 
 void k3_calibration_write(const K3Calibration *cal, const char *commit, const char *date, void *file) {
@@ -172,9 +379,8 @@ void k3_calibration_write(const K3Calibration *cal, const char *commit, const ch
             "# k3_wgmma's cost model constants (k3_wgmma/k3_wgmma_model.h), measured by ggemm calibrate\n"
             "# device=%s\n# sms=%d\n# copy_gbps=%.1f\n# commit=%s\n# date=%s\n",
             cal->device, cal->sms, cal->copy_gbps, commit, date);
-    fprintf(f, "%s", columns);
-    for (int i = 0; i < K3_CAL_SHAPES; ++i) fprintf(f, ",%s_us", k3_calibration_shape_names[i]);
-    fputs(",sustain_capped_pct\n", f);
+    for (int i = 0; i < COLS; ++i) fprintf(f, "%s%s", i ? "," : "", column_names[i]);
+    fputc('\n', f);
     for (int i = 0; i < cal->configs; ++i) {
         const K3CalConfig *c = &cal->c[i];
         fprintf(f, "%s,%.3f,%.4f,%.5f,%.5f,%.1f", c->name, c->overhead_us, c->tile_us, c->kblock_us,
@@ -214,17 +420,9 @@ static pthread_once_t file_once = PTHREAD_ONCE_INIT;
 static void read_file(void) {
     const char *path = getenv("GG_CALIBRATION");
     if (!path || !*path) return;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(file_why, sizeof file_why, "cannot read GG_CALIBRATION=%s", path);
-        file_state = -1;
-        return;
-    }
-    static char text[16384];
-    const size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    file_state = k3_calibration_parse(text, path, &from_file, file_why, sizeof file_why) ? -1 : 1;
+    char why[sizeof file_why - 32];
+    file_state = k3_calibration_load(path, &from_file, why, sizeof why) ? -1 : 1;
+    if (file_state < 0) snprintf(file_why, sizeof file_why, "GG_CALIBRATION: %s", why);
 }
 
 const K3Calibration *k3_calibration_for(const char *device, char *note, size_t len) {

@@ -27,10 +27,10 @@
  * a whole number of 128-, 192- and 256-wide blocks; 33 or 16 row tiles per expert):
  *   WAVES8  8 waves of n192 tiles at K = 1024, WAVES4 half of them: the difference is the tile
  *   time at K = 1024, the rest of WAVES4 the overhead; WAVES8_K4096: the tile time at K = 4096,
- *   and the two give tile_us and kblock_us; SUSTAIN: WAVES8 at K = 16384, about a millisecond:
- *   the share of it spent under the power limit (the telemetry's capped %) gives sustain_us;
- *   POWER: ~4 TFLOP over several ms, long enough for the limit to hold the clocks down:
- *   power_kblock_us. */
+ *   and the two give tile_us and kblock_us; SUSTAIN: WAVES8 at K = 16384, about a millisecond,
+ *   and POWER: ~4 TFLOP over several ms, long enough for the limit to hold the clocks down:
+ *   together sustain_us and power_kblock_us. The fit solves all five constants at once from
+ *   the five times, with the whole model (k3_model_fit), so it predicts each shape as measured. */
 #ifndef K3_WGMMA_MODEL_H
 #define K3_WGMMA_MODEL_H
 #include <stddef.h>
@@ -54,13 +54,14 @@ typedef struct K3CalConfig {
     double power_kblock_us;  /* per k-block of a full tile under the power limit */
     double sustain_us;       /* full load the clocks hold before the power limit sets in */
     double measured_us[K3_CAL_SHAPES];
-    double sustain_capped_pct; /* of the SUSTAIN run: % of its time under the power limit */
+    double sustain_capped_pct; /* of the SUSTAIN run: % of its time under the power limit; -1: no telemetry */
 } K3CalConfig;
 
 enum { K3_CAL_MAX_CONFIGS = 16 };
 typedef struct K3Calibration {
     char device[256];  /* the GPU it was measured on */
     char source[160];  /* where it came from: a file, or the built-in H200 one */
+    char commit[64], date[64]; /* of the run that measured it ("# commit=", "# date=") */
     int sms;
     double copy_gbps;  /* the copy ceiling measured in the same run */
     int configs;
@@ -85,15 +86,22 @@ typedef struct K3Work {
     double active, tiles, units, waves, b_reads;
 } K3Work;
 void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exact, K3Work *w);
-/* The constants of one configuration from its measured times; sustain_us < 0: from its own
- * SUSTAIN run (measured_us and sustain_capped_pct), else the value given. */
-void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double sustain_us);
+/* The constants of one configuration from its measured times: the ones whose model times of
+ * the five calibration shapes (this model, DRAM term at copy_gbps included) are the measured
+ * ones, solved together. sustain_us < 0: all five from the timings (the SUSTAIN run's capped %,
+ * where telemetry gave one, only seeds the solve); else sustain_us is fixed and the other four
+ * are the least-squares fit of the five shapes. */
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us);
 /* Every configuration (infos[i] describes cal->c[i]): sustain_us is a property of the board, so
- * each gets the median of their estimates (one run's capped % depends on what ran before). */
+ * each gets the median of their estimates, and its other constants are fit again with it. */
 void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos);
 
-/* Parse a calibration CSV (the file `ggemm calibrate` writes): 0, or 1 with one line in why. */
+/* Parse a calibration CSV (the file `ggemm calibrate` writes; its columns found by the header's
+ * names, every number finite, lines up to 1023 characters): 0, or 1 with one line in why. */
 int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len);
+/* Read and parse the file at path (at most K3_CAL_MAX_BYTES): 0, or 1 with one line in why. */
+enum { K3_CAL_MAX_BYTES = 1 << 16 };
+int k3_calibration_load(const char *path, K3Calibration *cal, char *why, size_t len);
 /* Write it (header lines, then one row per configuration). */
 void k3_calibration_write(const K3Calibration *cal, const char *commit, const char *date, void *file);
 /* The calibration to use: GG_CALIBRATION (a file) where it names one measured on a GPU of this

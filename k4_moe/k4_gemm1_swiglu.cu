@@ -312,7 +312,7 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int 
     const GgShape shape = {rows, experts, d, 2 * f};
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(&g, &gpu));
-    const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);  // k3's rule for 64-row remainder tiles
+    const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);  // k3's cost model: do 64-row remainder tiles pay here
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     const cudaLaunchConfig_t cfg = {};  // one CTA per cluster: no occupancy query needed
     int grid;

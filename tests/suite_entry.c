@@ -2,7 +2,9 @@
  * the fit recovers the constants that made its measurements, the built-in H200 calibration has
  * every configuration the entry point chooses among, the choice is the least predicted time and
  * says so with its runners-up, and a calibration file is read or refused with one line. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #include <check.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,34 +12,78 @@
 #include "k3_wgmma/k3_wgmma.h"
 #include "k3_wgmma/k3_wgmma_model.h"
 
-static const GgGpu h200 = {132, 60L << 20}; /* results/h200/sweep.csv: sms, l2_bytes */
+static const GgGpu h200 = {132, "NVIDIA H200"}; /* results/h200/sweep.csv */
 
-/* Synthetic constants in, their five calibration times out (the model itself), fit: the same
- * constants back, for every configuration (each has its own tile counts). */
+/* Synthetic constants in, their calibration times out (the model itself, DRAM at the H200's copy
+ * bandwidth), fit: the same constants back, for every configuration (each has its own tile
+ * counts), with the telemetry's capped % and without it (-1), one configuration alone and all
+ * of them (the board's sustain time, their median). */
+static K3CalConfig synthetic(int i) {
+    const K3CalConfig truth = {"x", 4.5 + 0.2 * i, 1.25 - 0.03 * i, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
+    return truth;
+}
+static const double copy_gbps = 4153.7; /* results/h200/calibration.csv */
+
+static void measure(const K3CalConfig *truth, const GgKernelInfo *info, int telemetry, K3CalConfig *c) {
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", truth->name);
+    for (int j = 0; j < K3_CAL_SHAPES; ++j) {
+        const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], info, truth, copy_gbps, 132, 1);
+        c->measured_us[j] = p.time_us;
+        if (j == K3_CAL_SUSTAIN) c->sustain_capped_pct = telemetry ? 100 * (1 - truth->sustain_us / p.t_tiles_us) : -1;
+    }
+}
+
+static void assert_same(const K3CalConfig *c, const K3CalConfig *truth, const char *name) {
+    ck_assert_msg(fabs(c->sustain_us - truth->sustain_us) < 1e-3, "%s sustain %.6f", name, c->sustain_us);
+    ck_assert_msg(fabs(c->overhead_us - truth->overhead_us) < 1e-5, "%s overhead %.6f", name, c->overhead_us);
+    ck_assert_msg(fabs(c->tile_us - truth->tile_us) < 1e-5, "%s tile %.6f", name, c->tile_us);
+    ck_assert_msg(fabs(c->kblock_us - truth->kblock_us) < 1e-7, "%s kblock %.8f", name, c->kblock_us);
+    ck_assert_msg(fabs(c->power_kblock_us - truth->power_kblock_us) < 1e-7, "%s power %.8f", name,
+                  c->power_kblock_us);
+}
+
 START_TEST(fit_recovers_constants) {
-    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
-        GgKernelInfo info = {0};
-        ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
-        const K3CalConfig truth = {"x", 4.5, 1.25, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
-        /* the calibration shapes are even splits: predict them exactly, as the fit counts them */
-        K3CalConfig c = {0};
-        for (int j = 0; j < K3_CAL_SHAPES; ++j) {
-            /* DRAM free (copy_gbps huge): overhead + t_run */
-            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[j], &info, &truth, 1e12, 132, 1);
-            c.measured_us[j] = truth.overhead_us + p.t_run_us;
-            if (j == K3_CAL_SUSTAIN) c.sustain_capped_pct = 100 * (1 - truth.sustain_us / p.t_run_us);
+    for (int telemetry = 0; telemetry < 2; ++telemetry)
+        for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+            GgKernelInfo info = {0};
+            ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
+            const K3CalConfig truth = synthetic(i);
+            K3CalConfig c;
+            measure(&truth, &info, telemetry, &c);
+            /* the DRAM term is not negligible on these shapes: the fit must take it out */
+            const K3Prediction p = k3_model_predict(&k3_calibration_shapes[K3_CAL_WAVES8], &info, &truth, copy_gbps,
+                                                    132, 1);
+            ck_assert(p.time_us - truth.overhead_us > p.t_run_us * 1.001);
+            k3_model_fit(&c, &info, 132, copy_gbps, -1);
+            assert_same(&c, &truth, k3_wgmma_choice_name(i));
+            /* and the fit predicts every calibration shape as measured */
+            for (int j = 0; j < K3_CAL_SHAPES; ++j) {
+                const double t = k3_model_predict(&k3_calibration_shapes[j], &info, &c, copy_gbps, 132, 1).time_us;
+                ck_assert_double_eq_tol(t, c.measured_us[j], 1e-6 * c.measured_us[j]);
+            }
         }
-        k3_model_fit(&c, &info, 132, -1);
-        ck_assert_double_eq_tol(c.sustain_us, truth.sustain_us, 1e-6);
-        ck_assert_double_eq_tol(c.overhead_us, truth.overhead_us, 1e-6);
-        ck_assert_double_eq_tol(c.tile_us, truth.tile_us, 1e-6);
-        ck_assert_double_eq_tol(c.kblock_us, truth.kblock_us, 1e-9);
-        ck_assert_double_eq_tol(c.power_kblock_us, truth.power_kblock_us, 1e-9);
+}
+END_TEST
+
+START_TEST(fit_all_recovers_constants) {
+    K3Calibration cal = {.sms = 132, .copy_gbps = copy_gbps};
+    GgKernelInfo infos[K3_CAL_MAX_CONFIGS];
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &infos[i]), 0);
+        const K3CalConfig truth = synthetic(i);
+        measure(&truth, &infos[i], 0, &cal.c[cal.configs++]);
+    }
+    k3_model_fit_all(&cal, infos);
+    for (int i = 0; i < cal.configs; ++i) {
+        const K3CalConfig truth = synthetic(i);
+        assert_same(&cal.c[i], &truth, k3_wgmma_choice_name(i));
     }
 }
 END_TEST
 
 START_TEST(builtin_calibration_covers_every_choice) {
+    ck_assert_int_le(k3_wgmma_choice_count(), K3_CAL_MAX_CONFIGS); /* ggemm calibrate measures them all */
     const K3Calibration *cal = k3_calibration_h200();
     ck_assert_str_eq(cal->device, "NVIDIA H200");
     ck_assert_int_eq(cal->sms, 132);
@@ -122,6 +168,30 @@ START_TEST(prediction_grows_with_work) {
 }
 END_TEST
 
+/* The GPU is explicit: without one (NULL) the calibration's own SM count, and the note says so;
+ * a GPU's name picks the calibration and its SMs are used, whatever the calibration measured. */
+START_TEST(gpu_given_or_calibrations_own) {
+    const GgShape s = {16384, 64, 1024, 2688};
+    char why[1024];
+    ck_assert_ptr_nonnull(k3_wgmma_choose_on(&s, NULL, why, sizeof why));
+    ck_assert_msg(strstr(why, "(no GPU here: for the 132 SMs of the NVIDIA H200 it was measured on)"), "%s", why);
+    const GgGpu half = {66, "NVIDIA H200"}, other = {132, "Other GPU"};
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        const char *name = k3_wgmma_choice_name(i);
+        double none, full, on_half, on_other;
+        ck_assert_int_eq(k3_wgmma_predict(&s, NULL, name, &none), 0);
+        ck_assert_int_eq(k3_wgmma_predict(&s, &h200, name, &full), 0);
+        ck_assert_int_eq(k3_wgmma_predict(&s, &half, name, &on_half), 0);
+        ck_assert_int_eq(k3_wgmma_predict(&s, &other, name, &on_other), 0);
+        ck_assert_double_eq(none, full);
+        ck_assert_double_eq(on_other, full); /* no calibration of its own: the H200's */
+        ck_assert(on_half > full);
+    }
+    k3_wgmma_choose_on(&s, &other, why, sizeof why);
+    ck_assert_msg(strstr(why, "not this Other GPU's") && !strstr(why, "no GPU here"), "%s", why);
+}
+END_TEST
+
 START_TEST(calibration_file_read_or_refused) {
     K3Calibration cal;
     char why[256];
@@ -133,7 +203,7 @@ START_TEST(calibration_file_read_or_refused) {
     ck_assert_int_eq(cal.configs, 1);
     ck_assert_double_eq_tol(cal.c[0].kblock_us, 0.5, 1e-12);
     ck_assert_int_eq(k3_calibration_parse("config,x\n", "bad.csv", &cal, why, sizeof why), 1);
-    ck_assert_ptr_nonnull(strstr(why, "bad.csv:1: expected the header"));
+    ck_assert_msg(strstr(why, "bad.csv:1: the header has no column overhead_us"), "%s", why);
     const char no_device[] = "config,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\nk3_wgmma_x,5,1,0.5,0.6,0\n";
     ck_assert_int_eq(k3_calibration_parse(no_device, "nodev.csv", &cal, why, sizeof why), 1);
     ck_assert_ptr_nonnull(strstr(why, "# device="));
@@ -148,15 +218,113 @@ START_TEST(calibration_file_read_or_refused) {
 }
 END_TEST
 
+/* Columns by the header's names, in any order (unknown ones ignored); numbers finite; a line
+ * or a file too long for the reader is refused, never cut short. */
+START_TEST(calibration_columns_by_name) {
+    K3Calibration cal;
+    char why[256];
+    const char head[] = "# device=G\n# sms=10\n# copy_gbps=2000\n";
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", head,
+             "sustain_us,power_kblock_us,note,kblock_us,config,tile_us,overhead_us,power_us,sustain_capped_pct\r\n"
+             "700,0.6,x,0.5,k3_wgmma_coop_m128_n192,1.25,4.5,6000,40\r\n");
+    ck_assert_msg(!k3_calibration_parse(text, "moved.csv", &cal, why, sizeof why), "%s", why);
+    const K3CalConfig *c = &cal.c[0];
+    ck_assert_str_eq(c->name, "k3_wgmma_coop_m128_n192");
+    ck_assert(c->overhead_us == 4.5 && c->tile_us == 1.25 && c->kblock_us == 0.5 && c->power_kblock_us == 0.6 &&
+              c->sustain_us == 700 && c->measured_us[K3_CAL_POWER] == 6000 && c->sustain_capped_pct == 40);
+    ck_assert(c->measured_us[K3_CAL_WAVES8] == 0);
+    /* what this build writes, it reads back */
+    FILE *f = tmpfile();
+    k3_calibration_write(k3_calibration_h200(), "c", "d", f);
+    rewind(f);
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    ck_assert_msg(!k3_calibration_parse(text, "written", &cal, why, sizeof why), "%s", why);
+    const K3Calibration *h = k3_calibration_h200();
+    ck_assert_int_eq(cal.configs, h->configs);
+    for (int i = 0; i < cal.configs; ++i)
+        for (int j = 0; j < K3_CAL_SHAPES; ++j) ck_assert(cal.c[i].measured_us[j] == h->c[i].measured_us[j]);
+
+    static const char *const bad_rows[] = {"k3_wgmma_x,nan,1,0.5,0.6,700", "k3_wgmma_x,5,inf,0.5,0.6,700",
+                                           "k3_wgmma_x,5,1,0.5,-INFINITY,700", "k3_wgmma_x,5,1,0.5x,0.6,700",
+                                           "k3_wgmma_x,5,1,,0.6,700"};
+    for (size_t i = 0; i < sizeof bad_rows / sizeof bad_rows[0]; ++i) {
+        snprintf(text, sizeof text, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\n%s\n", head,
+                 bad_rows[i]);
+        ck_assert_int_eq(k3_calibration_parse(text, "nan.csv", &cal, why, sizeof why), 1);
+        ck_assert_msg(strstr(why, "nan.csv:5: ") && strstr(why, "is not a finite number"), "%s", why);
+    }
+    snprintf(text, sizeof text, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\nk3_wgmma_x,5,1\n",
+             head);
+    ck_assert_int_eq(k3_calibration_parse(text, "short.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "short.csv:5: 3 fields, the header has 6"), "%s", why);
+    snprintf(text, sizeof text, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us,config\n", head);
+    ck_assert_int_eq(k3_calibration_parse(text, "twice.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "column config twice"), "%s", why);
+
+    /* a line of 2000 characters: refused by its number, not read as its first 1023 */
+    char long_line[4096];
+    snprintf(long_line, sizeof long_line, "%sconfig,overhead_us,tile_us,kblock_us,power_kblock_us,sustain_us\n"
+                                          "k3_wgmma_x,5,1,0.5,0.6,700", head);
+    size_t used = strlen(long_line);
+    for (int i = 0; i < 2000; ++i) long_line[used++] = '0';
+    long_line[used] = '\0';
+    ck_assert_int_eq(k3_calibration_parse(long_line, "long.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "long.csv:5: a line longer than 1023 characters"), "%s", why);
+
+    /* a file larger than the reader takes: refused, not truncated; the committed one loads */
+    char path[] = "/tmp/gg_calibration_XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    f = fdopen(fd, "w");
+    k3_calibration_write(k3_calibration_h200(), "c", "d", f);
+    for (int i = 0; i < K3_CAL_MAX_BYTES / 16; ++i) fputs("# padding.......\n", f);
+    fclose(f);
+    ck_assert_int_eq(k3_calibration_load(path, &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "larger than 65536 bytes"), "%s", why);
+    remove(path);
+    ck_assert_int_eq(k3_calibration_load("/nonexistent/c.csv", &cal, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "cannot read /nonexistent/c.csv"), "%s", why);
+}
+END_TEST
+
+/* A calibration is compiled in as its bytes (CMakeLists.txt, gg_embed_text): one with quotes,
+ * backslashes, a tab, a CR and trigraphs (which this C11 build would replace in a string
+ * literal: "?\?=" is written so here) reads back byte for byte and parses as written. */
+extern const char gg_test_trigraphs_csv[];
+START_TEST(embedded_calibration_is_its_bytes) {
+    FILE *f = fopen(GG_TEST_CALIBRATION_DIR "/trigraphs.csv", "rb");
+    ck_assert_ptr_nonnull(f);
+    char text[4096];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    ck_assert_uint_eq(strlen(gg_test_trigraphs_csv), n);
+    ck_assert_int_eq(memcmp(gg_test_trigraphs_csv, text, n), 0);
+    ck_assert_ptr_nonnull(strstr(gg_test_trigraphs_csv, "?\?="));
+    K3Calibration cal;
+    char why[256];
+    ck_assert_msg(!k3_calibration_parse(gg_test_trigraphs_csv, "trigraphs.csv", &cal, why, sizeof why), "%s", why);
+    ck_assert_str_eq(cal.device, "GPU ?\?= ?\?/ ?\?( \"quoted\" \\back\\slash\ttab; semicolon");
+    ck_assert_str_eq(cal.c[0].name, "k3_wgmma_x?\?!");
+}
+END_TEST
+
 Suite *entry_suite(void) {
     Suite *s = suite_create("k3_wgmma entry point");
     TCase *t = tcase_create("model");
     tcase_add_test(t, fit_recovers_constants);
+    tcase_add_test(t, fit_all_recovers_constants);
     tcase_add_test(t, builtin_calibration_covers_every_choice);
     tcase_add_test(t, work_of_a_shape);
     tcase_add_test(t, choice_is_the_least_prediction);
     tcase_add_test(t, prediction_grows_with_work);
+    tcase_add_test(t, gpu_given_or_calibrations_own);
     tcase_add_test(t, calibration_file_read_or_refused);
+    tcase_add_test(t, calibration_columns_by_name);
+    tcase_add_test(t, embedded_calibration_is_its_bytes);
     suite_add_tcase(s, t);
     return s;
 }

@@ -6,11 +6,13 @@
  * one real bug of this repository showed (a race that no small shape exposed), with several
  * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork. */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gg_harness.h"
+#include "gg_launch.h"
 #include "gg_moe.h"
 
 static GgDeviceInfo dev;
@@ -36,6 +38,26 @@ static int check_case(const char *name, const GgProblem *p, unsigned long long s
     if (cpu_ref) ck_assert_msg(chk.cpu_ref, "%s on '%s': fp64 CPU reference not used", name, what);
     return 1;
 }
+
+/* gg_launch_gpu from many threads at once, each its first question on this device: every one
+ * gets this GPU's SMs and name (the per-device cache is shared, under one lock). */
+static void *ask_gpu(void *out) {
+    return gg_launch_gpu(NULL, out) == cudaSuccess ? out : NULL;
+}
+START_TEST(gpu_asked_from_threads) {
+    enum { THREADS = 8 };
+    pthread_t t[THREADS];
+    GgGpu g[THREADS];
+    for (int i = 0; i < THREADS; ++i) ck_assert_int_eq(pthread_create(&t[i], NULL, ask_gpu, &g[i]), 0);
+    for (int i = 0; i < THREADS; ++i) {
+        void *ok;
+        pthread_join(t[i], &ok);
+        ck_assert_ptr_nonnull(ok);
+        ck_assert_int_eq(g[i].sms, dev.sms);
+        ck_assert_str_eq(g[i].name, dev.name);
+    }
+}
+END_TEST
 
 START_TEST(edge_shapes) {
     for (int s = 0; s < gg_edge_shape_count; ++s) {
@@ -365,6 +387,7 @@ int main(int argc, char **argv) {
         tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_every_tile_once, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_overflow_reported, 0, 2);
+        tcase_add_test(t, gpu_asked_from_threads);
     }
     suite_add_tcase(s, t);
     /* The MoE layer in its own case (CK_RUN_CASE=moe or moe_long runs it alone). */
