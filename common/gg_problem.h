@@ -55,6 +55,22 @@ int gg_empty_experts(const GgProblem *p);
  * a, b are bf16 bit patterns as laid out on the device; c has tokens x n doubles. */
 void gg_reference_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *b, double *c);
 
+/* Elements of a launch's a, b and c (GgLaunch) for pass `pass` (GgPass) of problem p, and the
+ * output's row length and reduction length (the check's tolerance grows with the latter; for
+ * wgrad, the longest expert). The one place the passes' shapes are spelled out. */
+typedef struct GgPassShape {
+    size_t a, b, c;   /* elements */
+    int c_cols;       /* row length of c: n (forward, wgrad), k (dgrad) */
+    int reduction;    /* k (forward), n (dgrad), max m_e (wgrad) */
+} GgPassShape;
+GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass);
+
+/* fp64 references on the CPU of the two backward passes, laid out as GgPass says: dgrad from
+ * dc (tokens x n) and b into da (tokens x k); wgrad from a and dc into db (experts x k x n),
+ * zeros for an empty expert. */
+void gg_reference_dgrad_fp64(const GgProblem *p, const uint16_t *dc, const uint16_t *b, double *da);
+void gg_reference_wgrad_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *dc, double *db);
+
 /* Host bf16 (round to nearest even; NaN stays NaN). */
 uint16_t gg_f32_to_bf16(float f);
 float gg_bf16_to_f32(uint16_t h);

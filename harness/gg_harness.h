@@ -225,7 +225,7 @@ int gg_runtime_version_built(void);
 /* Device buffer `slot` of at least bytes; 0, or GG_EXIT_CHECK (allocation failed). */
 enum {
     GG_BUF_A, GG_BUF_B, GG_BUF_C, GG_BUF_REF, GG_BUF_OFFSETS, GG_BUF_TILES, GG_BUF_FLUSH, GG_BUF_TRACE,
-    GG_BUF_TRACE_COUNT, GG_BUF_COUNT
+    GG_BUF_TRACE_COUNT, GG_BUF_WORKSPACE, GG_BUF_COUNT
 };
 int gg_buf(int slot, size_t bytes, void **ptr);
 cudaStream_t gg_stream(void);

@@ -13,6 +13,7 @@
 #include "k2_tma_ws/k2_tma_ws.h"
 #include "k3_tcgen05/k3_tcgen05.h"
 #include "k3_wgmma/k3_wgmma.h"
+#include "k5_backward/k5_backward.h"
 
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
@@ -28,6 +29,9 @@
      NAME##_trace_launch, NULL, STEP}
 /* A TRACED row built only with -DGG_ABLATIONS=ON (tests/CMakeLists.txt counts them apart). */
 #define ABLATION(NAME, STAGE, CONFIG) TRACED(NAME, STAGE, CONFIG)
+/* A configuration with its own can_implement (NAME_can_implement): k5's two passes differ. */
+#define OWN(NAME, STAGE, CONFIG) \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, NULL, NULL, 0}
 /* An entry point (NAME_choose names the configuration it runs for a shape; gg_impl_resolve). */
 #define ENTRY(NAME, STAGE, CONFIG)                                                               \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
@@ -62,6 +66,8 @@ const GgKernel gg_kernels[] = {
 #endif
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of steps 2-4's configurations per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
+    OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
+    OWN(k5_wgrad, k5_backward, "backward, dB_e = A_e^T dC: ragged reduction, split experts, ticketed fix-up"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 
@@ -186,7 +192,7 @@ int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why,
 const char *gg_impl_math(const GgImpl *impl) {
     if (!impl->kernel) return "peer";
     if (!strncmp(impl->stage, "k0", 2)) return "ffma";
-    if (!strcmp(impl->stage, "k3_wgmma")) return "wgmma";
+    if (!strcmp(impl->stage, "k3_wgmma") || !strcmp(impl->stage, "k5_backward")) return "wgmma";
     if (!strcmp(impl->stage, "k3_tcgen05")) return "tcgen05";
     return "mma.sync";
 }
