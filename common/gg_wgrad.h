@@ -110,6 +110,13 @@ GG_HD long gg_wgrad_workspace_bytes(const GgWgradParams *p) {
     return gg_wgrad_ticket_bytes(p) + gg_wgrad_max_slots(p) * p->tile_m * p->tile_n * 4L;
 }
 
+/* The persistent grid: one CTA per SM, no more than there can be items (every expert has
+ * `tiles` items, and the split experts at most 2 tokens / (64 chunk) more per tile). */
+GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
+    const long bound = (long)p->tiles * (p->experts + 2L * p->tokens / ((long)GG_WGRAD_BLOCK_R * p->chunk) + 1);
+    return (int)(bound < sms ? bound : sms);
+}
+
 /* Item `local` of expert e (m rows from row0), whose slots start at slot_start. */
 GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, int local,
                                 int slot_start) {

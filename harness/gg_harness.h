@@ -40,7 +40,7 @@ void gg_error_clear(void);
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
     GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_TRACE, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS, GG_CMD_CALIBRATE,
-    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE, GG_CMD_MOE
+    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE, GG_CMD_MOE, GG_CMD_TILES
 } GgCommand;
 
 #define GG_MAX_EXPERTS 4096
@@ -79,6 +79,7 @@ typedef struct GgOptions {
     int check;                /* 0 with --no-check */
     int sms;                  /* run, trace: --sms N, persistent grids of at most N CTAs; 0 = every SM */
     int cases;                /* fuzz: how many random problems */
+    unsigned passes;          /* --pass: bit 1 << GgPass of each pass selected; 0: not given */
     /* moe: a named model (or "all"), or the layer's sizes; which paths; renormalisation */
     const char *model;
     int topk, d, f;

@@ -9,6 +9,10 @@
 
 /* k5_wgrad keeps a per-expert table in shared memory beside k3's ring: at most this many. */
 #define K5_WGRAD_MAX_EXPERTS 1024
+/* k5_wgrad's output tile, rows of k x columns of n (k3's BLOCK_M x a Ring<192>), which
+ * `ggemm tiles` builds the work list with (k5_wgrad.cu asserts they are the kernel's). */
+#define K5_WGRAD_TILE_M 128
+#define K5_WGRAD_TILE_N 192
 
 #ifdef __cplusplus
 extern "C" {

@@ -40,7 +40,8 @@
 namespace k5 {
 namespace {
 
-constexpr int WGRAD_N = 192, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
+constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
+static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
 constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
 constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 256 consumer threads
 
@@ -250,10 +251,8 @@ extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
     CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
-    // One CTA per SM, no more than the items there can be: every expert has `tiles` items.
-    const long bound = (long)prm.tiles * (prm.experts + 2L * p->tokens / (BLOCK_K * prm.chunk) + 1);
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(bound < gpu.sms ? bound : gpu.sms));
+    cfg.gridDim = dim3((unsigned)gg_wgrad_grid(&prm, gpu.sms));
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = Ring<BLOCK_N>::SMEM_BYTES;
     cfg.stream = p->stream;
