@@ -24,7 +24,7 @@ static int same_shape(const GgCase *a, const GgCase *b) {
 }
 
 /* Case-major, registry order inside a case; a (kernel, shape) pair that an earlier line of the
- * case list already has is left out. */
+ * case list already has is left out, and so is a kernel of a pass --pass does not name. */
 static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *count) {
     const int impls = gg_kernel_count + gg_peer_count;
     Entry *e = malloc(sizeof(Entry) * (size_t)(cases->count * impls + 1));
@@ -36,6 +36,7 @@ static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *c
     for (int c = 0; c < cases->count; ++c)
         for (int i = 0; i < impls; ++i) {
             if (!gg_case_has(&cases->cases[c], impl_name(i), o->kernels)) continue;
+            if (o->passes && !(o->passes & (1u << gg_impl_pass(impl_name(i))))) continue;
             int dup = 0;
             for (int j = 0; j < n && !dup; ++j)
                 dup = e[j].impl == i && same_shape(&cases->cases[e[j].c], &cases->cases[c]);

@@ -114,6 +114,7 @@ int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *sk
 typedef struct GgPeer {
     const char *name, *config;
     const char *script;       /* non-NULL: runs outside ggemm (Python), this file */
+    GgPass pass;              /* the product it computes (GgPass): the forward unless named */
 } GgPeer;
 
 extern const GgKernel gg_kernels[];
@@ -146,6 +147,8 @@ int gg_impl_resolve(GgImpl *impl, const GgShape *shape);
 /* The same on a copy, for library code that receives the caller's impl (gg_run_case, the
  * tracer, the graph replay): an entry point is checked and launched as what it picks for p. */
 const GgImpl *gg_impl_for(const GgImpl *impl, const GgProblem *p, GgImpl *copy);
+/* The pass (GgPass) a kernel, lab or peer computes; the forward for an unknown name. */
+GgPass gg_impl_pass(const char *name);
 /* Every name of a comma-separated --kernels list exists (NULL: all do); else GG_EXIT_USAGE
  * with one line in gg_error(): a typo must not silently drop a kernel. */
 int gg_check_kernel_names(const char *list);
@@ -179,7 +182,8 @@ typedef struct GgCaseList {
  * with --kernels (default: all). 0, or GG_EXIT_USAGE with one line in gg_error(). */
 int gg_cases_select(const GgOptions *o, GgCaseList *out);
 void gg_cases_free(GgCaseList *l);
-/* 1 if `name` runs in case c: c's kernel field is "all" or names it; --kernels filters. */
+/* 1 if `name` runs in case c: c's kernel field names it, or is "all" and `name` computes the
+ * forward (the backward's kernels and peers are named); --kernels filters. */
 int gg_case_has(const GgCase *c, const char *name, const char *filter);
 /* The file, for messages. */
 const char *gg_case_file(void);

@@ -72,11 +72,17 @@ const GgKernel gg_kernels[] = {
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 
 /* What a user would otherwise call. The cuBLAS peers run in-process (peers.c); torch runs
- * from Python on the same case list and appends to the same CSV. */
+ * from Python on the same case list and appends to the same CSV; its backward forms are rows
+ * of their own, the pass each computes read by the script from the case list's kernel column. */
 const GgPeer gg_peers[] = {
-    {"cublas_loop", "cublasGemmEx per expert, replayed from a CUDA graph", NULL},
-    {"cublas_grouped", "cublasGemmGroupedBatchedEx, one group per non-empty expert", NULL},
-    {"torch_grouped_mm", "torch._grouped_mm (CUTLASS grouped GEMM in PyTorch)", "harness/peers/torch_grouped_mm.py"},
+    {"cublas_loop", "cublasGemmEx per expert, replayed from a CUDA graph", NULL, GG_PASS_FORWARD},
+    {"cublas_grouped", "cublasGemmGroupedBatchedEx, one group per non-empty expert", NULL, GG_PASS_FORWARD},
+    {"torch_grouped_mm", "torch._grouped_mm (CUTLASS grouped GEMM in PyTorch)", "harness/peers/torch_grouped_mm.py",
+     GG_PASS_FORWARD},
+    {"torch_grouped_mm_dgrad", "torch._grouped_mm(dC, B^T view, offs): dA", "harness/peers/torch_grouped_mm.py",
+     GG_PASS_DGRAD},
+    {"torch_grouped_mm_wgrad", "torch._grouped_mm(A^T view, dC, offs), 2D x 2D: dB per expert",
+     "harness/peers/torch_grouped_mm.py", GG_PASS_WGRAD},
 };
 const int gg_peer_count = (int)(sizeof gg_peers / sizeof gg_peers[0]);
 
@@ -106,10 +112,20 @@ int gg_impl_find(const char *name, GgImpl *impl) {
             impl->peer = &gg_peers[i];
             impl->info.block_m = 1; /* a library's tiling is its own: no row padding assumed */
             impl->info.block_n = 8;
+            impl->info.pass = gg_peers[i].pass;
             return GG_EXIT_OK;
         }
     gg_error_set("unknown kernel '%s' (see 'ggemm list')", name);
     return GG_EXIT_USAGE;
+}
+
+GgPass gg_impl_pass(const char *name) {
+    GgImpl impl;
+    if (gg_impl_find(name, &impl)) {
+        gg_error_clear();
+        return GG_PASS_FORWARD;
+    }
+    return impl.info.pass;
 }
 
 int gg_impl_resolve(GgImpl *impl, const GgShape *shape) {

@@ -5,12 +5,9 @@ import argparse
 import sys
 
 
-def parse(name, doc, csv_help, cases_help, extra=None):
-    """(args, torch) for the peer `name` whose module docstring is `doc`; extra(parser), if
-    given, adds the peer's own options."""
+def parse(name, doc, csv_help, cases_help):
+    """(args, torch) for the peer `name` whose module docstring is `doc`."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    if extra:
-        extra(ap)
     ap.add_argument("--csv", required=True, help=csv_help)
     ap.add_argument("--cases", required=True, help=cases_help)
     ap.add_argument("--reps", type=int, default=30)

@@ -9,14 +9,15 @@ reference with the same tolerance, timed with the same protocol (warm-up, L2 flu
 rep, CUDA events, median with p10/p90); rows are appended to the sweep's CSV in its own column
 order, and its metadata lines give the ceilings for the roofline column.
 
---pass dgrad / wgrad time the backward's two products (k5_backward's kernels) with transposed
-views, no copies: dgrad dA = _grouped_mm(dC, B^T, offs), B^T a view of B as [experts, n, k];
-wgrad dB = _grouped_mm(A^T, dC, offs), the 2D x 2D form whose offs run along the reduction, one
-[k, n] per expert (an empty expert's is checked to be zeros, as every kernel's is). dC is drawn
-from the same generator after A and B. Rows are named torch_grouped_mm_dgrad / _wgrad.
+The case list's kernel column says which product each case times: torch_grouped_mm the forward,
+torch_grouped_mm_dgrad and _wgrad the backward's two (k5_backward's kernels; registered as peers
+of those passes in harness/registry.c), with transposed views, no copies: dgrad
+dA = _grouped_mm(dC, B^T, offs), B^T a view of B as [experts, n, k]; wgrad
+dB = _grouped_mm(A^T, dC, offs), the 2D x 2D form whose offs run along the reduction, one [k, n]
+per expert (an empty expert's is checked to be zeros, as every kernel's is). dC is drawn from
+the same generator after A and B. Each row carries its case's kernel name.
 
-usage: torch_grouped_mm.py --csv results/h200/sweep.csv --cases CASES.csv [--pass forward|dgrad|wgrad]
-       [--reps 30] [--warmup 5]
+usage: torch_grouped_mm.py --csv results/h200/sweep.csv --cases CASES.csv [--reps 30] [--warmup 5]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU or no torch._grouped_mm.
 """
 import csv
@@ -24,6 +25,9 @@ import math
 import sys
 
 import peer_common
+
+
+PASSES = {"torch_grouped_mm": "forward", "torch_grouped_mm_dgrad": "dgrad", "torch_grouped_mm_wgrad": "wgrad"}
 
 
 def read_sweep(path):
@@ -47,10 +51,7 @@ def read_cases(path):
 
 def main():
     args, torch = peer_common.parse("torch_grouped_mm", __doc__, "sweep CSV to append to (its metadata gives the ceilings)",
-                                  "output of ggemm cases --kernels torch_grouped_mm --format csv",
-                                  lambda ap: ap.add_argument("--pass", dest="pass_", default="forward",
-                                                             choices=["forward", "dgrad", "wgrad"]))
-    name = "torch_grouped_mm" + ("" if args.pass_ == "forward" else "_" + args.pass_)
+                                  "output of ggemm cases --kernels torch_grouped_mm[_dgrad,_wgrad] --format csv")
     try:
         meta, columns = read_sweep(args.csv)
         cases = read_cases(args.cases)
@@ -71,24 +72,29 @@ def main():
     for i, case in enumerate(cases):
         m = case["m_list"]
         tokens, experts, k, N = (int(case[x]) for x in ("tokens", "experts", "k", "n"))
-        skew, seed = case["skew"], int(case["seed"])
+        skew, seed, name = case["skew"], int(case["seed"]), case["kernel"]
+        if name not in PASSES:
+            print(f"torch_grouped_mm: case {case['case']}: kernel {name} is none of {', '.join(PASSES)}", file=sys.stderr)
+            sys.exit(2)
+        pass_ = PASSES[name]
         if len(m) != experts or sum(m) != tokens:
             print(f"torch_grouped_mm: case {case['case']}: m_list does not match tokens/experts", file=sys.stderr)
             sys.exit(2)
-        print(f"[{i + 1}/{len(cases)}] torch_grouped_mm, case {case['case']}", file=sys.stderr)
+        print(f"[{i + 1}/{len(cases)}] {name}, case {case['case']}", file=sys.stderr)
         offs = torch.tensor([sum(m[: e + 1]) for e in range(experts)], dtype=torch.int32, device=dev)
         g = torch.Generator(device=dev).manual_seed(seed)
         a = (torch.rand(tokens, k, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
         b = (torch.rand(experts, k, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
 
-        # The forward's inputs (a, b) and an output gradient dc of C's shape; each pass reads two.
-        dc = (torch.rand(tokens, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
-        if args.pass_ == "dgrad":
+        # The forward's inputs (a, b) and, for the backward, an output gradient dc of C's shape;
+        # each pass reads two of the three.
+        dc = None if pass_ == "forward" else (torch.rand(tokens, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
+        if pass_ == "dgrad":
             out_shape, reduction = (tokens, k), N
 
             def run():
                 return torch._grouped_mm(dc, b.transpose(-2, -1), offs=offs, out_dtype=torch.bfloat16)
-        elif args.pass_ == "wgrad":
+        elif pass_ == "wgrad":
             out_shape, reduction = (experts, k, N), max(m) if m else 0
 
             def run():
@@ -109,9 +115,9 @@ def main():
         row = 0
         for e in range(experts):
             rows = slice(row, row + m[e])
-            if m[e] and args.pass_ == "dgrad":
+            if m[e] and pass_ == "dgrad":
                 ref[rows] = dc[rows].float() @ b[e].float().t()
-            elif m[e] and args.pass_ == "wgrad":
+            elif m[e] and pass_ == "wgrad":
                 ref[e] = a[rows].float().t() @ dc[rows].float()
             elif m[e]:
                 ref[rows] = a[rows].float() @ b[e].float()
@@ -125,17 +131,17 @@ def main():
         if not passed:
             failures += 1
             print(f"{name}: FAILED tokens {tokens} k {k} skew {skew}: {bad} bad elements", file=sys.stderr)
-        del out, ref, err, dc
+        del out, ref, err  # not dc: run() reads it
         median, p10, p90 = peer_common.median_p10_p90(peer_common.time_us(torch, run, flush, args.warmup, args.reps))
         useful = 2.0 * tokens * k * N
-        written = experts if args.pass_ == "wgrad" else sum(1 for x in m if x)  # wgrad writes every dB_e
+        written = experts if pass_ == "wgrad" else sum(1 for x in m if x)  # wgrad writes every dB_e
         min_bytes = 2.0 * (tokens * k + written * k * N + tokens * N)
         sec = median * 1e-6
         floor = max(useful / (gemm_tflops * 1e12) if gemm_tflops else 0.0,
                     min_bytes / (copy_gbps * 1e9) if copy_gbps else 0.0)
         tflops = useful / sec * 1e-12
         values = {
-            "kernel": name, "config": f"torch._grouped_mm {torch.__version__} ({args.pass_})",
+            "kernel": name, "config": f"torch._grouped_mm {torch.__version__}" + ("" if pass_ == "forward" else f" ({pass_})"),
             "tokens": tokens, "experts": experts, "k": k, "n": N, "skew": skew,
             "block_m": "", "block_n": "", "tiles": "", "eta": "",
             "time_us_median": f"{median:.2f}", "time_us_p10": f"{p10:.2f}", "time_us_p90": f"{p90:.2f}",
