@@ -145,11 +145,20 @@ GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass) {
     const size_t tk = (size_t)p->tokens * p->k, tn = (size_t)p->tokens * p->n, ekn = (size_t)p->experts * p->k * p->n;
     GgPassShape s;
     switch (pass) {
-    case GG_PASS_DGRAD: s = (GgPassShape){tn, ekn, tk, p->k, p->n}; break;
-    case GG_PASS_WGRAD: s = (GgPassShape){tk, tn, ekn, p->n, gg_m_max(p)}; break;
-    default: s = (GgPassShape){tk, ekn, tn, p->n, p->k}; break;
+    case GG_PASS_DGRAD: s = (GgPassShape){tn, ekn, tk, p->k, p->n, 0, 0}; break;
+    case GG_PASS_WGRAD: s = (GgPassShape){tk, tn, ekn, p->n, gg_m_max(p), 0, 0}; break;
+    default: s = (GgPassShape){tk, ekn, tn, p->n, p->k, 0, 0}; break;
     }
+    s.flops = gg_useful_flops(p);
+    /* dgrad moves what the forward moves (dC for C, dA for A); wgrad writes every expert's dB. */
+    s.bytes = pass == GG_PASS_WGRAD ? 2.0 * ((double)tk + (double)tn + (double)ekn) : gg_min_bytes(p);
     return s;
+}
+
+double gg_pass_scheduled_flops(const GgProblem *p, GgPass pass, int block_m, int block_n) {
+    const double rows = (double)gg_scheduled_rows(p, block_m);
+    if (pass == GG_PASS_DGRAD) return 2.0 * rows * p->n * (double)cdiv(p->k, block_n) * block_n;
+    return 2.0 * rows * p->k * (double)cdiv(p->n, block_n) * block_n; /* forward, wgrad */
 }
 
 void gg_reference_dgrad_fp64(const GgProblem *p, const uint16_t *dc, const uint16_t *b, double *da) {

@@ -162,6 +162,18 @@ START_TEST(test_pass_shapes) {
     ck_assert(s.a == 8 * 24 && s.b == 3 * 16 * 24 && s.c == 8 * 16 && s.c_cols == 16 && s.reduction == 24);
     s = gg_pass_shape(&p, GG_PASS_WGRAD);
     ck_assert(s.a == 8 * 16 && s.b == 8 * 24 && s.c == 3 * 16 * 24 && s.c_cols == 24 && s.reduction == 5);
+    /* The roofline's numbers: the same FLOPs; dgrad moves the forward's bytes (the empty expert's
+     * B_e unread), wgrad reads A and dC and writes all three dB_e, the empty one too. */
+    for (int pass = GG_PASS_FORWARD; pass <= GG_PASS_WGRAD; ++pass)
+        ck_assert(gg_pass_shape(&p, (GgPass)pass).flops == 2.0 * 8 * 16 * 24);
+    ck_assert(gg_pass_shape(&p, GG_PASS_FORWARD).bytes == 2.0 * (8 * 16 + 2 * 16 * 24 + 8 * 24));
+    ck_assert(gg_pass_shape(&p, GG_PASS_DGRAD).bytes == 2.0 * (8 * 24 + 2 * 16 * 24 + 8 * 16));
+    ck_assert(gg_pass_shape(&p, GG_PASS_WGRAD).bytes == 2.0 * (8 * 16 + 8 * 24 + 3 * 16 * 24));
+    /* Whole tiles: dgrad pads its output columns (k) to block_n, reduces over n; wgrad pads the
+     * reduction rows to its block_m and n to block_n; the forward is gg_scheduled_flops. */
+    ck_assert(gg_pass_scheduled_flops(&p, GG_PASS_DGRAD, 2, 16) == 2.0 * (4 + 6) * 24 * 16);
+    ck_assert(gg_pass_scheduled_flops(&p, GG_PASS_WGRAD, 4, 16) == 2.0 * (4 + 8) * 16 * 32);
+    ck_assert(gg_pass_scheduled_flops(&p, GG_PASS_FORWARD, 4, 16) == gg_scheduled_flops(&p, 4, 16));
     gg_problem_free(&p);
 }
 END_TEST

@@ -134,8 +134,7 @@ def main():
         del out, ref, err  # not dc: run() reads it
         median, p10, p90 = peer_common.median_p10_p90(peer_common.time_us(torch, run, flush, args.warmup, args.reps))
         useful = 2.0 * tokens * k * N
-        written = experts if pass_ == "wgrad" else sum(1 for x in m if x)  # wgrad writes every dB_e
-        min_bytes = 2.0 * (tokens * k + written * k * N + tokens * N)
+        min_bytes = float(case["min_bytes"])  # the pass's compulsory bytes, from gg_pass_shape
         sec = median * 1e-6
         floor = max(useful / (gemm_tflops * 1e12) if gemm_tflops else 0.0,
                     min_bytes / (copy_gbps * 1e9) if copy_gbps else 0.0)
