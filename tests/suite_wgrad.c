@@ -30,6 +30,9 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
     tables(&p, pr.offsets, item_start, slot_start);
     const int items = item_start[experts], slots = slot_start[experts];
     ck_assert_int_le(slots, gg_wgrad_max_slots(&p));
+    /* The launch's grid: at most the SMs, and its bound (any SM count) is at least the items. */
+    ck_assert_int_le(gg_wgrad_grid(&p, ctas), ctas);
+    ck_assert_int_ge(gg_wgrad_grid(&p, 1 << 30), items);
     char *slot_seen = calloc((size_t)slots + 1, 1);
     int *next_row = malloc(sizeof(int) * (size_t)experts * p.tiles);
     for (int e = 0; e < experts; ++e)
