@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The main job: build everything; on a GPU calibrate k3_wgmma's cost model, run the sweep (every case set of harness/cases.csv:
 # every stage this GPU can run, cuBLAS peers, torch._grouped_mm when PyTorch is present) into
-# results/<gpu>/sweep.csv, record the kernels' resources, run the MoE layer (k4_moe, and eager
-# PyTorch and Liger-Kernel's fused MoE when present) into results/<gpu>/moe.csv, rewrite the
-# README tables, and redraw the figures. Needs only the CUDA toolkit, CMake and a C/C++
-# compiler; each optional part that is missing is skipped with one line naming the package that
-# brings it.
+# results/<gpu>/sweep.csv, the backward's sets (k5_backward's dgrad and wgrad, torch._grouped_mm's
+# backward forms) into results/<gpu>/backward.csv (the same columns), record the kernels' resources,
+# run the MoE layer (k4_moe, and eager PyTorch and Liger-Kernel's fused MoE when present) into
+# results/<gpu>/moe.csv, rewrite the README tables, and redraw the figures. Needs only the CUDA
+# toolkit, CMake and a C/C++ compiler; each optional part that is missing is skipped with one line
+# naming the package that brings it.
 set -euo pipefail
 cd "$(dirname "$0")"
 skip() { echo "== skip: $*"; }
@@ -52,10 +53,15 @@ if name=$($bin device 2>/dev/null); then
     elif [ $rc -eq 77 ]; then skip "k3_wgmma does not run on this GPU: no calibration"
     else exit $rc; fi
     echo "== sweep on $name -> $csv"
-    $bin sweep --out "$csv"
+    $bin sweep --pass forward --out "$csv"
     $bin list --format csv >"results/$slug/kernels.csv"
     echo "== resources -> results/$slug/kernels.csv"
-    peer torch_grouped_mm "$csv" cases --kernels torch_grouped_mm --format csv
+    peer torch_grouped_mm "$csv" cases --pass forward --kernels torch_grouped_mm --format csv
+    # k5_backward: dgrad and wgrad, and torch._grouped_mm's dgrad and 2D x 2D wgrad forms, in one run.
+    backward="results/$slug/backward.csv"
+    echo "== backward sweep on $name -> $backward"
+    $bin sweep --pass backward --out "$backward"
+    peer torch_grouped_mm "$backward" cases --pass backward --kernels torch_grouped_mm_dgrad,torch_grouped_mm_wgrad --format csv
     # k4_moe: the whole MoE FFN layer (route, permute, GEMM1, GEMM2, combine) per model and token
     # count, fused and unfused, then the same cases in eager PyTorch and in Liger-Kernel's fused MoE.
     moe="results/$slug/moe.csv"

@@ -67,6 +67,17 @@ GG_HD uint64_t gg_wgmma_desc_b_mnmajor_sw128(uint32_t smem_addr, uint32_t panel_
                          GG_WGMMA_SWIZZLE_128B);
 }
 
+/* The same two layouts with the roles swapped, for k5_backward. dgrad's B is B_e^T, whose
+ * reduction index (n) is contiguous: K-major, imm-trans-b = 0, laid out exactly as A above.
+ * wgrad's A is A_e^T, whose output-row index (k) is contiguous: M-major, imm-trans-a = 1, laid
+ * out exactly as the forward's B (rows of 64 m per reduction row, 64-column panels). */
+GG_HD uint64_t gg_wgmma_desc_b_kmajor_sw128(uint32_t smem_addr) {
+    return gg_wgmma_desc_a_kmajor_sw128(smem_addr);
+}
+GG_HD uint64_t gg_wgmma_desc_a_mnmajor_sw128(uint32_t smem_addr, uint32_t panel_bytes) {
+    return gg_wgmma_desc_b_mnmajor_sw128(smem_addr, panel_bytes);
+}
+
 /* Move the start address by a byte offset (a k16 step) without touching other fields.
  * The caller keeps the address inside shared memory, so the 14-bit field cannot carry. */
 GG_HD uint64_t gg_wgmma_desc_advance(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }

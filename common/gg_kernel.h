@@ -30,12 +30,24 @@ typedef struct GgTile {
     int col0;   /* first column of the tile in C */
 } GgTile;
 
+/* Which product a configuration computes. The problem (tokens, experts, k, n, the split) is
+ * always the forward layer's, C_e = A_e B_e; the passes of its backward are the two gradients:
+ *   GG_PASS_FORWARD  C [tokens x n]      = A_e B_e           a = A,  b = B,  c = C
+ *   GG_PASS_DGRAD    dA [tokens x k]     = dC_e B_e^T        a = dC, b = B,  c = dA
+ *   GG_PASS_WGRAD    dB [experts x k x n], dB_e = A_e^T dC_e a = A,  b = dC, c = dB
+ * (a, b, c: the GgLaunch pointers below; dC is [tokens x n] like C). Every pass does
+ * 2 tokens k n useful FLOPs. */
+typedef enum GgPass { GG_PASS_FORWARD = 0, GG_PASS_DGRAD = 1, GG_PASS_WGRAD = 2 } GgPass;
+
 /* Everything one launch needs. Pointers are device pointers; bf16 travels as its
  * 16-bit pattern so that host C code never needs a bf16 type. */
 typedef struct GgLaunch {
-    const uint16_t *a;       /* A [tokens x k], row-major */
-    const uint16_t *b;       /* B [experts x k x n], n contiguous */
-    uint16_t *c;             /* C [tokens x n], row-major */
+    const uint16_t *a;       /* A [tokens x k], row-major (dgrad: dC [tokens x n]) */
+    const uint16_t *b;       /* B [experts x k x n], n contiguous (wgrad: dC [tokens x n]) */
+    uint16_t *c;             /* C [tokens x n], row-major (dgrad: dA, wgrad: dB; GgPass) */
+    GgPass pass;             /* what a, b and c hold (the configuration's GgKernelInfo.pass) */
+    void *workspace;         /* GgKernelInfo.workspace_bytes of scratch, zeroed before the
+                                first launch; NULL if the configuration needs none */
     int tokens, experts, k, n;
     const int *row_offsets;  /* experts+1 entries: expert e owns rows [off[e], off[e+1]) */
     const GgTile *tiles;     /* host-built tile list for this config's BLOCK_M x BLOCK_N */
@@ -58,6 +70,10 @@ typedef struct GgKernelInfo {
     int host_tiles;          /* 1: launch reads the host-built tile list; 0: schedules on the device */
     int whole_tiles;         /* 1: each consumer warpgroup computes whole tiles, in turn (ping-pong);
                                 0: the consumers share every tile */
+    GgPass pass;             /* forward (0, every stage up to k4), dgrad or wgrad (k5_backward) */
+    /* NULL, or the scratch bytes a launch of l's sizes needs (GgLaunch.workspace), from sizes
+     * alone so that a captured graph replays with new m_e. Its launches leave it as they found it. */
+    size_t (*workspace_bytes)(const GgLaunch *l);
 } GgKernelInfo;
 
 typedef cudaError_t (*GgLaunchFn)(const GgLaunch *);

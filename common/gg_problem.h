@@ -55,6 +55,35 @@ int gg_empty_experts(const GgProblem *p);
  * a, b are bf16 bit patterns as laid out on the device; c has tokens x n doubles. */
 void gg_reference_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *b, double *c);
 
+/* Elements of a launch's a, b and c (GgLaunch) for pass `pass` (GgPass) of problem p, the
+ * output's row length and reduction length (the check's tolerance grows with the latter; for
+ * wgrad, the longest expert), and the roofline's two numbers. The one place the passes' shapes
+ * are spelled out. Compulsory bytes: every input read once, the output written once:
+ *   forward  A, B_e of each non-empty expert, C              2 (tk + e' kn + tn)
+ *   dgrad    dC, B_e of each non-empty expert, dA            2 (tn + e' kn + tk)
+ *   wgrad    A, dC, and dB_e of EVERY expert (an empty one   2 (tk + tn + E kn)
+ *            is written as zeros)
+ * (t tokens, e' non-empty experts, E experts, bf16). */
+typedef struct GgPassShape {
+    size_t a, b, c;   /* elements */
+    int c_cols;       /* row length of c: n (forward, wgrad), k (dgrad) */
+    int reduction;    /* k (forward), n (dgrad), max m_e (wgrad) */
+    double flops;     /* useful: 2 tokens k n in every pass */
+    double bytes;     /* compulsory DRAM bytes (above) */
+} GgPassShape;
+GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass);
+/* The FLOPs whole tiles of block_m ragged rows x block_n output columns compute: the ragged
+ * rows padded to block_m per expert (forward, dgrad: output rows; wgrad: reduction rows, block_m
+ * being its 64-row stage), times the other dimension, times the output columns padded to
+ * block_n. gg_scheduled_flops for the forward. */
+double gg_pass_scheduled_flops(const GgProblem *p, GgPass pass, int block_m, int block_n);
+
+/* fp64 references on the CPU of the two backward passes, laid out as GgPass says: dgrad from
+ * dc (tokens x n) and b into da (tokens x k); wgrad from a and dc into db (experts x k x n),
+ * zeros for an empty expert. */
+void gg_reference_dgrad_fp64(const GgProblem *p, const uint16_t *dc, const uint16_t *b, double *da);
+void gg_reference_wgrad_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *dc, double *db);
+
 /* Host bf16 (round to nearest even; NaN stays NaN). */
 uint16_t gg_f32_to_bf16(float f);
 float gg_bf16_to_f32(uint16_t h);

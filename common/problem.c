@@ -140,3 +140,46 @@ void gg_reference_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *b,
                 for (int j = 0; j < p->n; ++j) crow[j] += av * gg_bf16_to_f32(brow[j]);
             }
 }
+
+GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass) {
+    const size_t tk = (size_t)p->tokens * p->k, tn = (size_t)p->tokens * p->n, ekn = (size_t)p->experts * p->k * p->n;
+    GgPassShape s;
+    switch (pass) {
+    case GG_PASS_DGRAD: s = (GgPassShape){tn, ekn, tk, p->k, p->n, 0, 0}; break;
+    case GG_PASS_WGRAD: s = (GgPassShape){tk, tn, ekn, p->n, gg_m_max(p), 0, 0}; break;
+    default: s = (GgPassShape){tk, ekn, tn, p->n, p->k, 0, 0}; break;
+    }
+    s.flops = gg_useful_flops(p);
+    /* dgrad moves what the forward moves (dC for C, dA for A); wgrad writes every expert's dB. */
+    s.bytes = pass == GG_PASS_WGRAD ? 2.0 * ((double)tk + (double)tn + (double)ekn) : gg_min_bytes(p);
+    return s;
+}
+
+double gg_pass_scheduled_flops(const GgProblem *p, GgPass pass, int block_m, int block_n) {
+    const double rows = (double)gg_scheduled_rows(p, block_m);
+    if (pass == GG_PASS_DGRAD) return 2.0 * rows * p->n * (double)cdiv(p->k, block_n) * block_n;
+    return 2.0 * rows * p->k * (double)cdiv(p->n, block_n) * block_n; /* forward, wgrad */
+}
+
+void gg_reference_dgrad_fp64(const GgProblem *p, const uint16_t *dc, const uint16_t *b, double *da) {
+    for (int e = 0; e < p->experts; ++e)
+        for (int r = p->offsets[e]; r < p->offsets[e + 1]; ++r)
+            for (int i = 0; i < p->k; ++i) {
+                const uint16_t *brow = b + ((size_t)e * p->k + i) * p->n, *drow = dc + (size_t)r * p->n;
+                double sum = 0.0;
+                for (int j = 0; j < p->n; ++j) sum += (double)gg_bf16_to_f32(drow[j]) * gg_bf16_to_f32(brow[j]);
+                da[(size_t)r * p->k + i] = sum;
+            }
+}
+
+void gg_reference_wgrad_fp64(const GgProblem *p, const uint16_t *a, const uint16_t *dc, double *db) {
+    for (size_t i = 0; i < (size_t)p->experts * p->k * p->n; ++i) db[i] = 0.0;
+    for (int e = 0; e < p->experts; ++e)
+        for (int r = p->offsets[e]; r < p->offsets[e + 1]; ++r)
+            for (int i = 0; i < p->k; ++i) {
+                const double av = gg_bf16_to_f32(a[(size_t)r * p->k + i]);
+                double *out = db + ((size_t)e * p->k + i) * p->n;
+                const uint16_t *drow = dc + (size_t)r * p->n;
+                for (int j = 0; j < p->n; ++j) out[j] += av * gg_bf16_to_f32(drow[j]);
+            }
+}

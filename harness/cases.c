@@ -25,7 +25,7 @@ int gg_in_list(const char *list, const char *name) {
 
 int gg_case_has(const GgCase *c, const char *name, const char *filter) {
     if (!gg_in_list(filter, name)) return 0;
-    if (!strcmp(c->kernels, "all")) return 1;
+    if (!strcmp(c->kernels, "all")) return gg_impl_pass(name) == GG_PASS_FORWARD;
     const size_t n = strlen(name);
     for (const char *p = c->kernels; *p;) {
         const size_t len = strcspn(p, " ");

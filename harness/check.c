@@ -46,9 +46,36 @@ static void compare(const uint16_t *out, const float *ref, const double *ref64, 
     chk->pass = chk->bad == 0 && chk->rel_err <= rtol;
 }
 
+/* The backward passes' references (GgPass), per expert in cuBLAS's column-major view, where a
+ * row-major [r x c] matrix is its transpose [c x r] with leading dimension c.
+ * dgrad: dA_e^T [k x m_e] = B_e [k x n] dC_e^T [n x m_e]: B_e is the transpose of the
+ *   column-major [n x k] that B's memory holds (OP_T), dC_e^T is what dC's memory holds (OP_N).
+ * wgrad: dB_e^T [n x k] = dC_e^T [n x m_e] A_e [m_e x k]: dC's memory as it is (OP_N), A_e the
+ *   transpose of A's memory (OP_T); an empty expert's dB_e is zeros (set here, not by cuBLAS). */
+static int reference_backward(const GgLaunch *l, const GgProblem *p, float *ref) {
+    const float one = 1.f, zero = 0.f;
+    for (int e = 0; e < p->experts; ++e) {
+        const size_t row0 = (size_t)p->offsets[e];
+        if (l->pass == GG_PASS_DGRAD && p->m[e] > 0)
+            GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_T, CUBLAS_OP_N, p->k, p->m[e], p->n, &one,
+                                 l->b + (size_t)e * p->k * p->n, CUDA_R_16BF, p->n, l->a + row0 * p->n, CUDA_R_16BF,
+                                 p->n, &zero, ref + row0 * p->k, CUDA_R_32F, p->k, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT));
+        if (l->pass != GG_PASS_WGRAD) continue;
+        float *db = ref + (size_t)e * p->k * p->n;
+        if (p->m[e] == 0) GG_CUDA(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)p->k * p->n, gg_stream()));
+        else
+            GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_N, CUBLAS_OP_T, p->n, p->k, p->m[e], &one, l->b + row0 * p->n,
+                                 CUDA_R_16BF, p->n, l->a + row0 * p->k, CUDA_R_16BF, p->k, &zero, db, CUDA_R_32F, p->n,
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+    return GG_EXIT_OK;
+}
+
 /* cuBLAS per expert, fp32 output: C_e^T = B_e^T A_e^T in cuBLAS's column-major view. */
 static int reference(const GgLaunch *l, const GgProblem *p, float *ref) {
     const float one = 1.f, zero = 0.f;
+    if (l->pass != GG_PASS_FORWARD) return reference_backward(l, p, ref);
     for (int e = 0; e < p->experts; ++e) {
         if (p->m[e] == 0) continue;
         const uint16_t *a = l->a + (size_t)p->offsets[e] * p->k;
@@ -61,11 +88,12 @@ static int reference(const GgLaunch *l, const GgProblem *p, float *ref) {
 }
 
 int gg_check_prepare(const GgLaunch *l, const GgProblem *p, unsigned long long seed) {
-    const size_t c_n = (size_t)p->tokens * p->n;
+    const GgPassShape ps = gg_pass_shape(p, l->pass);
+    const size_t c_n = ps.c;
     float *ref = NULL;
     if (gg_buf(GG_BUF_REF, c_n * sizeof(float), (void **)&ref)) return GG_EXIT_CHECK;
-    GG_CUDA(gg_fill_uniform_bf16((uint16_t *)l->a, (size_t)p->tokens * p->k, 2 * seed, gg_stream()));
-    GG_CUDA(gg_fill_uniform_bf16((uint16_t *)l->b, (size_t)p->experts * p->k * p->n, 2 * seed + 1, gg_stream()));
+    GG_CUDA(gg_fill_uniform_bf16((uint16_t *)l->a, ps.a, 2 * seed, gg_stream()));
+    GG_CUDA(gg_fill_uniform_bf16((uint16_t *)l->b, ps.b, 2 * seed + 1, gg_stream()));
     GG_CUDA(cudaMemsetAsync(ref, 0xff, c_n * sizeof(float), gg_stream()));
     if (reference(l, p, ref)) return GG_EXIT_CHECK;
     /* 0xffff is a bf16 NaN: any element the kernel does not write fails the check. */
@@ -75,9 +103,10 @@ int gg_check_prepare(const GgLaunch *l, const GgProblem *p, unsigned long long s
 
 /* fp64 on the CPU from the inputs the GPU holds. */
 static int reference_cpu(const GgLaunch *l, const GgProblem *p, double **out) {
-    const size_t a_n = (size_t)p->tokens * p->k, b_n = (size_t)p->experts * p->k * p->n;
+    const GgPassShape ps = gg_pass_shape(p, l->pass);
+    const size_t a_n = ps.a, b_n = ps.b;
     uint16_t *a = malloc(a_n * 2 + 2), *b = malloc(b_n * 2 + 2);
-    double *c = malloc(sizeof(double) * ((size_t)p->tokens * p->n + 1));
+    double *c = malloc(sizeof(double) * (ps.c + 1));
     int rc = a && b && c ? GG_EXIT_OK : GG_EXIT_CHECK;
     if (rc) gg_error_set("out of host memory for the fp64 reference");
     if (!rc && (cudaMemcpy(a, l->a, a_n * 2, cudaMemcpyDeviceToHost) != cudaSuccess ||
@@ -85,7 +114,9 @@ static int reference_cpu(const GgLaunch *l, const GgProblem *p, double **out) {
         gg_error_set("copying the inputs back: %s", cudaGetErrorString(cudaGetLastError()));
         rc = GG_EXIT_CHECK;
     }
-    if (!rc) gg_reference_fp64(p, a, b, c);
+    if (!rc && l->pass == GG_PASS_DGRAD) gg_reference_dgrad_fp64(p, a, b, c);
+    else if (!rc && l->pass == GG_PASS_WGRAD) gg_reference_wgrad_fp64(p, a, b, c);
+    else if (!rc) gg_reference_fp64(p, a, b, c);
     free(a);
     free(b);
     if (rc) free(c);
@@ -94,7 +125,8 @@ static int reference_cpu(const GgLaunch *l, const GgProblem *p, double **out) {
 }
 
 int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck *chk) {
-    const size_t c_n = (size_t)p->tokens * p->n;
+    const GgPassShape ps = gg_pass_shape(p, l->pass);
+    const size_t c_n = ps.c;
     memset(chk, 0, sizeof *chk);
     GG_CUDA(cudaStreamSynchronize(gg_stream()));
     uint16_t *out = malloc(c_n * 2 + 2);
@@ -109,13 +141,13 @@ int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck 
         rc = GG_EXIT_CHECK;
     }
     if (!rc) {
-        compare(out, ref, NULL, c_n, p->n, p->k, chk);
+        compare(out, ref, NULL, c_n, ps.c_cols, ps.reduction, chk);
         if (cpu_ref && chk->pass) {
             double *ref64 = NULL;
             rc = reference_cpu(l, p, &ref64);
             if (!rc) {
                 GgCheck cpu;
-                compare(out, NULL, ref64, c_n, p->n, p->k, &cpu);
+                compare(out, NULL, ref64, c_n, ps.c_cols, ps.reduction, &cpu);
                 if (!cpu.pass) *chk = cpu;
                 chk->cpu_ref = 1;
             }

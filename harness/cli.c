@@ -25,7 +25,7 @@ enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
     OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM,
-    OPT_GATHER, OPT_COUNT
+    OPT_GATHER, OPT_PASS, OPT_COUNT
 };
 
 static const struct {
@@ -42,9 +42,11 @@ static const struct {
     [OPT_D] = {"--d", 1},             [OPT_F] = {"--f", 1},             [OPT_FUSED] = {"--fused", 0},
     [OPT_UNFUSED] = {"--unfused", 0}, [OPT_NO_RENORM] = {"--no-renorm", 0}, [OPT_LIST] = {"--list", 0},
     [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},       [OPT_GATHER] = {"--gather", 1},
+    [OPT_PASS] = {"--pass", 1},
 };
 
 #define BIT(o) (1u << (o))
+_Static_assert(OPT_COUNT <= 32, "a command's options are bits of one unsigned");
 #define SHAPE (BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_K) | BIT(OPT_N))
 #define TIMING (BIT(OPT_REPS) | BIT(OPT_WARMUP) | BIT(OPT_SEED))
 
@@ -74,11 +76,13 @@ static const struct {
      "           (an entry point still chooses for the whole GPU)\n"
      "  trace    --from DIR/trace.csv [--out FILE|DIR|-]   no GPU: that trace as Perfetto's trace.json\n"
      "           (default beside the CSV; DIR: DIR/trace.json; -: stdout)"},
-    {"sweep", GG_CMD_SWEEP, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING, 1,
+    {"sweep", GG_CMD_SWEEP, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING | BIT(OPT_PASS), 1,
      "sweep    [--set a,b | --tokens T,.. --experts E,.. --k K,.. --n N,.. --skews LIST]\n"
-     "           [--kernels a,b] [--out FILE] [--reps N] [--warmup N] [--seed S]\n"
-     "           LIST: 0,0.6,1.2 or start:stop:step; no shape option: the sets of harness/cases.csv"},
-    {"cases", GG_CMD_CASES, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_FORMAT) | BIT(OPT_SEED), 1,
+     "           [--kernels a,b] [--pass forward|backward|dgrad|wgrad] [--out FILE] [--reps N] [--warmup N] [--seed S]\n"
+     "           LIST: 0,0.6,1.2 or start:stop:step; no shape option: the sets of harness/cases.csv;\n"
+     "           --pass: only the kernels and peers of that pass (default: every pass the cases name)"},
+    {"cases", GG_CMD_CASES,
+     SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_FORMAT) | BIT(OPT_SEED) | BIT(OPT_PASS), 1,
      "cases    [sweep's selection options] [--seed S] [--format text|csv]   what a sweep would run"},
     {"fuzz", GG_CMD_FUZZ, BIT(OPT_KERNELS) | BIT(OPT_CASES) | BIT(OPT_SEED) | BIT(OPT_OUT), 0,
      "fuzz     [--kernels a,b] [--cases N] [--seed S] [--out FILE]   random problems: each kernel\n"
@@ -96,6 +100,9 @@ static const struct {
      "           NAME: a model of k4_moe/k4_moe.c's table (an unknown NAME lists them);\n"
      "           --out: moe.csv; --list: the cases and their roofline floors, not run; --gather: the fused\n"
      "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON)"},
+    {"tiles", GG_CMD_TILES, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS), 0,
+     "tiles    [--pass wgrad] [shape: as problem] [--sms N]   k5_wgrad's work list as CSV, no GPU: per item\n"
+     "           its CTA, expert, K and N block, split and fix-up (common/gg_wgrad.h); N SMs (default 132)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,
@@ -412,6 +419,13 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
             break;
         case OPT_NO_CHECK: o->check = 0; break;
         case OPT_FROM: o->from = v; break;
+        case OPT_PASS:
+            if (!strcmp(v, "forward")) o->passes = 1u << GG_PASS_FORWARD;
+            else if (!strcmp(v, "dgrad")) o->passes = 1u << GG_PASS_DGRAD;
+            else if (!strcmp(v, "wgrad")) o->passes = 1u << GG_PASS_WGRAD;
+            else if (!strcmp(v, "backward")) o->passes = (1u << GG_PASS_DGRAD) | (1u << GG_PASS_WGRAD);
+            else FAIL("--pass: '%s' is not forward, backward, dgrad or wgrad", v);
+            break;
         case OPT_SMS:
             if (gg_parse_int(v, 1, 100000, &o->sms)) FAIL("--sms: '%s' is not an integer in [1, 100000]", v);
             break;

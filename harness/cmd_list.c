@@ -77,7 +77,7 @@ int gg_cmd_list(const GgOptions *o) {
     const int gpu = gg_device_open(&d, why, sizeof why) == GG_EXIT_OK && cudaGetDeviceProperties(&prop, 0) == 0;
     if (o->csv) {
         puts("kernel,stage,arch,block_m,block_n,block_k,stages,threads,cluster,host_tiles,dynamic_smem,static_smem,"
-             "registers,spill_bytes,blocks_per_sm,limiter,status,config,clusters_resident,lesson_step");
+             "registers,spill_bytes,blocks_per_sm,limiter,status,config,clusters_resident,lesson_step,pass");
     } else {
         if (gpu)
             printf("GPU: %s, sm_%d%d, %d SMs, %ld bytes shared memory per block (opt-in)\n", d.name, d.cc_major,
@@ -119,7 +119,8 @@ int gg_cmd_list(const GgOptions *o) {
             if (r.ok && info->cluster > 1) printf(",%d,", r.clusters);
             else printf(",,");
             if (step) printf("%d", step);
-            putchar('\n');
+            static const char *const pass_names[] = {"forward", "dgrad", "wgrad"};
+            printf(",%s\n", pass_names[impl.info.pass]);
             continue;
         }
         if (!impl.kernel) {

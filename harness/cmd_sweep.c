@@ -24,7 +24,7 @@ static int same_shape(const GgCase *a, const GgCase *b) {
 }
 
 /* Case-major, registry order inside a case; a (kernel, shape) pair that an earlier line of the
- * case list already has is left out. */
+ * case list already has is left out, and so is a kernel of a pass --pass does not name. */
 static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *count) {
     const int impls = gg_kernel_count + gg_peer_count;
     Entry *e = malloc(sizeof(Entry) * (size_t)(cases->count * impls + 1));
@@ -36,6 +36,7 @@ static int plan(const GgOptions *o, const GgCaseList *cases, Entry **out, int *c
     for (int c = 0; c < cases->count; ++c)
         for (int i = 0; i < impls; ++i) {
             if (!gg_case_has(&cases->cases[c], impl_name(i), o->kernels)) continue;
+            if (o->passes && !(o->passes & (1u << gg_impl_pass(impl_name(i))))) continue;
             int dup = 0;
             for (int j = 0; j < n && !dup; ++j)
                 dup = e[j].impl == i && same_shape(&cases->cases[e[j].c], &cases->cases[c]);
@@ -79,7 +80,8 @@ int gg_cmd_cases(const GgOptions *o) {
     Entry *e;
     int count;
     if (select_plan(o, &cases, &e, &count)) return GG_EXIT_USAGE;
-    if (o->csv) puts("case,set,tokens,experts,k,n,skew,kernel,seed,m_list");
+    /* min_bytes: the pass's compulsory bytes (gg_pass_shape), the peers' roofline from the one place. */
+    if (o->csv) puts("case,set,tokens,experts,k,n,skew,kernel,seed,m_list,min_bytes");
     for (int i = 0; i < count; ++i) {
         const GgCase *c = &cases.cases[e[i].c];
         if (!o->csv) {
@@ -91,15 +93,14 @@ int gg_cmd_cases(const GgOptions *o) {
         }
         printf("%d,%s,%d,%d,%d,%d,%g,%s,%llu,", e[i].c, c->set, c->tokens, c->experts, c->k, c->n, c->skew,
                impl_name(e[i].impl), seed_of(o, &e[i]));
-        int *m = malloc(sizeof(int) * (size_t)c->experts);
-        if (!m) {
+        GgProblem p; /* the one split rule (gg_split_rows), for the peers too */
+        if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
             fprintf(stderr, "ggemm: out of host memory\n");
             return GG_EXIT_USAGE;
         }
-        gg_split_rows(c->tokens, c->experts, c->skew, m); /* the one split rule, for the peers too */
-        for (int x = 0; x < c->experts; ++x) printf("%s%d", x ? " " : "", m[x]);
-        putchar('\n');
-        free(m);
+        for (int x = 0; x < c->experts; ++x) printf("%s%d", x ? " " : "", p.m[x]);
+        printf(",%.0f\n", gg_pass_shape(&p, gg_impl_pass(impl_name(e[i].impl))).bytes);
+        gg_problem_free(&p);
     }
     if (!o->csv && count) putchar('\n');
     if (!o->csv) printf("%d runs over %d cases\n", count, cases.count);

@@ -105,20 +105,24 @@ void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDevic
     r->k = p->k;
     r->n = p->n;
     r->skew = p->skew;
-    r->tiles = impl->kernel ? gg_tile_count(p, r->block_m, r->block_n) : 0; /* a library's tiling is its own */
+    /* What the pass reads, writes and computes (gg_pass_shape): a peer's row has its
+     * configuration's pass too. Tiles: ragged row tiles x column blocks of the output's rows
+     * (wgrad: 64-row reduction blocks x column blocks). */
+    const GgPassShape ps = gg_pass_shape(p, impl->info.pass);
+    r->tiles = impl->kernel ? gg_m_tiles(p, r->block_m) * ((ps.c_cols + r->block_n - 1) / r->block_n)
+                            : 0; /* a library's tiling is its own */
     r->eta = gg_eta(p, r->block_m);
     const double t = r->time_us_median * 1e-6;
     if (t <= 0) return;
-    const double sched = gg_scheduled_flops(p, r->block_m, r->block_n);
-    r->useful_tflops = gg_useful_flops(p) / t * 1e-12;
+    const double sched = gg_pass_scheduled_flops(p, impl->info.pass, r->block_m, r->block_n);
+    r->useful_tflops = ps.flops / t * 1e-12;
     r->scheduled_tflops = sched / t * 1e-12;
-    r->gbps = gg_min_bytes(p) / t * 1e-9;
+    r->gbps = ps.bytes / t * 1e-9;
     /* The floor no kernel beats: the larger of the compute time at the measured dense GEMM
      * rate and the time to move the compulsory bytes at the measured copy bandwidth. */
     double floor_s = 0.0;
-    if (d->gemm_tflops > 0) floor_s = gg_useful_flops(p) / (d->gemm_tflops * 1e12);
-    if (d->bw_gbps > 0 && gg_min_bytes(p) / (d->bw_gbps * 1e9) > floor_s)
-        floor_s = gg_min_bytes(p) / (d->bw_gbps * 1e9);
+    if (d->gemm_tflops > 0) floor_s = ps.flops / (d->gemm_tflops * 1e12);
+    if (d->bw_gbps > 0 && ps.bytes / (d->bw_gbps * 1e9) > floor_s) floor_s = ps.bytes / (d->bw_gbps * 1e9);
     r->roofline_pct = 100.0 * floor_s / t;
     const double ceil = inst_ceiling(impl, d);
     r->inst_ceiling_pct = ceil > 0 ? 100.0 * r->scheduled_tflops / ceil : 0.0;

@@ -17,6 +17,7 @@ int gg_cmd_version(const GgOptions *o);
 int gg_cmd_fuzz(const GgOptions *o);
 int gg_cmd_grade(const GgOptions *o);
 int gg_cmd_moe(const GgOptions *o);
+int gg_cmd_tiles(const GgOptions *o);
 
 /* The GPU, or one line on stderr saying why not (exit code 77). */
 int gg_open_gpu(GgDeviceInfo *d);

@@ -40,7 +40,7 @@ void gg_error_clear(void);
 /* ---------------- command line (cli.c) ---------------- */
 typedef enum {
     GG_CMD_PROBLEM, GG_CMD_LIST, GG_CMD_RUN, GG_CMD_TRACE, GG_CMD_SWEEP, GG_CMD_CASES, GG_CMD_CEILINGS, GG_CMD_CALIBRATE,
-    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE, GG_CMD_MOE
+    GG_CMD_DEVICE, GG_CMD_VERSION, GG_CMD_HELP, GG_CMD_FUZZ, GG_CMD_GRADE, GG_CMD_MOE, GG_CMD_TILES
 } GgCommand;
 
 #define GG_MAX_EXPERTS 4096
@@ -79,6 +79,7 @@ typedef struct GgOptions {
     int check;                /* 0 with --no-check */
     int sms;                  /* run, trace: --sms N, persistent grids of at most N CTAs; 0 = every SM */
     int cases;                /* fuzz: how many random problems */
+    unsigned passes;          /* --pass: bit 1 << GgPass of each pass selected; 0: not given */
     /* moe: a named model (or "all"), or the layer's sizes; which paths; renormalisation */
     const char *model;
     int topk, d, f;
@@ -114,6 +115,7 @@ int gg_fuzz_problem(unsigned long long seed, int index, GgProblem *p, double *sk
 typedef struct GgPeer {
     const char *name, *config;
     const char *script;       /* non-NULL: runs outside ggemm (Python), this file */
+    GgPass pass;              /* the product it computes (GgPass): the forward unless named */
 } GgPeer;
 
 extern const GgKernel gg_kernels[];
@@ -146,6 +148,8 @@ int gg_impl_resolve(GgImpl *impl, const GgShape *shape);
 /* The same on a copy, for library code that receives the caller's impl (gg_run_case, the
  * tracer, the graph replay): an entry point is checked and launched as what it picks for p. */
 const GgImpl *gg_impl_for(const GgImpl *impl, const GgProblem *p, GgImpl *copy);
+/* The pass (GgPass) a kernel, lab or peer computes; the forward for an unknown name. */
+GgPass gg_impl_pass(const char *name);
 /* Every name of a comma-separated --kernels list exists (NULL: all do); else GG_EXIT_USAGE
  * with one line in gg_error(): a typo must not silently drop a kernel. */
 int gg_check_kernel_names(const char *list);
@@ -179,7 +183,8 @@ typedef struct GgCaseList {
  * with --kernels (default: all). 0, or GG_EXIT_USAGE with one line in gg_error(). */
 int gg_cases_select(const GgOptions *o, GgCaseList *out);
 void gg_cases_free(GgCaseList *l);
-/* 1 if `name` runs in case c: c's kernel field is "all" or names it; --kernels filters. */
+/* 1 if `name` runs in case c: c's kernel field names it, or is "all" and `name` computes the
+ * forward (the backward's kernels and peers are named); --kernels filters. */
 int gg_case_has(const GgCase *c, const char *name, const char *filter);
 /* The file, for messages. */
 const char *gg_case_file(void);
@@ -226,7 +231,7 @@ int gg_runtime_version_built(void);
 /* Device buffer `slot` of at least bytes; 0, or GG_EXIT_CHECK (allocation failed). */
 enum {
     GG_BUF_A, GG_BUF_B, GG_BUF_C, GG_BUF_REF, GG_BUF_OFFSETS, GG_BUF_TILES, GG_BUF_FLUSH, GG_BUF_TRACE,
-    GG_BUF_TRACE_COUNT, GG_BUF_COUNT
+    GG_BUF_TRACE_COUNT, GG_BUF_WORKSPACE, GG_BUF_COUNT
 };
 int gg_buf(int slot, size_t bytes, void **ptr);
 cudaStream_t gg_stream(void);

@@ -28,6 +28,7 @@ int main(int argc, char **argv) {
     case GG_CMD_FUZZ: return gg_cmd_fuzz(&o);
     case GG_CMD_GRADE: return gg_cmd_grade(&o);
     case GG_CMD_MOE: return gg_cmd_moe(&o);
+    case GG_CMD_TILES: return gg_cmd_tiles(&o);
     case GG_CMD_HELP: gg_usage(stdout); return GG_EXIT_OK;
     }
     return GG_EXIT_USAGE;

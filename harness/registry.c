@@ -13,6 +13,7 @@
 #include "k2_tma_ws/k2_tma_ws.h"
 #include "k3_tcgen05/k3_tcgen05.h"
 #include "k3_wgmma/k3_wgmma.h"
+#include "k5_backward/k5_backward.h"
 
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
@@ -28,6 +29,9 @@
      NAME##_trace_launch, NULL, STEP}
 /* A TRACED row built only with -DGG_ABLATIONS=ON (tests/CMakeLists.txt counts them apart). */
 #define ABLATION(NAME, STAGE, CONFIG) TRACED(NAME, STAGE, CONFIG)
+/* A configuration with its own can_implement (NAME_can_implement): k5's two passes differ. */
+#define OWN(NAME, STAGE, CONFIG) \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, NULL, NULL, 0}
 /* An entry point (NAME_choose names the configuration it runs for a shape; gg_impl_resolve). */
 #define ENTRY(NAME, STAGE, CONFIG)                                                               \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
@@ -62,15 +66,23 @@ const GgKernel gg_kernels[] = {
 #endif
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of steps 2-4's configurations per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
+    OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
+    OWN(k5_wgrad, k5_backward, "backward, dB_e = A_e^T dC: ragged reduction, split experts, ticketed fix-up"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 
 /* What a user would otherwise call. The cuBLAS peers run in-process (peers.c); torch runs
- * from Python on the same case list and appends to the same CSV. */
+ * from Python on the same case list and appends to the same CSV; its backward forms are rows
+ * of their own, the pass each computes read by the script from the case list's kernel column. */
 const GgPeer gg_peers[] = {
-    {"cublas_loop", "cublasGemmEx per expert, replayed from a CUDA graph", NULL},
-    {"cublas_grouped", "cublasGemmGroupedBatchedEx, one group per non-empty expert", NULL},
-    {"torch_grouped_mm", "torch._grouped_mm (CUTLASS grouped GEMM in PyTorch)", "harness/peers/torch_grouped_mm.py"},
+    {"cublas_loop", "cublasGemmEx per expert, replayed from a CUDA graph", NULL, GG_PASS_FORWARD},
+    {"cublas_grouped", "cublasGemmGroupedBatchedEx, one group per non-empty expert", NULL, GG_PASS_FORWARD},
+    {"torch_grouped_mm", "torch._grouped_mm (CUTLASS grouped GEMM in PyTorch)", "harness/peers/torch_grouped_mm.py",
+     GG_PASS_FORWARD},
+    {"torch_grouped_mm_dgrad", "torch._grouped_mm(dC, B^T view, offs): dA", "harness/peers/torch_grouped_mm.py",
+     GG_PASS_DGRAD},
+    {"torch_grouped_mm_wgrad", "torch._grouped_mm(A^T view, dC, offs), 2D x 2D: dB per expert",
+     "harness/peers/torch_grouped_mm.py", GG_PASS_WGRAD},
 };
 const int gg_peer_count = (int)(sizeof gg_peers / sizeof gg_peers[0]);
 
@@ -100,10 +112,20 @@ int gg_impl_find(const char *name, GgImpl *impl) {
             impl->peer = &gg_peers[i];
             impl->info.block_m = 1; /* a library's tiling is its own: no row padding assumed */
             impl->info.block_n = 8;
+            impl->info.pass = gg_peers[i].pass;
             return GG_EXIT_OK;
         }
     gg_error_set("unknown kernel '%s' (see 'ggemm list')", name);
     return GG_EXIT_USAGE;
+}
+
+GgPass gg_impl_pass(const char *name) {
+    GgImpl impl;
+    if (gg_impl_find(name, &impl)) {
+        gg_error_clear();
+        return GG_PASS_FORWARD;
+    }
+    return impl.info.pass;
 }
 
 int gg_impl_resolve(GgImpl *impl, const GgShape *shape) {
@@ -186,7 +208,7 @@ int gg_impl_runs_here(const GgImpl *impl, int cc_major, int cc_minor, char *why,
 const char *gg_impl_math(const GgImpl *impl) {
     if (!impl->kernel) return "peer";
     if (!strncmp(impl->stage, "k0", 2)) return "ffma";
-    if (!strcmp(impl->stage, "k3_wgmma")) return "wgmma";
+    if (!strcmp(impl->stage, "k3_wgmma") || !strcmp(impl->stage, "k5_backward")) return "wgmma";
     if (!strcmp(impl->stage, "k3_tcgen05")) return "tcgen05";
     return "mma.sync";
 }

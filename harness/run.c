@@ -27,10 +27,10 @@ int gg_prepare(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, Gg
     l->n = p->n;
     l->num_sms = d->sms;
     l->stream = gg_stream();
+    l->pass = impl->info.pass;
+    const GgPassShape ps = gg_pass_shape(p, l->pass);
     void *a, *b, *c, *offsets;
-    if (gg_buf(GG_BUF_A, (size_t)p->tokens * p->k * 2, &a) ||
-        gg_buf(GG_BUF_B, (size_t)p->experts * p->k * p->n * 2, &b) ||
-        gg_buf(GG_BUF_C, (size_t)p->tokens * p->n * 2, &c) ||
+    if (gg_buf(GG_BUF_A, ps.a * 2, &a) || gg_buf(GG_BUF_B, ps.b * 2, &b) || gg_buf(GG_BUF_C, ps.c * 2, &c) ||
         gg_buf(GG_BUF_OFFSETS, sizeof(int) * (size_t)(p->experts + 1), &offsets))
         goto cuda_error;
     l->a = a;
@@ -40,6 +40,14 @@ int gg_prepare(const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, Gg
     if (cudaMemcpyAsync(offsets, p->offsets, sizeof(int) * (size_t)(p->experts + 1), cudaMemcpyHostToDevice, gg_stream())) {
         gg_error_set("uploading the row offsets: %s", cudaGetErrorString(cudaGetLastError()));
         goto cuda_error;
+    }
+    if (impl->info.workspace_bytes) { /* zeroed here, once: the kernel's launches keep it so */
+        const size_t bytes = impl->info.workspace_bytes(l);
+        if (bytes > 0 && (gg_buf(GG_BUF_WORKSPACE, bytes, &l->workspace) ||
+                          cudaMemsetAsync(l->workspace, 0, bytes, gg_stream()) != cudaSuccess)) {
+            gg_error_set("the %zu-byte workspace: %s", bytes, cudaGetErrorString(cudaGetLastError()));
+            goto cuda_error;
+        }
     }
     if (impl->peer) {
         if (gg_peer_prepare(impl->peer, l, p)) goto cuda_error;

@@ -7,7 +7,8 @@ Every number drawn comes from the code: BIN_DIR/gg_layouts (plots/layouts.c) pri
 kernels' own functions compiled for the host, the tile list (common/problem.c, gg_adaptive.h),
 the fragment layouts (gg_fragments.h), the swizzle (gg_swizzle.h), the mbarrier ring
 (gg_pipeline.h) and the kernels' GgKernelInfo; fig13 also reads k3's registers and setmaxnreg
-budgets from BIN_DIR/ggemm with cuobjdump. Prints one line per figure written, or one line
+budgets from BIN_DIR/ggemm with cuobjdump; fig23 is k5_wgrad's work list as `ggemm tiles`
+prints it (common/gg_wgrad.h). Prints one line per figure written, or one line
 saying why a figure was skipped. Needs python3-matplotlib.
 """
 import argparse
@@ -487,6 +488,72 @@ def fig_glu(bin_dir, out, f=768):
     fig.savefig(out, dpi=DPI)
 
 
+# ---------------------------------------------------------------- fig23: k5_wgrad's work list
+WGRAD_EXAMPLE = dict(m_list="3000,1400,600,200,64,3,0,1", k=256, n=384, sms=16)
+
+
+def ggemm_tiles(bin_dir, m_list, k, n, sms):
+    """Rows of `ggemm tiles --pass wgrad` (common/gg_wgrad.h through harness/cmd_tiles.c) and its
+    '# key=value,...' line."""
+    out = subprocess.run([os.path.join(bin_dir, "ggemm"), "tiles", "--pass", "wgrad", "--m-list", m_list, "--k", str(k),
+                          "--n", str(n), "--sms", str(sms)], check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(","))
+    return [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])], meta
+
+
+def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE["k"], n=WGRAD_EXAMPLE["n"],
+                   sms=WGRAD_EXAMPLE["sms"]):
+    items, meta = ggemm_tiles(bin_dir, m_list, k, n, sms)
+    grid, chunk = int(meta["grid"]), int(meta["chunk"])
+    colors = plt.cm.tab10.colors
+    fig, ax = plt.subplots(figsize=(13, 6.8))
+    for it in items:
+        color = colors[it["expert"] % 10]
+        if it["rows"] == 0:  # an empty expert: no block reduced, the tile stored as zeros
+            ax.plot(it["start"], it["cta"] + 0.5, marker="x", color=color, markersize=9, mew=2)
+            continue
+        split = it["splits"] > 1
+        ax.add_patch(mpatches.Rectangle((it["start"], it["cta"] + 0.1), it["end"] - it["start"], 0.8, facecolor=color,
+                                        edgecolor="black", linewidth=0.6, hatch="///" if split else None))
+        label = f"e{it['expert']} t{it['tile']}" + (f" s{it['split']}" if split else "")
+        if it["end"] - it["start"] >= 4:
+            ax.text((it["start"] + it["end"]) / 2, it["cta"] + 0.5, label, ha="center", va="center", fontsize=7,
+                    bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.8))
+    tickets = {}  # the fix-up: on the split that ends last (fixup_cta), where the partials are added
+    for it in items:
+        if it["splits"] > 1 and it["cta"] == it["fixup_cta"]:
+            best = tickets.get(it["ticket"])
+            tickets[it["ticket"]] = it if best is None or it["end"] >= best["end"] else best
+    for it in tickets.values():
+        ax.plot(it["end"], it["cta"] + 0.5, marker="*", color="black", markersize=13)
+    width = max(it["end"] for it in items)
+    ax.set_xlim(-0.5, width + 1)
+    ax.set_ylim(grid, 0)
+    ax.set_yticks([c + 0.5 for c in range(grid)])
+    ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
+    ax.set_xlabel(f"reduction work in the CTA's order, in {meta['block_r']}-row blocks (one ring stage each; "
+                  "a count of work, not a measured time)")
+    ax.set_ylabel("CTA (blockIdx.x): item t runs on CTA t mod grid")
+    experts = len(meta["m_e"].split())
+    handles = [mpatches.Patch(facecolor=colors[e % 10], edgecolor="black", label=f"expert {e}: {m} rows")
+               for e, m in enumerate(meta["m_e"].split())]
+    handles += [mpatches.Patch(facecolor="white", edgecolor="black", hatch="///",
+                               label=f"split item: {chunk} blocks, fp32 partial + ticket"),
+                plt.Line2D([], [], marker="*", color="black", linestyle="", markersize=12,
+                           label="fix-up: the last ticket adds the partials in split order"),
+                plt.Line2D([], [], marker="x", color="gray", linestyle="", markersize=9, mew=2,
+                           label="empty expert: zeros stored, nothing loaded")]
+    ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+    tiles = sum(1 for it in items if it["expert"] == 0 and it["split"] == 0)
+    ax.set_title(f"k5_wgrad's work list (gg_wgrad_params, gg_wgrad_at; printed by `ggemm tiles --pass wgrad`)\n"
+                 f"{experts} experts, k {k} x n {n} in {meta['tile_m']} x {meta['tile_n']} tiles = {tiles} per expert, "
+                 f"{sms} SMs -> grid {grid},\nchunk {chunk} blocks: {meta['items']} items, {meta['split_tiles']} split "
+                 f"tiles (one fix-up each), {meta['slots']} fp32 partial slots", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+
+
 FIGURES = {
     "fig02-tile-list.png": fig_tile_list,
     "fig04-ldmatrix.png": fig_ldmatrix,
@@ -497,6 +564,7 @@ FIGURES = {
     "fig12-wgmma-accumulator.png": fig_wgmma,
     "fig13-k3-roles.png": fig_k3_roles,
     "fig20-k4-glu-pairing.png": fig_glu,
+    "fig23-wgrad-work-list.png": fig_wgrad_list,
 }
 
 

@@ -7,7 +7,9 @@
 # fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png, fig22-k3-walks.png (each
 # by plots/<name>.gp; the last from two traces: results/h200/traces and results/h200/evidence);
 # from RESULTS_DIR/moe.csv (k4_moe's layer and the torch_moe and liger_moe peers, read by the scripts directly),
-# fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing.
+# fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing;
+# from RESULTS_DIR/backward.csv (k5_backward and torch._grouped_mm's backward forms) and sweep.csv,
+# fig24-wgrad-skew.png, skipped with one line ("no data yet") until a GPU run has written it.
 # Skips with one line (exit 0) when gnuplot or python3 is missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,4 +42,13 @@ if [ -e "$moe" ]; then
     fi
 else
     echo "== skip: no ${moe#"$root"/}: fig18-moe-steps and fig19-moe-speedup not redrawn (./run.sh on a GPU writes it)"
+fi
+# The backward's skew sweep (k5_backward), beside figure 11: only from measured rows.
+backward=$res/backward.csv
+if [ -e "$backward" ] && grep -q '^k5_wgrad,' "$backward"; then
+    gnuplot -e "csv='$backward'; fwd='$res/sweep.csv'; out='$root/results/figures/fig24-wgrad-skew.png'" \
+        "$root/plots/fig24-wgrad-skew.gp"
+    echo "== figure: results/figures/fig24-wgrad-skew.png"
+else
+    echo "== skip: no data yet: no k5_wgrad rows in ${backward#"$root"/}: fig24-wgrad-skew not drawn (./run.sh on a GPU writes them)"
 fi

@@ -27,6 +27,7 @@ from names import new_name  # noqa: E402  (old configuration names in the eviden
 from readme_block import ROOT, front_files, missing, replace_block, stage_files  # noqa: E402
 
 STAGE_OF = {}  # kernel -> stage folder, from the registry (main() fills it)
+PASS_OF = {}  # kernel or peer -> "forward", "dgrad" or "wgrad" (the registry's GgPass; main() fills it)
 STALE = []  # with --check: the blocks that would change (write() appends)
 
 
@@ -73,7 +74,11 @@ def registry(ggemm, listing):
             out = f.read()
     else:
         out = subprocess.run([ggemm, "list", "--format", "csv"], capture_output=True, text=True, check=True).stdout
-    rows = [r for r in csv.DictReader(io.StringIO(out)) if r["block_n"]]
+    every = list(csv.DictReader(io.StringIO(out)))
+    # A listing older than the pass column has only the forward's; k5_backward is never the forward.
+    PASS_OF.update({r["kernel"]: r.get("pass") or ("dgrad" if r["stage"] == "k5_backward" else "forward")
+                    for r in every})
+    rows = [r for r in every if r["block_n"]]
     return ({r["kernel"]: r["stage"] for r in rows},
             {int(r["lesson_step"]): r["kernel"] for r in rows if r.get("lesson_step") and not r["kernel"].startswith("lab_")})
 
@@ -662,7 +667,10 @@ def main():
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"tables.py: {e}", file=sys.stderr)
         sys.exit(2)
-    stages = list(dict.fromkeys(STAGE_OF.values()))
+    # These tables are the forward's: a backward row (k5_backward, torch_grouped_mm_dgrad/_wgrad)
+    # that a sweep of every pass wrote beside them stays out of them.
+    rows = [r for r in rows if PASS_OF.get(r["kernel"], "forward") == "forward"]
+    stages = [s for s in dict.fromkeys(STAGE_OF.values()) if s != "k5_backward"]
     k3, front = stage_files("k3_wgmma"), front_files()
     if rows and "set" in rows[0]:
         table = models(meta, rows, path)

@@ -84,6 +84,17 @@ START_TEST(test_k16_advance) {
 }
 END_TEST
 
+/* k5_backward's swapped roles: dgrad's K-major B (B_e^T) is encoded as A is; wgrad's M-major A
+ * (A_e^T, consumer 1's panel 8 KiB in) as the forward's N-major B, panels 8192 B apart. */
+START_TEST(test_swapped_roles) {
+    ck_assert_uint_eq(gg_wgmma_desc_b_kmajor_sw128(0x5000u), gg_wgmma_desc_a_kmajor_sw128(0x5000u));
+    ck_assert_uint_eq(field(gg_wgmma_desc_b_kmajor_sw128(0x5000u), 32, 14) << 4, 1024u);
+    const uint64_t a1 = gg_wgmma_desc_a_mnmajor_sw128(0x4000u + 8192u, 8192u);
+    ck_assert_uint_eq(a1, 0x4000004002000600ull);
+    ck_assert_uint_eq(a1, gg_wgmma_desc_b_mnmajor_sw128(0x6000u, 8192u));
+}
+END_TEST
+
 /* The highest shared address an H100/H200 block can use (227 KiB) still fits the field. */
 START_TEST(test_address_range) {
     const uint32_t top = 227u * 1024u - 16u;
@@ -102,6 +113,7 @@ Suite *desc_sm90_suite(void) {
     tcase_add_test(tc, test_b_mnmajor_hand_value);
     tcase_add_test(tc, test_k16_advance);
     tcase_add_test(tc, test_address_range);
+    tcase_add_test(tc, test_swapped_roles);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,15 @@ reference with the same tolerance, timed with the same protocol (warm-up, L2 flu
 rep, CUDA events, median with p10/p90); rows are appended to the sweep's CSV in its own column
 order, and its metadata lines give the ceilings for the roofline column.
 
+The case list's kernel column says which product each case times: torch_grouped_mm the forward,
+torch_grouped_mm_dgrad and _wgrad the backward's two (k5_backward's kernels; registered as peers
+of those passes in harness/registry.c), with transposed views, no copies: dgrad
+dA = _grouped_mm(dC, B^T, offs), B^T a view of B as [experts, n, k]; wgrad
+dB = _grouped_mm(A^T, dC, offs), the 2D x 2D form whose offs run along the reduction, one [k, n]
+per expert (an empty expert's is checked to be zeros, as every kernel's is). dC is drawn from
+the same generator after A and B. Each row carries its case's kernel name. A case torch refuses
+(a RuntimeError from the op, e.g. offsets its 2D x 2D form does not take) gets one line and no row.
+
 usage: torch_grouped_mm.py --csv results/h200/sweep.csv --cases CASES.csv [--reps 30] [--warmup 5]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU or no torch._grouped_mm.
 """
@@ -17,6 +26,9 @@ import math
 import sys
 
 import peer_common
+
+
+PASSES = {"torch_grouped_mm": "forward", "torch_grouped_mm_dgrad": "dgrad", "torch_grouped_mm_wgrad": "wgrad"}
 
 
 def read_sweep(path):
@@ -40,7 +52,7 @@ def read_cases(path):
 
 def main():
     args, torch = peer_common.parse("torch_grouped_mm", __doc__, "sweep CSV to append to (its metadata gives the ceilings)",
-                                  "output of ggemm cases --kernels torch_grouped_mm --format csv")
+                                  "output of ggemm cases --kernels torch_grouped_mm[_dgrad,_wgrad] --format csv")
     try:
         meta, columns = read_sweep(args.csv)
         cases = read_cases(args.cases)
@@ -61,32 +73,62 @@ def main():
     for i, case in enumerate(cases):
         m = case["m_list"]
         tokens, experts, k, N = (int(case[x]) for x in ("tokens", "experts", "k", "n"))
-        skew, seed = case["skew"], int(case["seed"])
+        skew, seed, name = case["skew"], int(case["seed"]), case["kernel"]
+        if name not in PASSES:
+            print(f"torch_grouped_mm: case {case['case']}: kernel {name} is none of {', '.join(PASSES)}", file=sys.stderr)
+            sys.exit(2)
+        pass_ = PASSES[name]
         if len(m) != experts or sum(m) != tokens:
             print(f"torch_grouped_mm: case {case['case']}: m_list does not match tokens/experts", file=sys.stderr)
             sys.exit(2)
-        print(f"[{i + 1}/{len(cases)}] torch_grouped_mm, case {case['case']}", file=sys.stderr)
+        print(f"[{i + 1}/{len(cases)}] {name}, case {case['case']}", file=sys.stderr)
         offs = torch.tensor([sum(m[: e + 1]) for e in range(experts)], dtype=torch.int32, device=dev)
         g = torch.Generator(device=dev).manual_seed(seed)
         a = (torch.rand(tokens, k, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
         b = (torch.rand(experts, k, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
 
-        def run():
-            return torch._grouped_mm(a, b, offs=offs, out_dtype=torch.bfloat16)
+        # The forward's inputs (a, b) and, for the backward, an output gradient dc of C's shape;
+        # each pass reads two of the three.
+        dc = None if pass_ == "forward" else (torch.rand(tokens, N, generator=g, device=dev) * 2 - 1).to(torch.bfloat16)
+        if pass_ == "dgrad":
+            out_shape, reduction = (tokens, k), N
+
+            def run():
+                return torch._grouped_mm(dc, b.transpose(-2, -1), offs=offs, out_dtype=torch.bfloat16)
+        elif pass_ == "wgrad":
+            out_shape, reduction = (experts, k, N), max(m) if m else 0
+
+            def run():
+                return torch._grouped_mm(a.t(), dc, offs=offs, out_dtype=torch.bfloat16)
+        else:
+            out_shape, reduction = (tokens, N), k
+
+            def run():
+                return torch._grouped_mm(a, b, offs=offs, out_dtype=torch.bfloat16)
 
         # Poison: the output block the allocator hands back next is first filled with NaN,
         # so an element the op does not write fails the check.
-        poison = torch.full((tokens, N), float("nan"), dtype=torch.bfloat16, device=dev)
+        poison = torch.full(out_shape, float("nan"), dtype=torch.bfloat16, device=dev)
         del poison
-        out = run().float()
+        try:
+            out = run().float()
+        except RuntimeError as e:  # a shape this torch refuses (its 2D x 2D form checks the offsets): no row
+            print(f"{name}: case {case['case']}: skipped: torch._grouped_mm refuses it: {str(e).splitlines()[0]}",
+                  file=sys.stderr)
+            continue
         torch.cuda.synchronize()
-        ref = torch.empty(tokens, N, dtype=torch.float32, device=dev)
+        ref = torch.zeros(out_shape, dtype=torch.float32, device=dev)
         row = 0
         for e in range(experts):
-            if m[e]:
-                ref[row : row + m[e]] = a[row : row + m[e]].float() @ b[e].float()
+            rows = slice(row, row + m[e])
+            if m[e] and pass_ == "dgrad":
+                ref[rows] = dc[rows].float() @ b[e].float().t()
+            elif m[e] and pass_ == "wgrad":
+                ref[e] = a[rows].float().t() @ dc[rows].float()
+            elif m[e]:
+                ref[rows] = a[rows].float() @ b[e].float()
             row += m[e]
-        atol, rtol = math.sqrt(k) / 1024.0, 1.0 / 256.0
+        atol, rtol = math.sqrt(reduction) / 1024.0, 1.0 / 256.0
         err = (out - ref).abs()
         bad = int((~(err <= atol + rtol * ref.abs())).sum().item())
         rel = float(torch.linalg.norm(out - ref) / torch.linalg.norm(ref))
@@ -94,17 +136,17 @@ def main():
         passed = bad == 0 and rel <= rtol
         if not passed:
             failures += 1
-            print(f"torch_grouped_mm: FAILED tokens {tokens} k {k} skew {skew}: {bad} bad elements", file=sys.stderr)
-        del out, ref, err
+            print(f"{name}: FAILED tokens {tokens} k {k} skew {skew}: {bad} bad elements", file=sys.stderr)
+        del out, ref, err  # not dc: run() reads it
         median, p10, p90 = peer_common.median_p10_p90(peer_common.time_us(torch, run, flush, args.warmup, args.reps))
         useful = 2.0 * tokens * k * N
-        min_bytes = 2.0 * (tokens * k + sum(1 for x in m if x) * k * N + tokens * N)
+        min_bytes = float(case["min_bytes"])  # the pass's compulsory bytes, from gg_pass_shape
         sec = median * 1e-6
         floor = max(useful / (gemm_tflops * 1e12) if gemm_tflops else 0.0,
                     min_bytes / (copy_gbps * 1e9) if copy_gbps else 0.0)
         tflops = useful / sec * 1e-12
         values = {
-            "kernel": "torch_grouped_mm", "config": f"torch._grouped_mm {torch.__version__}",
+            "kernel": name, "config": f"torch._grouped_mm {torch.__version__}" + ("" if pass_ == "forward" else f" ({pass_})"),
             "tokens": tokens, "experts": experts, "k": k, "n": N, "skew": skew,
             "block_m": "", "block_n": "", "tiles": "", "eta": "",
             "time_us_median": f"{median:.2f}", "time_us_p10": f"{p10:.2f}", "time_us_p90": f"{p90:.2f}",
@@ -115,7 +157,7 @@ def main():
             "seed": seed, "set": case["set"],
         }
         rows.append(",".join(str(values.get(c, "")) for c in columns))
-        print(f"torch_grouped_mm: tokens {tokens:5d} k {k:4d} skew {skew}: {median:8.2f} us, "
+        print(f"{name}: tokens {tokens:5d} k {k:4d} skew {skew}: {median:8.2f} us, "
               f"{tflops:6.1f} TFLOP/s, check {'pass' if passed else 'FAIL'}", file=sys.stderr)
     peer_common.finish(args.csv, rows, failures)
 

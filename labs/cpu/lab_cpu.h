@@ -1,4 +1,4 @@
-/* The CPU exercises: the functions a student writes in labs/cpu/{swizzle,ldmatrix,desc,eta}.c.
+/* The CPU exercises: the functions a student writes in labs/cpu/{swizzle,ldmatrix,desc,eta,wgrad}.c.
  * Each is graded by labs/cpu/test_lab_cpu.c against the function of this repository named in
  * its comment, which the kernels themselves use; reference.c wires those in instead (CI builds
  * both: the exercises must fail as shipped and pass with the references). */
@@ -22,4 +22,10 @@ long lab_m_tiles(const int *m, int experts, int block_m);
 long lab_tile_count(const int *m, int experts, int n, int block_m, int block_n);
 double lab_eta(const int *m, int experts, int block_m);
 int lab_adaptive_m_tiles(int m, int *tiles_128, int *tiles_64);
+/* wgrad.c (at most LAB_WGRAD_MAX_EXPERTS experts) */
+#define LAB_WGRAD_MAX_EXPERTS 64
+int lab_wgrad_splits(int m, int chunk);
+long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk);
+void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
+                    int *row0, int *rows);
 #endif

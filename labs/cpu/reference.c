@@ -7,6 +7,7 @@
 #include "gg_fragments.h"
 #include "gg_problem.h"
 #include "gg_swizzle.h"
+#include "gg_wgrad.h"
 #include "lab_cpu.h"
 
 uint32_t lab_swizzle128(uint32_t row, uint32_t chunk) { return gg_swizzle128(row, chunk); }
@@ -50,3 +51,38 @@ double lab_eta(const int *m, int experts, int block_m) {
     return eta;
 }
 int lab_adaptive_m_tiles(int m, int *tiles_128, int *tiles_64) { return gg_adaptive_m_tiles(m, tiles_128, tiles_64); }
+
+/* The work list's parameters with `tiles` and `chunk` given (the tile shape does not change the
+ * list's order, only where each tile sits in dB_e). */
+static GgWgradParams wgrad_params(const int *m, int experts, int tiles, int chunk) {
+    GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1);
+    for (int e = 0; e < experts; ++e) p.tokens += m[e];
+    p.tiles = tiles;
+    p.n_blocks = 1;
+    p.chunk = chunk;
+    return p;
+}
+int lab_wgrad_splits(int m, int chunk) {
+    const int none = 0;
+    const GgWgradParams p = wgrad_params(&none, 1, 1, chunk);
+    return gg_wgrad_splits(&p, m);
+}
+long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk) {
+    const GgWgradParams p = wgrad_params(m, experts, tiles, chunk);
+    long fixups = 0;
+    for (int e = 0; e < experts; ++e) fixups += gg_wgrad_splits(&p, m[e]) > 1 ? p.tiles : 0;
+    return fixups;
+}
+void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
+                    int *row0, int *rows) {
+    const GgWgradParams p = wgrad_params(m, experts, tiles, chunk);
+    int item_start[LAB_WGRAD_MAX_EXPERTS + 1], slot_start[LAB_WGRAD_MAX_EXPERTS + 1], offsets[LAB_WGRAD_MAX_EXPERTS + 1];
+    item_start[0] = slot_start[0] = offsets[0] = 0; /* the kernel's prefix sums */
+    for (int e = 0; e < experts; ++e) {
+        item_start[e + 1] = item_start[e] + gg_wgrad_items(&p, m[e]);
+        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(&p, m[e]);
+        offsets[e + 1] = offsets[e] + m[e];
+    }
+    const GgWgradItem it = gg_wgrad_at(&p, item_start, slot_start, offsets, index);
+    *expert = it.expert, *tile = it.tile, *split = it.split, *row0 = it.row0, *rows = it.rows;
+}

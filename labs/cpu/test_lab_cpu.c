@@ -1,6 +1,6 @@
 /* The CPU exercises' grader: each student function against the repository's own on every input
  * listed here; the first difference is the failure message.
- * usage: lab_cpu [swizzle|ldmatrix|desc|eta]   (no argument: all four)
+ * usage: lab_cpu [swizzle|ldmatrix|desc|eta|wgrad]   (no argument: all five)
  *        lab_cpu --list                         each exercise and the functions it asks for
  * Exit 0 all pass, 1 one fails, 2 bad usage or an exercise file newer than this grader. */
 #define _POSIX_C_SOURCE 200809L /* stat's nanosecond times */
@@ -17,6 +17,7 @@
 #include "gg_fragments.h"
 #include "gg_problem.h"
 #include "gg_swizzle.h"
+#include "gg_wgrad.h"
 #include "lab_cpu.h"
 
 START_TEST(swizzle) {
@@ -128,6 +129,55 @@ START_TEST(tile_model) {
 }
 END_TEST
 
+/* k5_wgrad's work list on ragged splits (empty, 1-row, split and barely split experts) and the
+ * worklog's split at 2048 rows, for several tile counts and chunks; every item of every list. */
+START_TEST(wgrad_list) {
+    static const int ragged[][8] = {{0, 1, 130, 0, 64, 1, 257, 3}, {0, 0, 2049, 0, 0, 0, 0, 0},
+                                    {128, 129, 64, 65, 192, 0, 1, 1000}, {0, 0, 0, 0, 0, 0, 0, 0}};
+    static const int tiles[] = {1, 3, 4}, chunks[] = {1, 2, 16};
+    int worklog[LAB_WGRAD_MAX_EXPERTS];
+    gg_split_rows(2048, LAB_WGRAD_MAX_EXPERTS, 1.2, worklog);
+    for (int m = 0; m <= 2200; ++m)
+        for (int c = 0; c < 3; ++c) {
+            GgWgradParams p = gg_wgrad_params(1, m, 8, 8, 8, 8, 1);
+            p.chunk = chunks[c];
+            ck_assert_msg(lab_wgrad_splits(m, chunks[c]) == gg_wgrad_splits(&p, m),
+                          "lab_wgrad_splits(m %d, chunk %d) = %d, expected %d", m, chunks[c],
+                          lab_wgrad_splits(m, chunks[c]), gg_wgrad_splits(&p, m));
+        }
+    for (int split = 0; split < 5; ++split) {
+        const int *m = split < 4 ? ragged[split] : worklog, experts = split < 4 ? 8 : LAB_WGRAD_MAX_EXPERTS;
+        int offsets[LAB_WGRAD_MAX_EXPERTS + 1], item_start[LAB_WGRAD_MAX_EXPERTS + 1], slot_start[LAB_WGRAD_MAX_EXPERTS + 1];
+        for (int t = 0; t < 3; ++t)
+            for (int c = 0; c < 3; ++c) {
+                GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1);
+                p.tiles = tiles[t], p.n_blocks = 1, p.chunk = chunks[c];
+                long fixups = 0;
+                offsets[0] = item_start[0] = slot_start[0] = 0;
+                for (int e = 0; e < experts; ++e) {
+                    offsets[e + 1] = offsets[e] + m[e];
+                    item_start[e + 1] = item_start[e] + gg_wgrad_items(&p, m[e]);
+                    slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(&p, m[e]);
+                    fixups += gg_wgrad_splits(&p, m[e]) > 1 ? p.tiles : 0;
+                }
+                p.tokens = offsets[experts];
+                ck_assert_msg(lab_wgrad_fixups(m, experts, tiles[t], chunks[c]) == fixups,
+                              "split %d, tiles %d, chunk %d: lab_wgrad_fixups = %ld, expected %ld", split, tiles[t],
+                              chunks[c], lab_wgrad_fixups(m, experts, tiles[t], chunks[c]), fixups);
+                for (int i = 0; i < item_start[experts]; ++i) {
+                    const GgWgradItem w = gg_wgrad_at(&p, item_start, slot_start, offsets, i);
+                    int e, tile, s, row0, rows;
+                    lab_wgrad_item(m, experts, tiles[t], chunks[c], i, &e, &tile, &s, &row0, &rows);
+                    ck_assert_msg(e == w.expert && tile == w.tile && s == w.split && row0 == w.row0 && rows == w.rows,
+                                  "split %d, tiles %d, chunk %d, item %d: lab_wgrad_item = expert %d tile %d split %d "
+                                  "row0 %d rows %d, expected %d %d %d %d %d", split, tiles[t], chunks[c], i, e, tile, s,
+                                  row0, rows, w.expert, w.tile, w.split, w.row0, w.rows);
+                }
+            }
+    }
+}
+END_TEST
+
 /* Each exercise: its file and the functions the student writes there (what the starter asks for). */
 static const struct {
     const char *name, *functions;
@@ -136,6 +186,7 @@ static const struct {
     {"ldmatrix", "lab_ldsm_x4_row lab_ldsm_x4_chunk lab_mma_c_row lab_mma_c_col"},
     {"desc", "lab_wgmma_desc lab_sm100_smem_desc"},
     {"eta", "lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles"},
+    {"wgrad", "lab_wgrad_splits lab_wgrad_fixups lab_wgrad_item"},
 };
 enum { EXERCISES = sizeof exercises / sizeof exercises[0] };
 
@@ -191,7 +242,7 @@ int main(int argc, char **argv) {
     int known = !only;
     for (int i = 0; i < EXERCISES; ++i) known |= only && !strcmp(only, exercises[i].name);
     if (argc > 2 || !known) {
-        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta | --list]   (no argument: all four)\n");
+        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta|wgrad | --list]   (no argument: all five)\n");
         return 2;
     }
     if (stale_sources(argv[0], only)) return 2;
@@ -203,6 +254,7 @@ int main(int argc, char **argv) {
     srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator));
     srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
     srunner_add_suite(r, exercise("eta", tile_model, NULL));
+    srunner_add_suite(r, exercise("wgrad", wgrad_list, NULL));
     srunner_run(r, only, NULL, CK_NORMAL);
     const int failed = srunner_ntests_failed(r), run = srunner_ntests_run(r);
     srunner_free(r);

@@ -1,0 +1,149 @@
+/* The work list of the weight gradient dB_e = A_e^T dC_e (k5_backward/k5_wgrad.cu), callable
+ * from host and device (GG_HD) and from C: the kernel builds its table and finds its items with
+ * these functions, tests/suite_wgrad.c checks them on the CPU, and `ggemm tiles --pass wgrad`
+ * prints the list that plots/diagrams.py draws.
+ *
+ * Output tiles. dB is [experts x k x n]; each expert's k x n is cut into tile_m x tile_n tiles
+ * (tile_m rows of k, tile_n columns of n), `tiles` = ceil(k / tile_m) x ceil(n / tile_n) of them,
+ * the same count for every expert, empty or not: an empty expert's tiles are written as zeros.
+ *
+ * The ragged reduction. Tile (e, t) sums over the m_e rows of expert e, in 64-row blocks
+ * (GG_WGRAD_BLOCK_R, one ring stage). An expert of more than `chunk` blocks is split into
+ * splits = ceil(m_e / (64 chunk)) items of `chunk` blocks (the last shorter); each writes an fp32
+ * partial, and the last of them to finish (an integer ticket, not an fp atomic) adds the partials
+ * in split order 0, 1, ... and writes bf16: the same sum, bit for bit, whichever CTA is last.
+ * Every other expert, tiny or empty, is one item per tile, stored straight from registers.
+ *
+ * The list is expert-major; inside expert e, local item j is split j % splits of tile
+ * j / splits (the splits of one tile adjacent: they run on neighbouring CTAs at the same time, so
+ * the last one waits for nothing), tile t covering rows (t / n_blocks) tile_m of k and columns
+ * (t % n_blocks) tile_n of n. Items of a split expert own `tiles x splits` consecutive slots of
+ * the fp32 workspace, from that expert's slot_start; the ticket of tile t is the counter of its
+ * split 0's slot.
+ *
+ * The chunk (a rule, from host-known sizes only, so that a CUDA graph replays with new m_e): the
+ * longest item should be at most a quarter of a CTA's share of the work, which bounds the tail;
+ * the work is at most tiles x (ceil(tokens / 64) + experts) blocks. Never below
+ * GG_WGRAD_MIN_CHUNK blocks: a split adds a partial write and read (fp32, twice the bf16 tile)
+ * that only a long item hides. */
+#ifndef GG_WGRAD_H
+#define GG_WGRAD_H
+#include "gg_hd.h"
+#include "gg_schedule.h" /* gg_sched_clamp, gg_sched_group (the same binary search) */
+
+#define GG_WGRAD_BLOCK_R 64   /* reduction rows per ring stage */
+#define GG_WGRAD_MIN_CHUNK 16 /* blocks: 1024 rows */
+#define GG_WGRAD_ITEMS_PER_CTA 4
+
+typedef struct GgWgradParams {
+    int experts, tokens, k, n;
+    int tile_m, tile_n;  /* output tile: rows of k, columns of n */
+    int n_blocks;        /* ceil(n / tile_n) */
+    int tiles;           /* output tiles per expert */
+    int chunk;           /* reduction blocks per item of a split expert */
+} GgWgradParams;
+
+typedef struct GgWgradItem {
+    int expert;
+    int tile;    /* 0 .. tiles - 1 */
+    int split;   /* 0 .. splits - 1 */
+    int splits;  /* 1: stored from registers; > 1: through the workspace */
+    int row0;    /* first reduction row, in A and dC */
+    int rows;    /* reduction rows of this item: 0 (an empty expert) .. 64 chunk */
+    int m0;      /* first row of the tile in dB_e (a k index) */
+    int col0;    /* first column of the tile (an n index) */
+    int slot;    /* fp32 partial slot, or -1 (splits == 1) */
+    int ticket;  /* counter index of the tile (split 0's slot), or -1 */
+} GgWgradItem;
+
+GG_HD int gg_wgrad_cdiv(long a, long b) { return (int)((a + b - 1) / b); }
+
+/* Reduction blocks per item for `ctas` CTAs (the rule above). */
+GG_HD int gg_wgrad_chunk(int tokens, int experts, int tiles, int ctas) {
+    const long work = (long)tiles * (gg_wgrad_cdiv(tokens, GG_WGRAD_BLOCK_R) + experts);
+    const long share = (long)(ctas > 0 ? ctas : 1) * GG_WGRAD_ITEMS_PER_CTA;
+    const long chunk = (work + share - 1) / share;
+    return chunk > GG_WGRAD_MIN_CHUNK ? (int)chunk : GG_WGRAD_MIN_CHUNK;
+}
+
+GG_HD GgWgradParams gg_wgrad_params(int experts, int tokens, int k, int n, int tile_m, int tile_n,
+                                    int ctas) {
+    GgWgradParams p;
+    p.experts = experts;
+    p.tokens = tokens;
+    p.k = k;
+    p.n = n;
+    p.tile_m = tile_m;
+    p.tile_n = tile_n;
+    p.n_blocks = gg_wgrad_cdiv(n, tile_n);
+    p.tiles = gg_wgrad_cdiv(k, tile_m) * p.n_blocks;
+    p.chunk = gg_wgrad_chunk(tokens, experts, p.tiles, ctas);
+    return p;
+}
+
+/* Items per tile of an expert of m rows: 1 up to 64 chunk rows (0 rows too), else
+ * ceil(m / (64 chunk)). */
+GG_HD int gg_wgrad_splits(const GgWgradParams *p, int m) {
+    const long rows = (long)GG_WGRAD_BLOCK_R * p->chunk;
+    return m > rows ? gg_wgrad_cdiv(m, rows) : 1;
+}
+GG_HD int gg_wgrad_items(const GgWgradParams *p, int m) { return p->tiles * gg_wgrad_splits(p, m); }
+/* Workspace slots an expert takes: one per item if it is split, none otherwise. */
+GG_HD int gg_wgrad_slots(const GgWgradParams *p, int m) {
+    const int s = gg_wgrad_splits(p, m);
+    return s > 1 ? p->tiles * s : 0;
+}
+
+/* Slots any split of `tokens` rows can need, from sizes alone: a split expert has
+ * m > 64 chunk rows and ceil(m / (64 chunk)) < 2 m / (64 chunk) splits, so all of them together
+ * fewer than 2 tokens / (64 chunk). */
+GG_HD long gg_wgrad_max_slots(const GgWgradParams *p) {
+    return (long)p->tiles * ((2L * p->tokens) / ((long)GG_WGRAD_BLOCK_R * p->chunk));
+}
+
+/* Workspace bytes: the tickets (one int per slot, rounded up to 256 bytes) then the fp32
+ * partials (tile_m x tile_n floats per slot). */
+GG_HD long gg_wgrad_ticket_bytes(const GgWgradParams *p) {
+    return (gg_wgrad_max_slots(p) * 4 + 255) / 256 * 256;
+}
+GG_HD long gg_wgrad_workspace_bytes(const GgWgradParams *p) {
+    return gg_wgrad_ticket_bytes(p) + gg_wgrad_max_slots(p) * p->tile_m * p->tile_n * 4L;
+}
+
+/* The persistent grid: one CTA per SM, no more than there can be items (every expert has
+ * `tiles` items, and the split experts at most 2 tokens / (64 chunk) more per tile). */
+GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
+    const long bound = (long)p->tiles * (p->experts + 2L * p->tokens / ((long)GG_WGRAD_BLOCK_R * p->chunk) + 1);
+    return (int)(bound < sms ? bound : sms);
+}
+
+/* Item `local` of expert e (m rows from row0), whose slots start at slot_start. */
+GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, int local,
+                                int slot_start) {
+    GgWgradItem it;
+    const int splits = gg_wgrad_splits(p, m), rows = GG_WGRAD_BLOCK_R * p->chunk;
+    it.expert = e;
+    it.splits = splits;
+    it.tile = local / splits;
+    it.split = local % splits;
+    it.row0 = row0 + it.split * rows;
+    const int left = m - it.split * rows;
+    it.rows = left < rows ? (left > 0 ? left : 0) : rows;
+    it.m0 = (it.tile / p->n_blocks) * p->tile_m;
+    it.col0 = (it.tile % p->n_blocks) * p->tile_n;
+    it.slot = splits > 1 ? slot_start + local : -1;
+    it.ticket = splits > 1 ? slot_start + it.tile * splits : -1;
+    return it;
+}
+
+/* Item `index` (0 <= index < item_start[experts]) from the two exclusive prefix sums over the
+ * experts (item_start, slot_start: experts + 1 entries) and the clamped row offsets. */
+GG_HD GgWgradItem gg_wgrad_at(const GgWgradParams *p, const int *item_start, const int *slot_start,
+                              const int *row_offsets, int index) {
+    const int e = gg_sched_group(item_start, p->experts, index);
+    const int row0 = gg_sched_clamp(GG_SCHED_LOAD(row_offsets + e), p->tokens);
+    const int end = gg_sched_clamp(GG_SCHED_LOAD(row_offsets + e + 1), p->tokens);
+    return gg_wgrad_item(p, e, row0, end > row0 ? end - row0 : 0, index - item_start[e], slot_start[e]);
+}
+
+#endif

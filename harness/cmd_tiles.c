@@ -1,0 +1,95 @@
+/* ggemm tiles: k5_wgrad's work list as CSV, from the functions the kernel runs (common/gg_wgrad.h),
+ * no GPU. One row per item, in list order: the CTA that takes it (the kernel's persistent loop,
+ * item t on CTA t % grid), the expert, the output tile as K and N block, the split, the
+ * reduction rows, the fp32 slot and ticket of a split tile, and where the item sits in its CTA's
+ * sequence measured in 64-row reduction blocks (start, end: work, not time). The fix-up of a
+ * split tile is done by whichever split draws the last ticket; fixup_cta is the CTA that does it
+ * when every CTA reduces a block in the same time, a tie going to the later split (the sum is
+ * the same bits whoever adds it).
+ * The first line, '# key=value,...', gives the list's parameters; plots/diagrams.py draws it. */
+#include <stdlib.h>
+
+#include "gg_commands.h"
+#include "gg_wgrad.h"
+#include "k5_backward/k5_backward.h"
+
+/* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
+#define TILES_DEFAULT_SMS 132
+
+static int write_list(const GgProblem *pr, int sms) {
+    const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N,
+                                            sms);
+    const int grid = gg_wgrad_grid(&p, sms);
+    int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
+    int *slot_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
+    int *cta_end = calloc((size_t)(grid > 0 ? grid : 1), sizeof(int));
+    if (!item_start || !slot_start || !cta_end) {
+        free(item_start), free(slot_start), free(cta_end);
+        return 1;
+    }
+    item_start[0] = slot_start[0] = 0; /* the kernel's two prefix sums */
+    int split_tiles = 0;
+    for (int e = 0; e < pr->experts; ++e) {
+        item_start[e + 1] = item_start[e] + gg_wgrad_items(&p, pr->m[e]);
+        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(&p, pr->m[e]);
+        split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
+    }
+    const int items = item_start[pr->experts];
+    GgWgradItem *list = malloc(sizeof(GgWgradItem) * (size_t)(items > 0 ? items : 1));
+    int *start = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));
+    if (!list || !start) {
+        free(item_start), free(slot_start), free(cta_end), free(list), free(start);
+        return 1;
+    }
+    for (int t = 0; t < items; ++t) {
+        list[t] = gg_wgrad_at(&p, item_start, slot_start, pr->offsets, t);
+        start[t] = cta_end[t % grid];
+        cta_end[t % grid] += gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R);
+    }
+    printf("# pass=wgrad,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,tile_n=%d,block_r=%d,sms=%d,grid=%d,chunk=%d,"
+           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,m_e=",
+           pr->tokens, pr->experts, pr->k, pr->n, p.tile_m, p.tile_n, GG_WGRAD_BLOCK_R, sms, grid, p.chunk, items,
+           split_tiles, slot_start[pr->experts], items > 0 ? gg_wgrad_workspace_bytes(&p) : 0L);
+    for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
+    puts("\nitem,cta,expert,tile,k_block,n_block,split,splits,row0,rows,start,end,slot,ticket,fixup_cta");
+    for (int t = 0; t < items; ++t) {
+        const GgWgradItem *it = &list[t];
+        const int blocks = gg_wgrad_cdiv(it->rows, GG_WGRAD_BLOCK_R);
+        int fixup = -1;
+        if (it->splits > 1) { /* the tile's splits are adjacent: items t - split .. */
+            const int first = t - it->split;
+            for (int s = 0, last = -1; s < it->splits; ++s) {
+                const int u = first + s, end = start[u] + gg_wgrad_cdiv(list[u].rows, GG_WGRAD_BLOCK_R);
+                if (end >= last) last = end, fixup = u % grid;
+            }
+        }
+        printf("%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", t, t % grid, it->expert, it->tile,
+               it->m0 / p.tile_m, it->col0 / p.tile_n, it->split, it->splits, it->row0, it->rows, start[t],
+               start[t] + blocks, it->slot, it->ticket, fixup);
+    }
+    free(item_start), free(slot_start), free(cta_end), free(list), free(start);
+    return 0;
+}
+
+int gg_cmd_tiles(const GgOptions *o) {
+    if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
+        fprintf(stderr, "ggemm: tiles lists k5_wgrad's work list only (--pass wgrad); the forward's and dgrad's "
+                        "tiles are k3's schedule ('ggemm problem')\n");
+        return GG_EXIT_USAGE;
+    }
+    const GgShape shape = {o->tokens.v[0], o->experts.v[0], o->k.v[0], o->n.v[0]};
+    char why[256];
+    if (!k5_wgrad_can_implement(&shape, why, sizeof why)) {
+        fprintf(stderr, "ggemm: %s\n", why);
+        return GG_EXIT_USAGE;
+    }
+    GgProblem p;
+    if (gg_options_problem(o, &p)) {
+        fprintf(stderr, "ggemm: %s\n", gg_error());
+        return GG_EXIT_USAGE;
+    }
+    const int rc = write_list(&p, o->sms > 0 ? o->sms : TILES_DEFAULT_SMS);
+    gg_problem_free(&p);
+    if (rc) fprintf(stderr, "ggemm: out of host memory for the work list\n");
+    return rc ? GG_EXIT_USAGE : GG_EXIT_OK;
+}

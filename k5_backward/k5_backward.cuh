@@ -1,0 +1,90 @@
+// k5_backward.cuh — what k5's two kernels add to k3_wgmma.cuh: the operand layouts of the
+// backward products and a main loop that takes them as a parameter.
+//
+// k3's mma_k_loop has the forward's layouts built in: A K-major (imm-trans-a 0), B N-major
+// (imm-trans-b 1). The backward products have the other ones, in the same 128B-swizzled boxes
+// of 64 x 64 bf16 (one 128-byte row per box row), so the ring, its stages and its barriers are
+// k3's unchanged (Ring<BLOCK_N>, init_ring, produce_tile, staging_of):
+//
+//   dgrad  A = dC_e, K-major as in the forward (rows of 64 n): imm-trans-a 0.
+//          B = B_e^T: element (r, w) = B_e[w][r], contiguous in r, the reduction index:
+//          K-major, imm-trans-b 0. A TMA box of 64 r x 64 w is 64 rows of 128 B, exactly an A
+//          box; BLOCK_N / 64 of them stacked are one N-row operand with 8-row groups 1024 B
+//          apart (SBO), the k16 step +32 B along the rows.
+//   wgrad  A = A_e^T: element (i, r) = A[row0 + r][i], contiguous in i, an output-row index:
+//          M-major, imm-trans-a 1. A box of 64 i x 64 r is 64 reduction rows of 128 B, exactly
+//          a forward B panel: LBO = next panel, SBO = 8 rows, the k16 step +2048 B (16 rows).
+//          B = dC_e, N-major as the forward's B: imm-trans-b 1.
+#pragma once
+#include "k3_wgmma/k3_wgmma.cuh"
+#include "k5_backward/k5_backward.h"
+
+namespace k5 {
+using namespace k3;
+
+struct DgradOperands {
+    static constexpr int TRANS_A = 0, TRANS_B = 0;
+    static constexpr uint32_t A_K16 = GG_WGMMA_KMAJOR_K16_BYTES, B_K16 = GG_WGMMA_KMAJOR_K16_BYTES;
+    __device__ static uint64_t desc_a(uint32_t addr) { return gg_wgmma_desc_a_kmajor_sw128(addr); }
+    __device__ static uint64_t desc_b(uint32_t addr) { return gg_wgmma_desc_b_kmajor_sw128(addr); }
+};
+struct WgradOperands {
+    static constexpr int TRANS_A = 1, TRANS_B = 1;
+    static constexpr uint32_t A_K16 = GG_WGMMA_MNMAJOR_K16_BYTES, B_K16 = GG_WGMMA_MNMAJOR_K16_BYTES;
+    __device__ static uint64_t desc_a(uint32_t addr) { return gg_wgmma_desc_a_mnmajor_sw128(addr, HALF_A_BYTES); }
+    __device__ static uint64_t desc_b(uint32_t addr) { return gg_wgmma_desc_b_mnmajor_sw128(addr, PANEL_BYTES); }
+};
+
+// dgrad's B boxes through k3's produce_tile: it asks for (column, k0) of the forward's B; the
+// transposed operand wants the box at x = k0 (the reduction index, n) and y = column (the
+// output column, a k index) of the same [experts x k x n] tensor map.
+struct TransposedBLoads : OwnLoads {
+    __device__ static void load_b(void *box, const CUtensorMap *map, int col, int k0, int expert,
+                                  uint64_t *bar, int /*panel*/, int /*rank*/) {
+        gg::tma_load_3d(box, map, k0, col, expert, bar);
+    }
+};
+
+// One consumer warpgroup's loop over k_blocks stages into one m64 x N accumulator: k3's
+// mma_k_loop (wait full, 4 wgmma, keep one group in flight, release the stage before) with the
+// operand layouts of OPS. prepare(stage, kb) runs once the stage is full, before its wgmma
+// (wgrad masks rows there). k_blocks >= 1.
+template <int N, int STAGES, int STAGE_BYTES, class OPS, int ACC, class PREPARE>
+__device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint64_t *empty,
+                                         uint32_t base, GgPipe &pipe, uint32_t a_off, int k_blocks,
+                                         bool leader, PREPARE &&prepare) {
+    int prev_stage = 0;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+        gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+        prepare(pipe.stage, kb);
+        const uint32_t stage_addr = base + pipe.stage * STAGE_BYTES;
+        const uint64_t desc_a = OPS::desc_a(stage_addr + a_off), desc_b = OPS::desc_b(stage_addr + A_BYTES);
+        gg::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_K / 16; ++kk)
+            gg::wgmma_m64k16_bf16<N, OPS::TRANS_A, OPS::TRANS_B>(
+                acc, gg_wgmma_desc_advance(desc_a, kk * OPS::A_K16),
+                gg_wgmma_desc_advance(desc_b, kk * OPS::B_K16), (kb > 0 || kk > 0) ? 1 : 0);
+        gg::wgmma_commit_group();
+        gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
+        if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
+        prev_stage = pipe.stage;
+        gg_pipe_advance(&pipe, STAGES);
+    }
+    gg::wgmma_wait_group<0>();
+    if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
+}
+
+// A 2-D bf16 tensor map [rows x cols], row-major, in boxes of 64 columns x 64 rows, 128B
+// swizzle: every k5 operand but B (which is k3's gg_tmap_b). Rows past `rows` and columns past
+// `cols` read as zeros.
+inline int tmap_rows(CUtensorMap *map, const void *base, int cols, int rows) {
+    const uint64_t dims[2] = {(uint64_t)cols, (uint64_t)rows};
+    const uint64_t strides[1] = {(uint64_t)cols * 2};
+    const uint32_t box[2] = {64, 64};
+    return gg_tmap_bf16(map, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+}  // namespace k5

@@ -1,0 +1,27 @@
+/* k5_backward: the training half of the grouped GEMM (sm_90a), on k3_wgmma's machinery.
+ *   k5_dgrad  dA = dC_e B_e^T       (k5_dgrad.cu): ragged M again, B read transposed
+ *   k5_wgrad  dB_e = A_e^T dC_e     (k5_wgrad.cu): the reduction runs over the ragged m_e rows
+ * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Neither has a
+ * traced twin yet. */
+#ifndef K5_BACKWARD_H
+#define K5_BACKWARD_H
+#include "gg_kernel.h"
+
+/* k5_wgrad keeps a per-expert table in shared memory beside k3's ring: at most this many. */
+#define K5_WGRAD_MAX_EXPERTS 1024
+/* k5_wgrad's output tile, rows of k x columns of n (k3's BLOCK_M x a Ring<192>), which
+ * `ggemm tiles` builds the work list with (k5_wgrad.cu asserts they are the kernel's). */
+#define K5_WGRAD_TILE_M 128
+#define K5_WGRAD_TILE_N 192
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+GG_DECLARE_CONFIG(k5_dgrad)
+GG_DECLARE_CONFIG(k5_wgrad)
+int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len);
+int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len);
+#ifdef __cplusplus
+}
+#endif
+#endif

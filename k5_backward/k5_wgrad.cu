@@ -1,0 +1,274 @@
+// k5_backward, wgrad — dB_e = A_e^T · dC_e per expert (sm_90a): k5_wgrad.
+//
+// What changed since k5_dgrad (and k3): the ragged dimension is the reduction. Every expert,
+// empty or not, has the same k x n output, cut into 128 x 192 tiles; tile (e, t) sums over
+// expert e's m_e rows, 64 rows per ring stage. Three things are new:
+//   1. The work list (common/gg_wgrad.h, unit-tested on the CPU, drawn by plots/diagrams.py):
+//      items over (expert, tile, split). An expert longer than `chunk` blocks (a rule of the
+//      sizes and the grid) is split into items of `chunk` blocks, so one long reduction does not
+//      hold one SM to the end of the launch; each split item writes an fp32 partial into the
+//      workspace and takes an integer ticket; the last of a tile adds the partials in split
+//      order (the same bits whoever is last) and writes bf16, then sets the ticket back to 0
+//      for the next launch. An unsplit item stores from registers; an empty expert's item
+//      loads nothing and stores zeros. Each CTA builds the per-expert prefix sums in shared
+//      memory from the device-side row offsets (graph-safe, as k3 step 2).
+//   2. The operands: A_e^T is read M-major (imm-trans-a 1) from boxes of A rows, dC_e N-major
+//      as the forward's B (k5_backward.cuh).
+//   3. Rows of the next expert. A stage is a 64-row box from the item's row: its last stage can
+//      hold rows past the expert's end, which (unlike the forward's extra rows, computed and
+//      never stored) would be summed into the tile. TMA zero-fills only at the tensor's edge
+//      (the experts share one tensor), so the consumers zero those rows in shared memory, in
+//      both operands (0 x a finite value is not enough: the next expert's dC may hold an Inf),
+//      then fence.proxy.async (generic writes, async-proxy reads) and meet at a named barrier
+//      before the stage's wgmma. Only an item's last stage, and only when m_e % 64 != 0.
+//
+// Tile     128 x 192 x 64 (rows of k x columns of n x reduction rows); consumer c computes
+//          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread.
+// Threads  k3's: producer warpgroup (thread 0 issues TMA) + 2 consumer warpgroups, setmaxnreg.
+// Smem     k3's Ring<192>: stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB) as many as
+//          fit beside the epilogue staging; static: two per-expert prefix sums (8 KiB for 1024
+//          experts) and the ticket's broadcast.
+// Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
+//          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
+//          allocates GgKernelInfo.workspace_bytes and zeroes it once.
+// Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
+#include <stdio.h>
+
+#include "gg_wgrad.h"
+#include "k5_backward/k5_backward.cuh"
+
+namespace k5 {
+namespace {
+
+constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
+static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
+constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
+constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 256 consumer threads
+
+// Rows [valid, 64) of a stage's boxes to zero: consumer c takes its own A panel (only it reads
+// it) and the dC panels p with p % 2 == c (both read them: the caller's barrier follows).
+template <int PANELS>
+__device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int c, int tid) {
+    const uint4 zero = {0, 0, 0, 0};
+    const int chunks = (WG_ROWS - valid) * (GG_SWIZZLE128_ROW_BYTES / 16);  // 16-byte chunks per box
+    const int first = valid * GG_SWIZZLE128_ROW_BYTES;  // a row stays a row under the swizzle
+    for (int i = tid; i < chunks; i += WG_THREADS)
+        *reinterpret_cast<uint4 *>(stage + c * HALF_A_BYTES + first + 16 * i) = zero;
+    for (int p = c; p < PANELS; p += CONSUMERS)
+        for (int i = tid; i < chunks; i += WG_THREADS)
+            *reinterpret_cast<uint4 *>(stage + A_BYTES + p * PANEL_BYTES + first + 16 * i) = zero;
+}
+
+template <int BLOCK_N>
+__global__ void __launch_bounds__(THREADS, 1)
+wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
+             uint16_t *__restrict__ dB, const int *__restrict__ row_offsets, int *__restrict__ tickets,
+             float *__restrict__ partials, const GgWgradParams prm) {
+    using R = Ring<BLOCK_N>;
+    constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
+    extern __shared__ uint8_t smem_raw[];
+    __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
+    __shared__ int item_start[MAX_WGRAD_EXPERTS + 1], slot_start[MAX_WGRAD_EXPERTS + 1];
+    __shared__ int last_split;  // the ticket thread's answer, for the other consumer threads
+    uint8_t *smem = ring_start(smem_raw);
+    init_ring(full, empty, 1, CONSUMER_WARPS);
+
+    // ---- the work list's two prefix sums over the experts (every thread) ----
+    for (int e = threadIdx.x; e < prm.experts; e += THREADS) {
+        const int row0 = gg_sched_clamp(row_offsets[e], prm.tokens), end = gg_sched_clamp(row_offsets[e + 1], prm.tokens);
+        item_start[e] = gg_wgrad_items(&prm, end > row0 ? end - row0 : 0);
+        slot_start[e] = gg_wgrad_slots(&prm, end > row0 ? end - row0 : 0);
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {  // warp 0: each lane sums a run of experts, then one shuffle scan
+        const int lane = threadIdx.x, per = (prm.experts + 31) / 32, first = lane * per;
+        int items = 0, slots = 0;
+        for (int e = first; e < first + per && e < prm.experts; ++e) {
+            items += item_start[e];
+            slots += slot_start[e];
+        }
+        int items_in = items, slots_in = slots;  // inclusive over lanes 0..lane
+        for (int d = 1; d < 32; d <<= 1) {
+            const int i = __shfl_up_sync(0xffffffffu, items_in, d), s = __shfl_up_sync(0xffffffffu, slots_in, d);
+            if (lane >= d) {
+                items_in += i;
+                slots_in += s;
+            }
+        }
+        int item = items_in - items, slot = slots_in - slots;
+        for (int e = first; e < first + per && e < prm.experts; ++e) {
+            const int ni = item_start[e], ns = slot_start[e];
+            item_start[e] = item;
+            slot_start[e] = slot;
+            item += ni;
+            slot += ns;
+        }
+        if (lane == 31) {
+            item_start[prm.experts] = items_in;
+            slot_start[prm.experts] = slots_in;
+        }
+    }
+    __syncthreads();
+    const int num_items = item_start[prm.experts], wg = threadIdx.x / WG_THREADS;
+
+    if (wg == 0) {
+        // ---------------- producer: A rows (read as A^T) and dC rows of every item ----------------
+        gg::setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            GgPipe pipe = {0, 0};
+            for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
+                const GgWgradItem it = gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
+                int a_loads = 0, b_loads = 0;  // boxes wholly past k or n: not loaded, not counted
+                for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
+                for (int p = 0; p < R::PANELS; ++p) b_loads += (it.col0 + p * PANEL_N < prm.n);
+                const uint32_t tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
+                const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
+                for (int kb = 0; kb < blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
+                    gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
+                    uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
+                    gg::mbarrier_arrive_expect_tx(&full[pipe.stage], tx);
+                    const int row = it.row0 + kb * BLOCK_K;  // past `tokens`: zeros from TMA
+                    for (int h = 0; h < a_loads; ++h)
+                        gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, it.m0 + h * WG_ROWS, row, &full[pipe.stage]);
+                    for (int p = 0; p < b_loads; ++p)
+                        gg::tma_load_2d(b_box + p * PANEL_BYTES, &tmap_dc, it.col0 + p * PANEL_N, row, &full[pipe.stage]);
+                }
+            }
+        }
+    } else {
+        // ---------------- consumers: rows 64c .. 64c + 63 of every item's tile ----------------
+        gg::setmaxnreg_inc<CONSUMER_REGS>();
+        const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
+        const int tid = threadIdx.x % WG_THREADS, ctid = threadIdx.x - WG_THREADS;  // in the WG, in both
+        const int row = c * WG_ROWS + warp * STAGING_ROWS;
+        uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
+        GgPipe pipe = {0, 0};
+        float acc[ACC];
+        for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
+            const GgWgradItem it = gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
+            const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
+            uint16_t *dB_e = dB + (size_t)it.expert * prm.k * prm.n;
+            // Stores come from arrays other than acc: an ordinary write into the accumulator's
+            // registers in this function would make ptxas serialise every wgmma (C7515).
+            auto store = [&](const float (&v)[ACC]) {
+                gg::wgmma_store_warp_rows<R::PANELS>(v, staging, dB_e, prm.n, it.m0 + row, prm.k - it.m0 - row,
+                                                     it.col0, lane);
+            };
+            if (blocks == 0) {  // an empty expert: its tile is zeros
+                float zeros[ACC];
+#pragma unroll
+                for (int i = 0; i < ACC; ++i) zeros[i] = 0.f;
+                store(zeros);
+                continue;
+            }
+            mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, WgradOperands>(
+                acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, blocks, lane == 0,
+                [&](int stage, int kb) {
+                    const int valid = it.rows - kb * BLOCK_K;
+                    if (valid >= BLOCK_K) return;  // the same answer in both consumers
+                    zero_rows_past<R::PANELS>(smem + stage * R::STAGE_BYTES, valid, c, tid);
+                    gg::fence_proxy_async_smem();
+                    gg::named_barrier_sync(MASK_BARRIER, CONSUMER_THREADS);
+                });
+            if (it.splits == 1) {
+                store(acc);
+                continue;
+            }
+            // Partial out (coalesced: register i of consumer thread ctid at i x 256 + ctid), then
+            // the tile's ticket; the last split adds all partials in split order.
+            float *mine = partials + (size_t)it.slot * TILE_FLOATS;
+#pragma unroll
+            for (int i = 0; i < ACC; ++i) __stcg(mine + i * CONSUMER_THREADS + ctid, acc[i]);
+            __threadfence();
+            gg::named_barrier_sync(TICKET_BARRIER, CONSUMER_THREADS);
+            if (ctid == 0) {
+                const int arrived = atomicAdd(&tickets[it.ticket], 1);
+                __threadfence();
+                last_split = arrived == it.splits - 1;
+                if (last_split) tickets[it.ticket] = 0;  // every split has taken its ticket
+            }
+            gg::named_barrier_sync(TICKET_BARRIER, CONSUMER_THREADS);
+            if (!last_split) continue;  // the same answer in every consumer thread
+            const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
+            float sum[ACC];
+#pragma unroll
+            for (int i = 0; i < ACC; ++i) sum[i] = __ldcg(first + i * CONSUMER_THREADS + ctid);
+            for (int s = 1; s < it.splits; ++s)
+#pragma unroll
+                for (int i = 0; i < ACC; ++i) sum[i] += __ldcg(first + (size_t)s * TILE_FLOATS + i * CONSUMER_THREADS + ctid);
+            store(sum);
+        }
+    }
+}
+
+// The work list's parameters for a launch: the chunk depends on the grid (gg_wgrad_chunk), so
+// the launch and the workspace size ask the same question.
+cudaError_t params_of(const GgLaunch *p, GgWgradParams *prm) {
+    GgGpu gpu;
+    CUDA_TRY(gg_launch_gpu(p, &gpu));
+    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, BLOCK_M, WGRAD_N, gpu.sms);
+    return cudaSuccess;
+}
+
+size_t workspace_bytes(const GgLaunch *p) {
+    GgWgradParams prm;
+    if (p->tokens <= 0 || p->experts <= 0 || params_of(p, &prm) != cudaSuccess) return 0;
+    return (size_t)gg_wgrad_workspace_bytes(&prm);
+}
+
+}  // namespace
+}  // namespace k5
+
+extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
+    if (s->k <= 0 || s->k % 8 != 0 || s->n <= 0 || s->n % 8 != 0) {
+        snprintf(why, len, "k5_wgrad needs k and n multiples of 8, > 0 (k = %d, n = %d)", s->k, s->n);
+        return 0;
+    }
+    if (s->experts < 1 || s->experts > K5_WGRAD_MAX_EXPERTS) {
+        snprintf(why, len, "k5_wgrad handles 1..%d experts (experts = %d)", K5_WGRAD_MAX_EXPERTS, s->experts);
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
+    using namespace k5;
+    constexpr int BLOCK_N = WGRAD_N;
+    if (p->experts <= 0) return cudaSuccess;
+    if (!gg_launch_aligned16(p, "k5_wgrad")) return cudaErrorInvalidValue;
+    GgWgradParams prm;
+    CUDA_TRY(params_of(p, &prm));
+    const long ticket_bytes = gg_wgrad_ticket_bytes(&prm);
+    if (gg_wgrad_max_slots(&prm) > 0 && !p->workspace) {
+        fprintf(stderr, "k5_wgrad: no workspace (GgKernelInfo.workspace_bytes)\n");
+        return cudaErrorInvalidValue;
+    }
+    // With no rows at all every item is an empty expert's and no map is read: none is encoded.
+    CUtensorMap tmap_a = {}, tmap_dc = {};
+    if (p->tokens > 0 && (tmap_rows(&tmap_a, p->a, p->k, p->tokens) || tmap_rows(&tmap_dc, p->b, p->n, p->tokens)))
+        return cudaErrorInvalidValue;
+    const void *kernel = (const void *)wgrad_kernel<BLOCK_N>;
+    CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
+    GgGpu gpu;
+    CUDA_TRY(gg_launch_gpu(p, &gpu));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)gg_wgrad_grid(&prm, gpu.sms));
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = Ring<BLOCK_N>::SMEM_BYTES;
+    cfg.stream = p->stream;
+    int *tickets = (int *)p->workspace;
+    float *partials = p->workspace ? (float *)((char *)p->workspace + ticket_bytes) : nullptr;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, wgrad_kernel<BLOCK_N>, tmap_a, tmap_dc, p->c, p->row_offsets, tickets,
+                                partials, prm));
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
+    using namespace k5;
+    k3::info_of(info, (const void *)wgrad_kernel<WGRAD_N>, Shape{WGRAD_N, false, false, false});
+    info->block_m = BLOCK_K;  // a tile's reduction rows are padded to whole 64-row stages
+    info->pass = GG_PASS_WGRAD;
+    info->workspace_bytes = workspace_bytes;
+    return cudaSuccess;
+}

@@ -1,0 +1,41 @@
+/* Exercise: write lab_wgrad_splits, lab_wgrad_fixups and lab_wgrad_item, the work list of the
+ * weight gradient dB_e = A_e^T dC_e (k5_backward), whose reduction runs over each expert's rows.
+ *
+ * Expert e owns m[e] consecutive rows (0 allowed), expert 0 from row 0. Its k x n output dB_e is
+ * `tiles` tiles, the same count for every expert. The reduction is in 64-row blocks; an expert
+ * of more than `chunk` blocks (64 chunk rows) is split: each tile becomes ceil(m / (64 chunk))
+ * items of `chunk` blocks, the last one shorter, which write fp32 partials that one of them adds
+ * (the fix-up). Every other expert, empty ones too, is one item per tile.
+ *   lab_wgrad_splits  items per tile of an expert of m rows
+ *   lab_wgrad_fixups  fix-ups over all experts: one per tile of a split expert
+ *   lab_wgrad_item    item `index` of the list: expert-major, and inside an expert the splits of
+ *                     one tile adjacent (local item j is split j % splits of tile j / splits);
+ *                     its expert, tile, split, first reduction row and rows (0 for an empty expert)
+ * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at (common/gg_wgrad.h), which k5_wgrad
+ * runs on the GPU; `build/bin/ggemm tiles --m-list ... --k K --n N` prints the list it builds.
+ * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu wgrad */
+#include "lab_cpu.h"
+
+int lab_wgrad_splits(int m, int chunk) {
+    (void)m;
+    (void)chunk;
+    return 0; /* your code here */
+}
+
+long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk) {
+    (void)m;
+    (void)experts;
+    (void)tiles;
+    (void)chunk;
+    return 0; /* your code here */
+}
+
+void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
+                    int *row0, int *rows) {
+    (void)m;
+    (void)experts;
+    (void)tiles;
+    (void)chunk;
+    (void)index;
+    *expert = *tile = *split = *row0 = *rows = -1; /* your code here */
+}

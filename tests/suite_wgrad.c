@@ -1,0 +1,227 @@
+/* k5_backward on the CPU: the wgrad work list (common/gg_wgrad.h, the functions the kernel
+ * calls), the ticketed fix-up's arithmetic, the passes' shapes and fp64 references. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gg_problem.h"
+#include "gg_wgrad.h"
+
+/* The kernel's two prefix sums over the experts, from the row offsets. */
+static void tables(const GgWgradParams *p, const int *off, int *item_start, int *slot_start) {
+    item_start[0] = slot_start[0] = 0;
+    for (int e = 0; e < p->experts; ++e) {
+        const int m = off[e + 1] - off[e];
+        item_start[e + 1] = item_start[e] + gg_wgrad_items(p, m);
+        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(p, m);
+    }
+}
+
+/* Every item of a split: each (expert, tile) has splits items, split 0.. in order, covering the
+ * expert's rows exactly, in chunks of at most 64 chunk rows; slots are distinct, inside the
+ * bound from sizes; the ticket is split 0's slot; empty experts have one item of no rows. */
+static void check_list(const int *m, int experts, int k, int n, int ctas) {
+    GgProblem pr;
+    ck_assert_int_eq(gg_problem_from_counts(&pr, m, experts, k, n), 0);
+    const GgWgradParams p = gg_wgrad_params(experts, pr.tokens, k, n, 128, 192, ctas);
+    ck_assert_int_ge(p.chunk, GG_WGRAD_MIN_CHUNK);
+    int *item_start = malloc(sizeof(int) * (size_t)(experts + 1)), *slot_start = malloc(sizeof(int) * (size_t)(experts + 1));
+    tables(&p, pr.offsets, item_start, slot_start);
+    const int items = item_start[experts], slots = slot_start[experts];
+    ck_assert_int_le(slots, gg_wgrad_max_slots(&p));
+    /* The launch's grid: at most the SMs, and its bound (any SM count) is at least the items. */
+    ck_assert_int_le(gg_wgrad_grid(&p, ctas), ctas);
+    ck_assert_int_ge(gg_wgrad_grid(&p, 1 << 30), items);
+    char *slot_seen = calloc((size_t)slots + 1, 1);
+    int *next_row = malloc(sizeof(int) * (size_t)experts * p.tiles);
+    for (int e = 0; e < experts; ++e)
+        for (int t = 0; t < p.tiles; ++t) next_row[e * p.tiles + t] = pr.offsets[e];
+    int prev_expert = 0, prev_tile = -1, prev_split = -1;
+    for (int i = 0; i < items; ++i) {
+        const GgWgradItem it = gg_wgrad_at(&p, item_start, slot_start, pr.offsets, i);
+        ck_assert_int_ge(it.expert, prev_expert); /* expert-major */
+        if (it.expert == prev_expert && it.tile == prev_tile) ck_assert_int_eq(it.split, prev_split + 1);
+        else ck_assert_int_eq(it.split, 0);
+        prev_expert = it.expert;
+        prev_tile = it.tile;
+        prev_split = it.split;
+        ck_assert_int_eq(it.splits, gg_wgrad_splits(&p, m[it.expert]));
+        ck_assert(it.m0 < k && it.col0 < n && it.m0 % 128 == 0 && it.col0 % 192 == 0);
+        ck_assert_int_eq(it.row0, next_row[it.expert * p.tiles + it.tile]);
+        ck_assert_int_le(it.rows, GG_WGRAD_BLOCK_R * p.chunk);
+        ck_assert(it.rows > 0 || m[it.expert] == 0);
+        next_row[it.expert * p.tiles + it.tile] += it.rows;
+        if (it.splits > 1) {
+            ck_assert(it.slot >= 0 && it.slot < slots && !slot_seen[it.slot]);
+            slot_seen[it.slot] = 1;
+            ck_assert_int_eq(it.ticket, it.slot - it.split);
+            ck_assert_int_eq(it.split < it.splits - 1 ? it.rows : GG_WGRAD_BLOCK_R * p.chunk,
+                             GG_WGRAD_BLOCK_R * p.chunk); /* only the last split is short */
+        } else {
+            ck_assert_int_eq(it.slot, -1);
+            ck_assert_int_eq(it.ticket, -1);
+        }
+    }
+    for (int e = 0; e < experts; ++e) /* every tile reduced over all of its expert's rows */
+        for (int t = 0; t < p.tiles; ++t) ck_assert_int_eq(next_row[e * p.tiles + t], pr.offsets[e + 1]);
+    for (int s = 0; s < slots; ++s) ck_assert(slot_seen[s]);
+    free(next_row);
+    free(slot_seen);
+    free(item_start);
+    free(slot_start);
+    gg_problem_free(&pr);
+}
+
+START_TEST(test_list_edge_splits) {
+    const int a[] = {0, 1, 130, 0, 64, 1, 257, 3};
+    check_list(a, 8, 256, 384, 132);
+    const int one[] = {0, 0, 16384, 0}; /* all rows in one expert: split */
+    check_list(one, 4, 1024, 2688, 132);
+    check_list(one, 4, 64, 8, 132); /* minimum k and n: one tile per expert */
+    const int empty[] = {0, 0, 0};
+    check_list(empty, 3, 64, 64, 132);
+    check_list(one, 4, 200, 200, 1); /* one CTA: a long chunk, no split */
+}
+END_TEST
+
+/* Power-law splits at the worklog's size, several skews and grids, and random ragged ones. */
+START_TEST(test_list_random) {
+    int m[1024];
+    const double skews[] = {0.0, 0.6, 1.2, 3.0};
+    for (int s = 0; s < 4; ++s) {
+        gg_split_rows(16384, 64, skews[s], m);
+        check_list(m, 64, 1024, 2688, 132);
+        check_list(m, 64, 1024, 2688, 16);
+    }
+    srand(7);
+    for (int trial = 0; trial < 40; ++trial) {
+        const int experts = 1 + rand() % 1024;
+        for (int e = 0; e < experts; ++e) m[e] = rand() % 4 == 0 ? 0 : rand() % (1 + rand() % 9000);
+        check_list(m, experts, 8 * (1 + rand() % 80), 8 * (1 + rand() % 80), 1 + rand() % 132);
+    }
+}
+END_TEST
+
+/* The rule: never below the minimum, never longer for more CTAs, and about a quarter of a CTA's
+ * share of the blocks. */
+START_TEST(test_chunk_rule) {
+    int prev = 1 << 30;
+    for (int ctas = 1; ctas <= 264; ++ctas) {
+        const int c = gg_wgrad_chunk(16384, 64, 112, ctas);
+        ck_assert_int_ge(c, GG_WGRAD_MIN_CHUNK);
+        ck_assert_int_le(c, prev);
+        prev = c;
+    }
+    /* 112 tiles x (256 + 64) blocks over 132 x 4 items: ceil(35840 / 528) = 68 */
+    ck_assert_int_eq(gg_wgrad_chunk(16384, 64, 112, 132), 68);
+    ck_assert_int_eq(gg_wgrad_chunk(64, 1, 1, 132), GG_WGRAD_MIN_CHUNK);
+}
+END_TEST
+
+/* The fix-up: tickets arrive in any order; exactly one arrival sees splits - 1 and sets the
+ * counter back to 0; the sum it makes, in split order, is the same bits for every order. */
+START_TEST(test_ticket_fixup) {
+    srand(11);
+    for (int splits = 2; splits <= 9; ++splits) {
+        float part[9];
+        for (int s = 0; s < splits; ++s) part[s] = (float)(rand() % 2000 - 1000) / 7.0f;
+        float want = part[0];
+        for (int s = 1; s < splits; ++s) want += part[s];
+        for (int trial = 0; trial < 20; ++trial) {
+            int order[9], counter = 0, last = 0;
+            for (int s = 0; s < splits; ++s) order[s] = s;
+            for (int s = splits - 1; s > 0; --s) {
+                const int j = rand() % (s + 1), t = order[s];
+                order[s] = order[j];
+                order[j] = t;
+            }
+            float got = NAN;
+            for (int a = 0; a < splits; ++a) {
+                const int arrived = counter++; /* atomicAdd */
+                if (arrived == splits - 1) {
+                    ++last;
+                    counter = 0;
+                    got = part[0];
+                    for (int s = 1; s < splits; ++s) got += part[s];
+                }
+            }
+            ck_assert_int_eq(last, 1);
+            ck_assert_int_eq(counter, 0);
+            ck_assert(memcmp(&got, &want, sizeof got) == 0);
+        }
+    }
+}
+END_TEST
+
+/* What each pass's a, b and c hold (GgPass). */
+START_TEST(test_pass_shapes) {
+    const int m[] = {3, 0, 5};
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 3, 16, 24), 0);
+    GgPassShape s = gg_pass_shape(&p, GG_PASS_FORWARD);
+    ck_assert(s.a == 8 * 16 && s.b == 3 * 16 * 24 && s.c == 8 * 24 && s.c_cols == 24 && s.reduction == 16);
+    s = gg_pass_shape(&p, GG_PASS_DGRAD);
+    ck_assert(s.a == 8 * 24 && s.b == 3 * 16 * 24 && s.c == 8 * 16 && s.c_cols == 16 && s.reduction == 24);
+    s = gg_pass_shape(&p, GG_PASS_WGRAD);
+    ck_assert(s.a == 8 * 16 && s.b == 8 * 24 && s.c == 3 * 16 * 24 && s.c_cols == 24 && s.reduction == 5);
+    /* The roofline's numbers: the same FLOPs; dgrad moves the forward's bytes (the empty expert's
+     * B_e unread), wgrad reads A and dC and writes all three dB_e, the empty one too. */
+    for (int pass = GG_PASS_FORWARD; pass <= GG_PASS_WGRAD; ++pass)
+        ck_assert(gg_pass_shape(&p, (GgPass)pass).flops == 2.0 * 8 * 16 * 24);
+    ck_assert(gg_pass_shape(&p, GG_PASS_FORWARD).bytes == 2.0 * (8 * 16 + 2 * 16 * 24 + 8 * 24));
+    ck_assert(gg_pass_shape(&p, GG_PASS_DGRAD).bytes == 2.0 * (8 * 24 + 2 * 16 * 24 + 8 * 16));
+    ck_assert(gg_pass_shape(&p, GG_PASS_WGRAD).bytes == 2.0 * (8 * 16 + 8 * 24 + 3 * 16 * 24));
+    /* Whole tiles: dgrad pads its output columns (k) to block_n, reduces over n; wgrad pads the
+     * reduction rows to its block_m and n to block_n; the forward is gg_scheduled_flops. */
+    ck_assert(gg_pass_scheduled_flops(&p, GG_PASS_DGRAD, 2, 16) == 2.0 * (4 + 6) * 24 * 16);
+    ck_assert(gg_pass_scheduled_flops(&p, GG_PASS_WGRAD, 4, 16) == 2.0 * (4 + 8) * 16 * 32);
+    ck_assert(gg_pass_scheduled_flops(&p, GG_PASS_FORWARD, 4, 16) == gg_scheduled_flops(&p, 4, 16));
+    gg_problem_free(&p);
+}
+END_TEST
+
+/* The three fp64 references are adjoint: sum(dC . C) = sum(dA . A) = sum(dB . B), and an empty
+ * expert's dB_e is zeros. */
+START_TEST(test_references_adjoint) {
+    const int m[] = {4, 0, 7, 1};
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 4, 24, 16), 0);
+    const size_t tk = (size_t)p.tokens * p.k, tn = (size_t)p.tokens * p.n, ekn = (size_t)p.experts * p.k * p.n;
+    uint16_t *a = malloc(tk * 2), *b = malloc(ekn * 2), *dc = malloc(tn * 2);
+    double *c = malloc(tn * 8), *da = malloc(tk * 8), *db = malloc(ekn * 8);
+    srand(3);
+    for (size_t i = 0; i < tk; ++i) a[i] = gg_f32_to_bf16((float)(rand() % 64 - 32) / 16.f);
+    for (size_t i = 0; i < ekn; ++i) b[i] = gg_f32_to_bf16((float)(rand() % 64 - 32) / 16.f);
+    for (size_t i = 0; i < tn; ++i) dc[i] = gg_f32_to_bf16((float)(rand() % 64 - 32) / 16.f);
+    gg_reference_fp64(&p, a, b, c);
+    gg_reference_dgrad_fp64(&p, dc, b, da);
+    gg_reference_wgrad_fp64(&p, a, dc, db);
+    double s_c = 0, s_a = 0, s_b = 0;
+    for (size_t i = 0; i < tn; ++i) s_c += gg_bf16_to_f32(dc[i]) * c[i];
+    for (size_t i = 0; i < tk; ++i) s_a += gg_bf16_to_f32(a[i]) * da[i];
+    for (size_t i = 0; i < ekn; ++i) s_b += gg_bf16_to_f32(b[i]) * db[i];
+    ck_assert(s_c != 0.0 && s_c == s_a && s_c == s_b); /* small integers / 2^k: exact in fp64 */
+    for (size_t i = 0; i < (size_t)p.k * p.n; ++i) ck_assert(db[(size_t)p.k * p.n + i] == 0.0);
+    free(a);
+    free(b);
+    free(dc);
+    free(c);
+    free(da);
+    free(db);
+    gg_problem_free(&p);
+}
+END_TEST
+
+Suite *wgrad_suite(void) {
+    Suite *s = suite_create("wgrad");
+    TCase *tc = tcase_create("work_list");
+    tcase_add_test(tc, test_list_edge_splits);
+    tcase_add_test(tc, test_list_random);
+    tcase_add_test(tc, test_chunk_rule);
+    tcase_add_test(tc, test_ticket_fixup);
+    tcase_add_test(tc, test_pass_shapes);
+    tcase_add_test(tc, test_references_adjoint);
+    suite_add_tcase(s, tc);
+    return s;
+}
