@@ -15,6 +15,8 @@ const GgEdgeShape gg_edge_shapes[] = {
     {"n not a multiple of any BLOCK_N", 192, 200, 5, {129, 2, 0, 63, 300}, 0, 0},
     {"fewer rows than experts", 64, 136, 8, {1, 1, 1, 1, 1, 0, 0, 0}, 0, 0},
     {"every expert empty", 64, 64, 3, {0, 0, 0}, 0, 0},
+    {"experts long enough to split a weight-gradient reduction (3 and 2 splits, a 1-row last split)", 256, 384, 10,
+     {3000, 1400, 600, 200, 64, 3, 0, 1, 1025, 2048}, 0, 0},
     {"257 experts: the last group one expert, holding the most rows", 128, 200, 257,
      {0, 1, 130, 0, 64, 1, 0, 3, 0, 65, 0, 0, 2, 0, 63, 0}, 256, 700},
     {"384 experts, every other one empty", 64, 256, 384, {0, 7, 0, 129, 0, 1, 0, 64, 0, 0, 0, 2, 0, 65, 0, 0}, 0, 0},

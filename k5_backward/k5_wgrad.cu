@@ -182,6 +182,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             __threadfence();
             gg::named_barrier_sync(TICKET_BARRIER, CONSUMER_THREADS);
             if (ctid == 0) {
+                __threadfence();  // after the barrier: every consumer's partial before the ticket
                 const int arrived = atomicAdd(&tickets[it.ticket], 1);
                 __threadfence();
                 last_split = arrived == it.splits - 1;
@@ -235,6 +236,7 @@ extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
     using namespace k5;
     constexpr int BLOCK_N = WGRAD_N;
     if (p->experts <= 0) return cudaSuccess;
+    if (p->experts > K5_WGRAD_MAX_EXPERTS) return cudaErrorInvalidValue;  // the shared per-expert tables
     if (!gg_launch_aligned16(p, "k5_wgrad")) return cudaErrorInvalidValue;
     GgWgradParams prm;
     CUDA_TRY(params_of(p, &prm));
