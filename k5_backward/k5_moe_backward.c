@@ -15,7 +15,7 @@ const GgMoeStep k5_moe_bwd_step_of[K5_MOE_BWD_STEPS] = {GG_MOE_COMBINE, GG_MOE_G
 int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len) {
     if (!k4_moe_can_implement(s, why, len)) return 0;
     if (s->experts > K5_WGRAD_MAX_EXPERTS) {
-        snprintf(why, len, "ggemm moe --backward needs experts <= %d (k5_wgrad's table) (experts = %d)",
+        snprintf(why, len, "k5_moe_backward needs experts <= %d (k5_wgrad's table) (experts = %d)",
                  K5_WGRAD_MAX_EXPERTS, s->experts);
         return 0;
     }
