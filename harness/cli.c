@@ -25,7 +25,7 @@ enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
     OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM,
-    OPT_GATHER, OPT_PASS, OPT_COUNT
+    OPT_GATHER, OPT_PASS, OPT_BACKWARD, OPT_COUNT
 };
 
 static const struct {
@@ -42,7 +42,7 @@ static const struct {
     [OPT_D] = {"--d", 1},             [OPT_F] = {"--f", 1},             [OPT_FUSED] = {"--fused", 0},
     [OPT_UNFUSED] = {"--unfused", 0}, [OPT_NO_RENORM] = {"--no-renorm", 0}, [OPT_LIST] = {"--list", 0},
     [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},       [OPT_GATHER] = {"--gather", 1},
-    [OPT_PASS] = {"--pass", 1},
+    [OPT_PASS] = {"--pass", 1},       [OPT_BACKWARD] = {"--backward", 0},
 };
 
 #define BIT(o) (1u << (o))
@@ -92,14 +92,16 @@ static const struct {
      "           the edge shapes and the worklog's cases, checked, timed, against its stage"},
     {"moe", GG_CMD_MOE, BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_MODEL) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F) |
                             BIT(OPT_FUSED) | BIT(OPT_UNFUSED) | BIT(OPT_NO_RENORM) | BIT(OPT_LIST) | BIT(OPT_OUT) |
-                            TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_GATHER), 1,
+                            TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_GATHER) | BIT(OPT_BACKWARD), 1,
      "moe      [--model NAME|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
      "           [--fused | --unfused] [--no-renorm] [--out FILE] [--list] [--reps N] [--warmup N] [--seed S]\n"
-     "           [--gather tma_warp|tma_warpgroup|cp_async]\n"
+     "           [--gather tma_warp|tma_warpgroup|cp_async] [--backward]\n"
      "           the whole MoE layer (k4_moe), checked, timed, per step; default: every model, T 256,4096,16384;\n"
      "           NAME: a model of k4_moe/k4_moe.c's table (an unknown NAME lists them);\n"
      "           --out: moe.csv; --list: the cases and their roofline floors, not run; --gather: the fused\n"
-     "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON)"},
+     "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON);\n"
+     "           --backward: also the layer's backward (k5_moe_backward) after each case's forward rows,\n"
+     "           checked and timed (with --list: the backward's floors)"},
     {"tiles", GG_CMD_TILES, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS), 0,
      "tiles    [--pass wgrad] [shape: as problem] [--sms N]   k5_wgrad's work list as CSV, no GPU: per item\n"
      "           its CTA, expert, K and N block, split and fix-up (common/gg_wgrad.h); N SMs (default 132)"},
@@ -444,6 +446,7 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         case OPT_NO_RENORM: o->no_renorm = 1; break;
         case OPT_LIST: o->list = 1; break;
         case OPT_GATHER: o->gather = v; break;
+        case OPT_BACKWARD: o->backward = 1; break;
         case OPT_CASES:
             if (gg_parse_int(v, 1, 1000000, &o->cases)) FAIL("--cases: '%s' is not an integer in [1, 1000000]", v);
             break;

@@ -1,6 +1,8 @@
 /* ggemm moe: the whole MoE layer (k4_moe) on named model shapes or explicit sizes, each path
- * checked (harness/moe.c) and timed, with the per-step breakdown; --out writes moe.csv,
- * --list prints the cases (and their roofline floors) for the PyTorch peer. */
+ * checked (harness/moe.c) and timed, with the per-step breakdown; --backward adds the layer's
+ * backward (k5_moe_backward, harness/moe_backward.c) after each case's forward rows; --out writes
+ * moe.csv (its `pass` column: forward or backward), --list prints the cases (and their roofline
+ * floors) for the PyTorch peers. */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,7 +53,7 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
     }
     for (int i = 0; i < *count; ++i) {
         char why[512];
-        if (!k4_moe_can_implement(&c[i].s, why, sizeof why)) {
+        if (!(o->backward ? k5_moe_backward_can_implement : k4_moe_can_implement)(&c[i].s, why, sizeof why)) {
             fprintf(stderr, "ggemm: %s\n", why);
             return GG_EXIT_USAGE;
         }
@@ -82,7 +84,7 @@ static int select_gather(const GgOptions *o, K4Gather *gather) {
 static void csv_header(FILE *f) {
     fputs("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,time_us_p10,"
           "time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,roofline_pct,useful_tflops,check,"
-          "max_abs_err,rel_err,seed\n",
+          "max_abs_err,rel_err,seed,pass\n",
           f);
 }
 
@@ -140,13 +142,66 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
                 s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm.median_us, tm.p10_us,
                 tm.p90_us);
         for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
-        fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu\n", floor_us, roof, tflops, verdict, chk.max_abs_err,
+        fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,forward\n", floor_us, roof, tflops, verdict, chk.max_abs_err,
                 chk.rel_err, o->seed);
         fflush(csv);
     }
     printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, t, tm.p10_us, tm.p90_us);
     for (int i = 0; i < GG_MOE_STEPS; ++i) printf("%s %.1f ", gg_moe_step_names[i], steps[i]);
     printf(" check %s%s (max abs err %.3g)\n", verdict, chk.cpu_ref ? " +CPU fp64" : "", chk.max_abs_err);
+    fflush(stdout);
+    return GG_EXIT_OK;
+}
+
+/* The backward of one case: an unfused forward (it keeps Xg, U, H and Y), a fresh dOut, the
+ * backward, its check (the forward's first), then the backward alone timed. One moe.csv row,
+ * path "unfused", pass "backward": the step columns hold the backward of each step. */
+static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c, GgMoeRun *r, FILE *csv) {
+    const GgMoeShape *s = &c->s;
+    GgMoeBwdRun b;
+    GgMoeBwdCheck chk = {.pass = 1};
+    GgTiming tm = {0};
+    double steps[GG_MOE_STEPS] = {0};
+    int rc = gg_moe_bwd_open(&b, r);
+    if (!rc) rc = gg_moe_bwd_fill(&b, o->seed + 1);
+    if (!rc) rc = gg_moe_poison(r);
+    cudaError_t err = cudaSuccess;
+    if (!rc && ((err = k4_moe_forward(&r->layer, 0, NULL)) != cudaSuccess ||
+                (err = k5_moe_backward(&b.b, NULL)) != cudaSuccess ||
+                (err = cudaStreamSynchronize(r->layer.stream)) != cudaSuccess)) {
+        gg_error_set("the backward failed: %s", cudaGetErrorString(err));
+        rc = GG_EXIT_CHECK;
+    }
+    if (!rc && o->check) rc = gg_moe_bwd_check(r, &b, 1, &chk);
+    if (!rc && !chk.pass) {
+        fprintf(stderr, "ggemm: moe %s T=%d backward: check failed: %s\n", c->model, s->tokens, chk.why);
+        gg_moe_bwd_close(&b);
+        return GG_EXIT_CHECK;
+    }
+    if (!rc) rc = gg_moe_bwd_time(&b, o->warmup, o->reps, &tm, steps);
+    gg_moe_bwd_close(&b);
+    if (rc) {
+        fprintf(stderr, "ggemm: moe %s T=%d backward: %s\n", c->model, s->tokens, gg_error());
+        return rc;
+    }
+    const double floor_us = k5_moe_backward_floor_us(s, d->gemm_tflops, d->bw_gbps);
+    const double flops = k5_moe_backward_gemm_flops(s), t = tm.median_us;
+    const double roof = t > 0 ? 100.0 * floor_us / t : 0, tflops = t > 0 ? flops / t * 1e-6 : 0;
+    const char *verdict = o->check ? "pass" : "unchecked";
+    if (csv) {
+        fprintf(csv, "k4_moe,unfused,%s,%d,%d,%d,%d,%d,%d,%ld,%d,%.2f,%.2f,%.2f", c->model, s->tokens, s->d, s->f,
+                s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm.median_us, tm.p10_us,
+                tm.p90_us);
+        for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
+        fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,backward\n", floor_us, roof, tflops, verdict, chk.max_abs_err,
+                chk.rel_err, o->seed);
+        fflush(csv);
+    }
+    printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, t, tm.p10_us, tm.p90_us);
+    for (int i = 0; i < K5_MOE_BWD_STEPS; ++i)
+        printf("%s %.1f ", gg_moe_step_names[k5_moe_bwd_step_of[i]], steps[k5_moe_bwd_step_of[i]]);
+    printf(" check %s%s (bad dX %ld dWr %ld dW1 %ld dW2 %ld; worst rel err %.3g)\n", verdict,
+           chk.cpu_ref ? " +CPU fp64" : "", chk.bad[0], chk.bad[1], chk.bad[2], chk.bad[3], chk.rel_err);
     fflush(stdout);
     return GG_EXIT_OK;
 }
@@ -163,14 +218,17 @@ static int list_cases(const GgOptions *o, const Case *cases, int count) {
         return GG_EXIT_CHECK;
     }
     if (!gpu) fprintf(stderr, "ggemm: moe --list: floor_us left empty (it needs a GPU's ceilings): %s\n", why);
-    puts("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops");
-    for (int i = 0; i < count; ++i) {
-        const GgMoeShape *s = &cases[i].s;
-        printf("%s,%d,%d,%d,%d,%d,%d,%llu,", cases[i].model, s->tokens, s->d, s->f, s->experts, s->topk, s->renorm,
-               o->seed);
-        if (gpu) printf("%.2f", k4_moe_floor_us(s, d.gemm_tflops, d.bw_gbps));
-        printf(",%.6g\n", k4_moe_gemm_flops(s));
-    }
+    puts("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops,pass");
+    for (int bwd = 0; bwd <= o->backward; ++bwd) /* --backward: the backward's cases after the forward's */
+        for (int i = 0; i < count; ++i) {
+            const GgMoeShape *s = &cases[i].s;
+            printf("%s,%d,%d,%d,%d,%d,%d,%llu,", cases[i].model, s->tokens, s->d, s->f, s->experts, s->topk,
+                   s->renorm, o->seed);
+            if (gpu)
+                printf("%.2f", bwd ? k5_moe_backward_floor_us(s, d.gemm_tflops, d.bw_gbps)
+                                   : k4_moe_floor_us(s, d.gemm_tflops, d.bw_gbps));
+            printf(",%.6g,%s\n", bwd ? k5_moe_backward_gemm_flops(s) : k4_moe_gemm_flops(s), bwd ? "backward" : "forward");
+        }
     if (gpu) gg_release_buffers();
     return GG_EXIT_OK;
 }
@@ -209,6 +267,10 @@ int gg_cmd_moe(const GgOptions *o) {
               "experts exactly the top-k of those logits; softmax weights), permutation (exact), output vs cuBLAS fp32 "
               "layer: |out-ref| <= 2^-4 rms(ref) + 2^-7 |ref|\n",
               csv);
+        if (o->backward)
+            fputs("# check (pass=backward)=the forward's, then dX, dWr, dW1, dW2 each vs the cuBLAS fp32 layer "
+                  "backward (harness/moe_backward.c): |g-ref| <= 2^-4 rms(ref) + 2^-7 |ref|\n",
+                  csv);
         csv_header(csv);
     }
     int failed = 0;
@@ -230,6 +292,10 @@ int gg_cmd_moe(const GgOptions *o) {
             if ((fused && o->path == GG_PATH_UNFUSED) || (!fused && o->path == GG_PATH_FUSED)) continue;
             if (csv) fprintf(stderr, "moe %s T=%d %s\n", cases[i].model, cases[i].s.tokens, fused ? "fused" : "unfused");
             failed |= run_path(o, &d, &cases[i], &r, fused, csv) != GG_EXIT_OK;
+        }
+        if (o->backward) {
+            if (csv) fprintf(stderr, "moe %s T=%d backward\n", cases[i].model, cases[i].s.tokens);
+            failed |= run_backward(o, &d, &cases[i], &r, csv) != GG_EXIT_OK;
         }
         gg_moe_close(&r);
     }

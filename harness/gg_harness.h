@@ -87,6 +87,7 @@ typedef struct GgOptions {
     int path;                 /* GG_PATH_BOTH, _FUSED, _UNFUSED */
     int no_renorm, list;
     const char *gather;       /* moe: --gather NAME, the fused GEMM1's gather (cmd_moe.c resolves it) */
+    int backward;             /* moe: --backward, the layer's backward too (k5_moe_backward) */
     int m_count;              /* > 0 when --m-list gave the split explicitly */
     int m_list[GG_MAX_EXPERTS];
 } GgOptions;

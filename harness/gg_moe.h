@@ -4,6 +4,7 @@
 #define GG_MOE_H
 #include "gg_harness.h"
 #include "k4_moe/k4_moe.h"
+#include "k5_backward/k5_moe_backward.h"
 
 /* The fp64 CPU reference (moe.c) runs where routed rows x d x F x 3 (GEMM1's two halves and
  * GEMM2) stays within this many multiply-adds: about a second. */
@@ -65,4 +66,53 @@ int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, doub
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */
 int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
                               GgMoeCheck *second);
+
+/* ---- The layer's backward (k5_moe_backward, harness/moe_backward.c) ---- */
+
+/* The backward's reference steps (moe_ref.cu). */
+cudaError_t gg_moe_ref_combine_backward(const uint16_t *dout, const float *y, const int *row_of, const float *w,
+                                        int tokens, int topk, int d, float *dw, uint16_t *dy, cudaStream_t st);
+cudaError_t gg_moe_ref_swiglu_backward(const float *u, const float *dh, int rows, int f, uint16_t *du,
+                                       cudaStream_t st);
+cudaError_t gg_moe_ref_router_backward(const float *logits, const int *expert, const float *w, const float *dw,
+                                       int tokens, int experts, int topk, int renorm, uint16_t *dlogits,
+                                       cudaStream_t st);
+cudaError_t gg_moe_ref_gather_sum(const float *dxg, const int *row_of, const float *dxr, int tokens, int topk, int d,
+                                  float *dx, cudaStream_t st);
+
+/* The fp64 CPU reference of the backward runs up to this many multiply-adds (R d F x 9: the
+ * forward's three and the backward's six products). */
+#define GG_MOE_BWD_CPU_REF_MACS (1 << 29)
+
+enum { GG_MOE_GRADS = 4 }; /* dX, dWr, dW1, dW2: the order of GgMoeBwdCheck's fields */
+extern const char *const gg_moe_grad_names[GG_MOE_GRADS];
+
+enum { GG_MOE_BWD_BUFS = 6 }; /* dOut, dX, dWr, dW1, dW2, workspace */
+typedef struct GgMoeBwdRun {
+    K5MoeBackward b;         /* .layer points at the forward run's layer */
+    void *buf[GG_MOE_BWD_BUFS];
+} GgMoeBwdRun;
+
+typedef struct GgMoeBwdCheck {
+    int pass;
+    int forward_ok;          /* the forward (gg_moe_check) passed first */
+    long bad[GG_MOE_GRADS];  /* elements outside tolerance (or NaN: unwritten), per gradient */
+    double max_abs_err, rel_err; /* the worst gradient's (rel_err: max abs err / max |ref|) */
+    int cpu_ref;             /* 1: also compared with the fp64 CPU reference */
+    char why[256];
+} GgMoeBwdCheck;
+
+/* The backward's buffers beside r (which must stay open). 0, GG_EXIT_USAGE (one line: a shape
+ * k5_moe_backward_can_implement refuses) or GG_EXIT_CHECK. */
+int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r);
+void gg_moe_bwd_close(GgMoeBwdRun *b);
+/* A fresh random dOut (uniform [-1, 1]); the gradients = NaN. */
+int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed);
+int gg_moe_bwd_poison(GgMoeBwdRun *b);
+/* After an unfused forward and a backward: the forward's check, then every gradient against
+ * the fp32 reference (cuBLAS per expert) and, where cpu_ref and small, the fp64 CPU one. */
+int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *chk);
+/* The backward timed with gg_time's protocol (the forward's state in place), then per step;
+ * step_us[s] is the backward of forward step s (k5_moe_bwd_step_of), moe.csv's columns. */
+int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);
 #endif

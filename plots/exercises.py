@@ -52,7 +52,9 @@ class Data:
     def moe(self, model, tokens, impl="k4_moe", path="fused"):
         """The row of RESULTS/moe.csv (ggemm moe --out, with torch_moe.py's rows) for this case."""
         if not hasattr(self, "moe_rows"):
-            self.moe_meta, self.moe_rows = load(os.path.join(self.results, "moe.csv"))
+            self.moe_meta, rows = load(os.path.join(self.results, "moe.csv"))
+            # the forward's rows: `ggemm moe --backward` adds rows whose pass column says backward
+            self.moe_rows = [r for r in rows if (r.get("pass") or "forward") == "forward"]
         for r in self.moe_rows:
             if (r["impl"], r["path"], r["model"], r["tokens"]) == (impl, path, model, str(tokens)):
                 return {k: (float(v) if k.endswith(("_us", "_pct", "_median")) else v) for k, v in r.items()}

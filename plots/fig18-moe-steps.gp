@@ -17,6 +17,9 @@ impls = "k4_moe/fused k4_moe/unfused liger_moe/fused torch_moe/eager"
 ni = words(impls)
 array labels[ni] = ["k4_moe\nfused", "k4_moe\nunfused", "Liger\nfused MoE", "torch_moe\neager"]
 device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
+# The forward's rows only: the layer backward's (`ggemm moe --backward`) end in ,backward (its
+# pass column, the last), and so do those of its peers.
+forward = "< grep -v ',backward$' '".csv."'"
 set datafile separator ","
 
 # One pass over the CSV: each panel's highest point (bar top, whole-layer tick or floor), each
@@ -35,7 +38,7 @@ steps(dummy) = column("route_us") + column("permute_us") + column("gemm1_us") + 
 top(dummy) = (steps(0) > column("time_us_median") ? steps(0) : column("time_us_median"))
 top2(dummy) = (top(0) > column("floor_us") ? top(0) : column("floor_us"))
 set table $null
-plot csv using (p = panel(strcol("model"), column("tokens")), \
+plot forward using (p = panel(strcol("model"), column("tokens")), \
                 (p && top2(0) > ymax[p] ? ymax[p] = top2(0) : 0), \
                 (mi(strcol("model")) ? shape[mi(strcol("model"))] = sprintf("d=%d, F=%d, %d experts, top-%d", \
                     column("d"), column("f"), column("experts"), column("topk")) : ""), \
@@ -83,13 +86,13 @@ do for [r=1:nt] {
     if (p == keyp) { set key at screen 0.87, 0.5 left center vertical Left reverse samplen 2 spacing 1.3 } else { unset key }
     if (ymax[p] > 0) {
       set yrange [0:ymax[p] * 1.12]
-      plot for [j=1:5] csv using (bar(m, t)):(below(j) + column(word(cols, j)) / 2):(bar(m, t) - w):(bar(m, t) + w): \
+      plot for [j=1:5] forward using (bar(m, t)):(below(j) + column(word(cols, j)) / 2):(bar(m, t) - w):(bar(m, t) + w): \
                (below(j)):(below(j) + column(word(cols, j))) with boxxyerror lc rgb word(colors, j) title word(names, j), \
-           csv using (bar(m, t) - w - 0.04):"time_us_median":(2 * w + 0.08):(0) with vectors nohead lw 3 \
+           forward using (bar(m, t) - w - 0.04):"time_us_median":(2 * w + 0.08):(0) with vectors nohead lw 3 \
                lc rgb "#000000" title "whole layer", \
-           csv using (bar(m, t)):"time_us_median":(sprintf("%.0f", column("time_us_median"))) with labels \
+           forward using (bar(m, t)):"time_us_median":(sprintf("%.0f", column("time_us_median"))) with labels \
                offset 0,0.7 font "sans,10" notitle, \
-           csv using (bar(m, t) >= 0 ? xlo : NaN):"floor_us":(xhi - xlo):(0) with vectors nohead lw 2 dt 2 \
+           forward using (bar(m, t) >= 0 ? xlo : NaN):"floor_us":(xhi - xlo):(0) with vectors nohead lw 2 dt 2 \
                lc rgb "#ff7f0e" title "roofline floor"
     } else {
       # Nothing measured for this panel: say so instead of an empty frame with a meaningless axis.

@@ -6,6 +6,9 @@
 models = "mixtral qwen3 olmoe"
 nm = words(models)
 device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
+# The forward's rows only: the layer backward's (`ggemm moe --backward`) end in ,backward (its
+# pass column, the last), and so do those of its peers.
+forward = "< grep -v ',backward$' '".csv."'"
 set datafile separator ","
 
 # One pass over the CSV into arrays indexed by model and log2(T) (T up to 2^20): the median time
@@ -18,7 +21,7 @@ do for [i=1:nm*L] { tt[i] = NaN; tf[i] = NaN; tu[i] = NaN }
 mi(m) = sum [i=1:nm] (word(models, i) eq m ? i : 0)
 at(m, t) = (mi(m) && t >= 1 && t < 2**L ? (mi(m) - 1) * L + int(log(t) / log(2) + 0.5) + 1 : 0)
 set table $null
-plot csv using (k = at(strcol("model"), column("tokens")), v = column("time_us_median"), \
+plot forward using (k = at(strcol("model"), column("tokens")), v = column("time_us_median"), \
                 (k && strcol("check") eq "pass" ? \
                   (strcol("impl") eq "torch_moe" ? tt[k] = v : \
                    strcol("impl") eq "k4_moe" && strcol("path") eq "fused" ? tf[k] = v : \

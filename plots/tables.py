@@ -631,6 +631,9 @@ def moe_blocks(sweep_path, check):
         print(f"tables.py: no {os.path.relpath(path, ROOT)}: k4_moe tables not written")
         return
     meta, rows = load(path)
+    # The forward's tables: the layer backward's rows (pass = backward, `ggemm moe --backward`) are
+    # not the forward's; a file written before the pass column holds the forward's only.
+    rows = [r for r in rows if (r.get("pass") or "forward") == "forward"]
     # Model in order of appearance, then T, then k4_moe fused, unfused, liger_moe, torch_moe (the C
     # side writes its rows first and the peers append their own).
     models = list(dict.fromkeys(r["model"] for r in rows))

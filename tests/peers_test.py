@@ -160,6 +160,34 @@ class Common(unittest.TestCase):
             self.assertEqual(len(row), len(columns.split(",")))
             self.assertEqual(row[:3] + row[14:19], ["liger_moe", "fused", "qwen3", "1.00", "2.00", "3.00", "4.00", "5.00"])
 
+    def test_backward_rows_and_cases(self):
+        # `ggemm moe --backward`: a pass column last; the backward's cases and floors apart from the
+        # forward's, and a backward row without per-step times.
+        with tempfile.TemporaryDirectory() as tmp:
+            moe, cases = os.path.join(tmp, "moe.csv"), os.path.join(tmp, "cases.csv")
+            columns = ("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,"
+                       "time_us_p10,time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,"
+                       "roofline_pct,useful_tflops,check,max_abs_err,rel_err,seed,pass")
+            with open(moe, "w") as f:
+                f.write(columns + "\n")
+                f.write("k4_moe,unfused,qwen3,4096" + ",0" * 15 + ",400.00" + ",0" * 6 + ",forward\n")
+                f.write("k4_moe,unfused,qwen3,4096" + ",0" * 15 + ",900.00" + ",0" * 6 + ",backward\n")
+            with open(cases, "w") as f:
+                f.write("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops,pass\n"
+                        "qwen3,4096,2048,768,128,8,1,1,410.5,1.2e12,forward\n"
+                        "qwen3,4096,2048,768,128,8,1,1,950.5,2.4e12,backward\n")
+            fwd, bwd = peer_common.read_cases(cases), peer_common.read_cases(cases, "backward")
+            self.assertEqual([c["gemm_flops"] for c in fwd + bwd], [1.2e12, 2.4e12])
+            peer_common.same_run_floors(moe, fwd)
+            peer_common.same_run_floors(moe, bwd, "backward")
+            self.assertEqual([c["floor_us"] for c in fwd + bwd], [400.0, 900.0])
+            v = peer_common.moe_values(bwd[0], "torch_moe", "eager", 128, (1800.0, 1700.0, 1900.0), None,
+                                       (True, 0.01, 0.001), "backward")
+            row = peer_common.moe_row(columns.split(","), v).split(",")
+            self.assertEqual(row[-1], "backward")
+            self.assertEqual(row[14:19], [""] * 5)
+            self.assertEqual(v["roofline_pct"], "50.0")
+
 
 if __name__ == "__main__":
     unittest.main()

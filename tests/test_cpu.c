@@ -20,6 +20,7 @@ Suite *entry_suite(void);
 Suite *trace_suite(void);
 Suite *moe_suite(void);
 Suite *wgrad_suite(void);
+Suite *moe_backward_suite(void);
 
 /* ---------------- skew split ---------------- */
 START_TEST(split_sums_and_is_monotone) {
@@ -432,6 +433,7 @@ int main(void) {
     srunner_add_suite(r, entry_suite());
     srunner_add_suite(r, trace_suite());
     srunner_add_suite(r, wgrad_suite());
+    srunner_add_suite(r, moe_backward_suite());
     srunner_run_all(r, CK_NORMAL);
     const int failed = srunner_ntests_failed(r);
     srunner_free(r);

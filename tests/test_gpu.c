@@ -386,6 +386,59 @@ START_TEST(moe_long_models) {
 }
 END_TEST
 
+/* The layer's backward (k5_moe_backward): an unfused forward, a fresh dOut, the backward with
+ * its gradients poisoned, then harness/moe_backward.c's check (the forward's first; dX, dWr, dW1,
+ * dW2 against cuBLAS fp32 and, where cpu_ref and small, fp64 on the CPU). */
+static void moe_check_backward(const GgMoeShape *s, unsigned long long seed, int cpu_ref, const char *what) {
+    GgMoeRun r;
+    GgMoeBwdRun b;
+    GgMoeBwdCheck chk;
+    char why[256];
+    if (!k5_moe_backward_can_implement(s, why, sizeof why)) {
+        printf("  k5_moe_backward on '%s': refused (%s)\n", what, why);
+        return;
+    }
+    ck_assert_msg(gg_moe_open(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
+    ck_assert_msg(gg_moe_bwd_open(&b, &r) == 0 && gg_moe_bwd_fill(&b, seed + 1) == 0, "%s: %s", what, gg_error());
+    ck_assert_int_eq(gg_moe_poison(&r), 0);
+    ck_assert_int_eq(k4_moe_forward(&r.layer, 0, NULL), cudaSuccess);
+    ck_assert_int_eq(k5_moe_backward(&b.b, NULL), cudaSuccess);
+    const int rc = gg_moe_bwd_check(&r, &b, cpu_ref, &chk);
+    gg_moe_bwd_close(&b);
+    gg_moe_close(&r);
+    ck_assert_msg(rc == 0, "k5_moe_backward on '%s': %s", what, gg_error());
+    ck_assert_msg(chk.pass, "k5_moe_backward on '%s' (seed %llu): %s", what, seed, chk.why);
+    const double macs = (double)s->tokens * s->topk * s->d * s->f * 9;
+    if (cpu_ref && s->tokens > 0 && macs <= GG_MOE_BWD_CPU_REF_MACS)
+        ck_assert_msg(chk.cpu_ref, "k5_moe_backward on '%s': fp64 CPU reference not used", what);
+}
+
+/* Every edge layer (empty and 1-row experts, E = 1, top-k = E, no tokens, F / 64 odd, ...), raw
+ * and renormalised weights; those past k5_wgrad's 1024 experts are refused with one line. */
+START_TEST(moe_backward_edge_layers) {
+    if (!moe_here()) return;
+    for (int i = 0; i < gg_moe_edge_layer_count; ++i) {
+        GgMoeShape s = gg_moe_edge_layers[i].s;
+        moe_check_backward(&s, 700 + i, 1, gg_moe_edge_layers[i].what);
+        s.renorm = !s.renorm;
+        moe_check_backward(&s, 800 + i, 1, gg_moe_edge_layers[i].what);
+    }
+    const GgMoeShape one_expert = {37, 128, 64, 1, 1, 1}; /* E = 1: every row in one expert */
+    moe_check_backward(&one_expert, 900, 1, "one expert");
+}
+END_TEST
+
+/* Long: every model of the table at T = 4096, cuBLAS reference only. */
+START_TEST(moe_backward_long_models) {
+    if (!moe_here()) return;
+    for (int m = 0; m < gg_moe_model_count; ++m) {
+        const GgMoeModel *md = &gg_moe_models[m];
+        const GgMoeShape s = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
+        moe_check_backward(&s, 9500 + m, 0, md->name);
+    }
+}
+END_TEST
+
 int main(int argc, char **argv) {
     const int long_run = argc > 1 && !strcmp(argv[1], "long");
     char why[256];
@@ -414,11 +467,13 @@ int main(int argc, char **argv) {
     if (long_run) {
         tcase_add_test(moe, moe_long_models);
         tcase_add_test(moe, moe_long_deepseek);
+        tcase_add_test(moe, moe_backward_long_models);
     } else {
         tcase_add_test(moe, moe_edge_layers);
         tcase_add_test(moe, moe_graph_replay_new_routing);
         tcase_add_test(moe, moe_routing_any_experts);
         tcase_add_test(moe, moe_routing_wide_seeds);
+        tcase_add_test(moe, moe_backward_edge_layers);
     }
     suite_add_tcase(s, moe);
     SRunner *r = srunner_create(s);

@@ -22,7 +22,12 @@ The first call for a (d, F) also compiles every configuration it tries, minutes 
 switch LIGER_FUSED_MOE_AUTOTUNE=0 (set in the environment) pins one configuration per kernel, for
 a quick check that is not a fair timing.
 
-usage: liger_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5]
+Backward (--backward): LigerFusedMoEFunction is an autograd Function with its own backward (dX,
+the two weight gradients in its layout and the gradient of the top-k weights, which flows on
+through the torch router's softmax by autograd into dWr and dX); the peer times that backward and
+checks dX, dWr, dW1, dW2 against peer_common.moe_reference_grads, as torch_moe.py --backward.
+
+usage: liger_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5] [--backward]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no liger_kernel.
 """
 import contextlib
@@ -95,7 +100,9 @@ def liger_weights(w1, w2):
 def layer(torch, case, x, w1, w2):
     """Liger's forward after the router, and the shapes of the buffers it allocates."""
     T, d, F, k = (case[c] for c in ("tokens", "d", "f", "topk"))
-    gate_up_proj, down_proj = liger_weights(w1, w2)
+    # Leaves of their own in Liger's layout (the backward's weight gradients are Liger's, turned
+    # back into ours after timing), so that no transpose of ours enters the timed backward.
+    gate_up_proj, down_proj = (t.detach().requires_grad_(w1.requires_grad) for t in liger_weights(w1, w2))
     kernels = (fused_moe._fused_up_proj_swiglu_kernel, fused_moe._fused_down_proj_kernel,
                fused_moe._token_gather_weighted_sum_kernel)
     for kernel in kernels:  # Triton's Autotuner keeps its choice per key in .cache
@@ -108,6 +115,8 @@ def layer(torch, case, x, w1, w2):
         with liger_steps(mark):
             return fused_moe.LigerFusedMoEFunction.apply(x, gate_up_proj, down_proj, idx, w)
 
+    forward.leaves = (gate_up_proj, down_proj)
+    forward.grads = lambda: (gate_up_proj.grad.transpose(1, 2), down_proj.grad.transpose(1, 2))
     # pre-activation U, H, Y (routed rows) and out (tokens)
     return forward, [(T * k, 2 * F), (T * k, F), (T * k, d), (T, d)]
 

@@ -18,7 +18,7 @@ import types
 MOE_STEPS = ("route", "permute", "gemm1", "gemm2", "combine")
 
 
-def parse(name, doc, csv_help, cases_help, grouped_mm=True):
+def parse(name, doc, csv_help, cases_help, grouped_mm=True, backward=False):
     """(args, torch) for the peer `name` whose module docstring is `doc`; grouped_mm: the peer
     calls torch._grouped_mm, so a torch without it is a skip."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
@@ -26,6 +26,9 @@ def parse(name, doc, csv_help, cases_help, grouped_mm=True):
     ap.add_argument("--cases", required=True, help=cases_help)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
+    if backward:
+        ap.add_argument("--backward", action="store_true",
+                        help="the layer's backward by autograd (moe.csv rows with pass = backward)")
     try:
         args = ap.parse_args()
     except SystemExit as e:
@@ -97,23 +100,30 @@ def read_header(path):
     return None
 
 
-def read_cases(path):
-    """The cases of `ggemm moe --list`, typed (on a GPU: without one it leaves floor_us empty)."""
+def row_pass(r):
+    """A moe.csv or case-list row's pass: forward or backward (a file from before the column: forward)."""
+    return r.get("pass") or "forward"
+
+
+def read_cases(path, want="forward"):
+    """The cases of `ggemm moe --list` of one pass, typed (on a GPU: without one it leaves floor_us
+    empty; `--backward --list` adds the backward's, with its floor and FLOPs)."""
     with open(path) as f:
-        cases = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        cases = [c for c in csv.DictReader(line for line in f if not line.startswith("#")) if row_pass(c) == want]
     for c in cases:
         c.update({x: int(c[x]) for x in ("tokens", "d", "f", "experts", "topk", "renorm", "seed")})
         c.update({x: float(c[x]) for x in ("floor_us", "gemm_flops")})
     return cases
 
 
-def same_run_floors(path, cases):
+def same_run_floors(path, cases, want="forward"):
     """Each case's roofline floor from moe.csv's k4_moe rows of the same (model, tokens) where there
     are some (k4_moe_floor_us over the ceilings `ggemm moe --out` measured), so that every row of
     the file divides by the same floor; the case list's own floor otherwise."""
     with open(path) as f:
         rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        same_run = {(r["model"], r["tokens"]): r["floor_us"] for r in rows if r["impl"] == "k4_moe" and r["floor_us"]}
+        same_run = {(r["model"], r["tokens"]): r["floor_us"] for r in rows
+                    if r["impl"] == "k4_moe" and r["floor_us"] and row_pass(r) == want}
     for c in cases:
         c["floor_us"] = float(same_run.get((c["model"], str(c["tokens"])), c["floor_us"]))
 
@@ -129,10 +139,10 @@ def moe_row(columns, values):
     return ",".join(str(values.get(c, "")) for c in columns)
 
 
-def moe_values(case, impl, path, active, timing, steps, check):
-    """moe.csv's fields of one timed case. timing: (median, p10, p90) µs; steps: {step: median µs};
-    check: (passed, max_abs_err, rel_err). The roofline % divides the case's floor by the median,
-    as `ggemm moe` does for k4_moe's rows."""
+def moe_values(case, impl, path, active, timing, steps, check, want="forward"):
+    """moe.csv's fields of one timed case. timing: (median, p10, p90) µs; steps: {step: median µs}
+    (None: no per-step times, the columns left empty); check: (passed, max_abs_err, rel_err). The
+    roofline % divides the case's floor by the median, as `ggemm moe` does for k4_moe's rows."""
     median, p10, p90 = timing
     passed, max_err, rel = check
     return {
@@ -140,10 +150,10 @@ def moe_values(case, impl, path, active, timing, steps, check):
         "experts": case["experts"], "topk": case["topk"], "renorm": case["renorm"],
         "routed_rows": case["tokens"] * case["topk"], "active_experts": active,
         "time_us_median": f"{median:.2f}", "time_us_p10": f"{p10:.2f}", "time_us_p90": f"{p90:.2f}",
-        **{f"{s}_us": f"{steps[s]:.2f}" for s in MOE_STEPS},
+        **{f"{s}_us": f"{steps[s]:.2f}" if steps else "" for s in MOE_STEPS},
         "floor_us": f"{case['floor_us']:.2f}", "roofline_pct": f"{100.0 * case['floor_us'] / median:.1f}",
         "useful_tflops": f"{case['gemm_flops'] / (median * 1e-6) * 1e-12:.2f}", "check": "pass" if passed else "fail",
-        "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}", "seed": case["seed"],
+        "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}", "seed": case["seed"], "pass": want,
     }
 
 
@@ -253,6 +263,59 @@ def moe_case(torch, case, args, flush, peer):
     return values
 
 
+def moe_reference_grads(torch, x, wr, w1, w2, idx, dout, renorm, round_u):
+    """The gradients dX, dWr, dW1, dW2 of the fp32 layer by autograd, at the given routing (idx
+    held fixed, the weights recomputed from the fp32 logits so that the router's gradient flows),
+    H rounded to bf16 as in moe_reference; the same check as harness/moe_backward.c's."""
+    leaves = [t.detach().float().requires_grad_(True) for t in (x, wr, w1, w2)]
+    xf, wrf, w1f, w2f = leaves
+    probs = torch.softmax(xf @ wrf, dim=1)
+    w = probs.gather(1, idx.long())
+    if renorm:
+        w = w / w.sum(dim=1, keepdim=True)
+    out = moe_reference(torch, xf, w1f, w2f, idx.long(), w, round_u)
+    out.backward(dout.float())
+    return [t.grad for t in leaves]
+
+
+def moe_backward_case(torch, case, args, flush, peer):
+    """One case of a peer's backward: inputs as leaves, a fresh dOut, the forward once (its graph
+    kept), the backward checked (dX, dWr, dW1, dW2 against moe_reference_grads, each with
+    moe_check's tolerance), then the backward alone timed (retain_graph: the same graph each rep,
+    gradients cleared first). No per-step times: autograd runs the steps as one call."""
+    T, k = case["tokens"], case["topk"]
+    dev = flush.device
+    x, wr, w1, w2 = (t.requires_grad_(True) for t in moe_inputs(torch, case, dev))
+    g = torch.Generator(device=dev).manual_seed(case["seed"] + 1)
+    dout = torch.rand(T, case["d"], generator=g, device=dev).mul_(2).sub_(1).to(torch.bfloat16)
+    forward, _ = peer.layer(torch, case, x, w1, w2)
+    grads_of = getattr(forward, "grads", None) or (lambda: (w1.grad, w2.grad))
+    idx, w = moe_route(torch, x, wr, k, case["renorm"], peer.ids_dtype)
+    out = forward(idx, w, None)
+    leaves = [x, wr, w1, w2] + list(getattr(forward, "leaves", []))
+
+    def backward():
+        for t in leaves:
+            t.grad = None
+        out.backward(dout, retain_graph=True)
+
+    backward()
+    got = [x.grad, wr.grad, *grads_of()]
+    refs = moe_reference_grads(torch, x, wr, w1, w2, idx, dout, case["renorm"], peer.round_u)
+    passed, max_err, rel = True, 0.0, 0.0
+    for name, a, b in zip(("dX", "dWr", "dW1", "dW2"), got, refs):
+        ok, bad, err, r = moe_check(a, b)
+        if not ok:
+            print(f"{peer.impl}: FAILED {case['model']} T={T} backward: {name}: {bad} bad elements", file=sys.stderr)
+        passed, max_err, rel = passed and ok, max(max_err, err), max(rel, r)
+    active = int(torch.unique(idx).numel())
+    timing = median_p10_p90(time_us(torch, backward, flush, args.warmup, args.reps))
+    values = moe_values(case, peer.impl, peer.path, active, timing, None, (passed, max_err, rel), "backward")
+    print(f"{peer.impl}: {case['model']} T={T} backward: {timing[0]:.2f} us, {values['useful_tflops']} TFLOP/s, "
+          f"check {values['check']} ({peer.version(torch)})", file=sys.stderr)
+    return values
+
+
 def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, load=None, refuse=None,
              version=None):
     """A MoE peer's whole run, into moe.csv as rows (impl, path).
@@ -263,7 +326,8 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
     grouped_mm: it calls torch._grouped_mm. load() -> None, or the one-line reason to skip the peer.
     refuse(case) -> None, or why this case is skipped. version(torch) -> the versions to log."""
     args, torch = parse(impl, doc, "moe.csv written by ggemm moe, to append to",
-                        "output of ggemm moe --model all --tokens ... --list", grouped_mm)
+                        "output of ggemm moe --model all --tokens ... --list [--backward]", grouped_mm, backward=True)
+    want = "backward" if args.backward else "forward"
     why = load() if load else None
     if why:
         print(f"{impl}: skip: {why}", file=sys.stderr)
@@ -273,8 +337,8 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
                                  version=version or (lambda t: f"torch {t.__version__}"))
     try:
         columns = read_header(args.csv)
-        cases = read_cases(args.cases)
-        same_run_floors(args.csv, cases)
+        cases = read_cases(args.cases, want)
+        same_run_floors(args.csv, cases, want)
     except (OSError, KeyError, ValueError, TypeError) as e:
         print(f"{impl}: cannot read moe.csv or the case list: {e}", file=sys.stderr)
         sys.exit(2)
@@ -292,7 +356,15 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
             print(f"{impl}: skip {label}: {why}", file=sys.stderr)
             continue
         print(f"[{n + 1}/{len(cases)}] {impl}, {label}", file=sys.stderr)
-        values = moe_case(torch, case, args, flush, peer)
+        try:
+            values = (moe_backward_case if args.backward else moe_case)(torch, case, args, flush, peer)
+        except (RuntimeError, NotImplementedError) as e:  # e.g. a torch whose _grouped_mm has no backward
+            if not args.backward:
+                raise
+            print(f"{impl}: skip {label} backward: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+                  file=sys.stderr)
+            torch.cuda.empty_cache()
+            continue
         torch.cuda.empty_cache()  # Mixtral's W1 alone is ~1.9 GB: give it back before the next case
         failures += values["check"] != "pass"
         rows.append(moe_row(columns, values))

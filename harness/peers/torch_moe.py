@@ -14,7 +14,14 @@ rep, CUDA events, median with p10/p90), and once more with events between the st
 per-step medians; rows are appended to moe.csv in its own column order (impl torch_moe, path eager).
 The inputs, the router, the check and the timing are peer_common.py's, shared with liger_moe.py.
 
-usage: torch_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5]
+Backward (--backward, on the cases of `ggemm moe --backward --list`): torch autograd of the same
+eager layer on the same inputs and routing (X, Wr, W1, W2 leaves; a dOut from the case's seed + 1),
+the backward alone timed with the same protocol (the forward's graph kept, gradients cleared
+before each rep), dX, dWr, dW1, dW2 checked against the fp32 layer's autograd gradients
+(peer_common.moe_reference_grads) with the same tolerance; rows with pass = backward and no
+per-step times.
+
+usage: torch_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5] [--backward]
 Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no torch._grouped_mm.
 """
 import peer_common

@@ -1,0 +1,406 @@
+/* The layer's backward (k5_moe_backward) in the harness: buffers, dOut, the check, timing.
+ *
+ * The check, after an unfused forward and one backward on a fresh random dOut, gradients
+ * poisoned with NaN first:
+ *  0. The forward's own check (harness/moe.c: routing, permutation, output) passes first: the
+ *     backward is the derivative at the layer's routing, so the reference takes that routing
+ *     (checked) and recomputes everything else from X, the weights and dOut.
+ *  1. The reference in fp32 on the GPU, cuBLAS per expert: U = Xg W1 (fp32), H = bf16(SwiGLU),
+ *     Y = H W2 (fp32); dw = <dOut, Y>, dY = bf16(w dOut); dH = dY W2^T; dW2 = H^T dY;
+ *     dU = bf16(SwiGLU'(U) dH); dXg = dU W1^T; dW1 = Xg^T dU; dlogits = bf16(the router's
+ *     derivative, moe_ref.cu, written out per expert independently of the kernel's two passes);
+ *     dWr = X^T dlogits; dX = dlogits Wr^T + sum_s dXg. Every tensor the layer stores in bf16
+ *     as a GEMM operand is rounded here too (cuBLAS takes bf16 operands, as the layer's GEMMs).
+ *     Small layers also against the same in fp64 on the CPU.
+ *  2. Tolerance, per gradient, the forward's |g - ref| <= 2^-4 rms(ref) + 2^-7 |ref|, by the
+ *     forward's argument one level down. The second term covers the gradient's own bf16 store.
+ *     The first covers the bf16 operands that may round to neighbouring values on the two sides:
+ *     H (as in the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in
+ *     bf16 (2^-9 relative each) against the reference's fp32 ones, and silu' at a G rounded the
+ *     same way: each element of dU errs by about 2^-8 of its size, as H does in the forward, so
+ *     a sum over 2F or R such terms of random sign errs by about 2^-8 rms, its largest of 10^7
+ *     to 10^8 elements near 2^-5.4 rms, 2.6 times inside 2^-4. dWr and dX's router part: dw
+ *     is a dot product with Y, which the layer holds in bf16 (2^-9) and within the forward's
+ *     tolerance of the reference's: dlogits err by about 2^-8 of their size. The first GPU run
+ *     prints each gradient's max error against the bound (`ggemm moe --backward`). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+
+#include "gg_harness.h"
+#include "gg_moe.h"
+
+const char *const gg_moe_grad_names[GG_MOE_GRADS] = {"dX", "dWr", "dW1", "dW2"};
+
+int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
+    memset(b, 0, sizeof *b);
+    const GgMoeShape *s = &r->layer.s;
+    char why[512];
+    if (!k5_moe_backward_can_implement(s, why, sizeof why)) {
+        gg_error_set("%s", why);
+        return GG_EXIT_USAGE;
+    }
+    const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
+    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d,
+                                           k5_moe_backward_workspace_bytes(s, r->layer.num_sms)};
+    for (int i = 0; i < GG_MOE_BWD_BUFS; ++i)
+        if (bytes[i] && cudaMalloc(&b->buf[i], bytes[i]) != cudaSuccess) {
+            gg_error_set("cudaMalloc of %zu bytes for the MoE backward failed", bytes[i]);
+            gg_moe_bwd_close(b);
+            return GG_EXIT_CHECK;
+        }
+    b->b.layer = &r->layer;
+    b->b.dout = b->buf[0];
+    b->b.grads = (K5MoeGrads){b->buf[1], b->buf[2], b->buf[3], b->buf[4]};
+    if (b->buf[5]) k5_moe_backward_workspace(b->buf[5], s, r->layer.num_sms, &b->b.ws);
+    GG_CUDA(k5_moe_backward_setup(&b->b));
+    return GG_EXIT_OK;
+}
+
+void gg_moe_bwd_close(GgMoeBwdRun *b) {
+    cudaStreamSynchronize(gg_stream());
+    for (int i = 0; i < GG_MOE_BWD_BUFS; ++i) cudaFree(b->buf[i]);
+    memset(b, 0, sizeof *b);
+}
+
+int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed) {
+    const GgMoeLayer *l = b->b.layer;
+    GG_CUDA(gg_fill_uniform_scaled_bf16((uint16_t *)b->b.dout, (size_t)l->s.tokens * l->s.d, 5 * seed + 4, 1.0f,
+                                        l->stream));
+    return gg_moe_bwd_poison(b);
+}
+
+int gg_moe_bwd_poison(GgMoeBwdRun *b) {
+    const GgMoeLayer *l = b->b.layer;
+    const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f, e = (size_t)l->s.experts;
+    const size_t bytes[GG_MOE_GRADS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d};
+    for (int i = 0; i < GG_MOE_GRADS; ++i)
+        if (bytes[i]) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes[i], l->stream)); /* NaN */
+    return GG_EXIT_OK;
+}
+
+/* ---- the reference ---- */
+
+/* cuBLAS is column-major: a row-major [r x c] matrix is its transpose with leading dimension c.
+ * C [m x n] fp32 = op_a(A) op_b(B), A and B bf16 row-major, as stored:
+ *   nn: A [m x k], B [k x n];  nt: A [m x k], B [n x k] (dgrad);  tn: A [k x m], B [k x n] (wgrad). */
+typedef enum { NN, NT, TN } Form;
+static int gemm_ref(Form form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
+    const float one = 1.f, zero = 0.f;
+    const cublasOperation_t op_b = form == NT ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = form == TN ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldb = form == NT ? k : n, lda = form == TN ? m : k;
+    GG_BLAS(cublasGemmEx(gg_blas(), op_b, op_a, n, m, k, &one, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &zero, c,
+                         CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return GG_EXIT_OK;
+}
+
+typedef struct Routing { /* host copies of the forward's (checked) routing */
+    int *expert, *row_offsets, *row_of;
+    float *weight, *logits;
+} Routing;
+
+static void routing_free(Routing *h) {
+    free(h->expert);
+    free(h->row_offsets);
+    free(h->row_of);
+    free(h->weight);
+    free(h->logits);
+}
+
+static int routing_to_host(const GgMoeLayer *l, Routing *h) {
+    const GgMoeShape *s = &l->s;
+    const size_t T = s->tokens, E = s->experts, R = T * s->topk;
+    h->expert = malloc(4 * R);
+    h->row_of = malloc(4 * R);
+    h->weight = malloc(4 * R);
+    h->row_offsets = malloc(4 * (E + 1));
+    h->logits = malloc(4 * T * E);
+    if (!(h->expert && h->row_of && h->weight && h->row_offsets && h->logits)) {
+        gg_error_set("out of host memory for the backward's check");
+        return GG_EXIT_CHECK;
+    }
+    GG_CUDA(cudaStreamSynchronize(l->stream));
+    GG_CUDA(cudaMemcpy(h->expert, l->ws.topk_expert, 4 * R, cudaMemcpyDeviceToHost));
+    GG_CUDA(cudaMemcpy(h->row_of, l->ws.row_of, 4 * R, cudaMemcpyDeviceToHost));
+    GG_CUDA(cudaMemcpy(h->weight, l->ws.topk_weight, 4 * R, cudaMemcpyDeviceToHost));
+    GG_CUDA(cudaMemcpy(h->row_offsets, l->ws.row_offsets, 4 * (E + 1), cudaMemcpyDeviceToHost));
+    GG_CUDA(cudaMemcpy(h->logits, l->ws.logits, 4 * T * E, cudaMemcpyDeviceToHost));
+    return GG_EXIT_OK;
+}
+
+/* The fp32 reference's device scratch, in carving order. */
+enum { R_XG, R_U, R_H, R_Y, R_DW, R_DY, R_DH, R_DU, R_DXG, R_DLOGITS, R_DXR, R_DX, R_DWR, R_DW1, R_DW2, R_BUFS };
+
+/* Every gradient of the fp32 reference into ref[GG_MOE_GRADS] (device, fp32). */
+static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routing *h, char *dv, const size_t *off,
+                         float *ref[GG_MOE_GRADS]) {
+    const GgMoeShape *s = &l->s;
+    const int T = s->tokens, E = s->experts, K = s->topk, R = T * K, d = s->d, f = s->f;
+    cudaStream_t st = l->stream;
+#define P(i, type) ((type *)(dv + off[i]))
+    if (gg_moe_ref_gather(l->x, l->ws.src_token, R, d, P(R_XG, uint16_t), st)) return GG_EXIT_CHECK;
+    GG_CUDA(cudaMemsetAsync(P(R_DW1, float), 0, 4 * (size_t)E * d * 2 * f, st)); /* an empty expert's: zeros */
+    GG_CUDA(cudaMemsetAsync(P(R_DW2, float), 0, 4 * (size_t)E * f * d, st));
+    for (int e = 0; e < E; ++e) { /* forward, then dH */
+        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
+        const size_t r0 = (size_t)h->row_offsets[e];
+        if (m == 0) continue;
+        if (gemm_ref(NN, P(R_XG, uint16_t) + r0 * d, l->w1 + (size_t)e * d * 2 * f, P(R_U, float) + r0 * 2 * f, m,
+                     2 * f, d))
+            return GG_EXIT_CHECK;
+    }
+    if (gg_moe_ref_swiglu(P(R_U, float), R, f, P(R_H, uint16_t), st)) return GG_EXIT_CHECK;
+    for (int e = 0; e < E; ++e) {
+        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
+        const size_t r0 = (size_t)h->row_offsets[e];
+        if (m && gemm_ref(NN, P(R_H, uint16_t) + r0 * f, l->w2 + (size_t)e * f * d, P(R_Y, float) + r0 * d, m, d, f))
+            return GG_EXIT_CHECK;
+    }
+    if (gg_moe_ref_combine_backward(dout, P(R_Y, float), l->ws.row_of, l->ws.topk_weight, T, K, d, P(R_DW, float),
+                                    P(R_DY, uint16_t), st))
+        return GG_EXIT_CHECK;
+    for (int e = 0; e < E; ++e) { /* GEMM2's gradients */
+        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
+        const size_t r0 = (size_t)h->row_offsets[e];
+        if (m == 0) continue;
+        if (gemm_ref(NT, P(R_DY, uint16_t) + r0 * d, l->w2 + (size_t)e * f * d, P(R_DH, float) + r0 * f, m, f, d) ||
+            gemm_ref(TN, P(R_H, uint16_t) + r0 * f, P(R_DY, uint16_t) + r0 * d, P(R_DW2, float) + (size_t)e * f * d, f,
+                     d, m))
+            return GG_EXIT_CHECK;
+    }
+    if (gg_moe_ref_swiglu_backward(P(R_U, float), P(R_DH, float), R, f, P(R_DU, uint16_t), st)) return GG_EXIT_CHECK;
+    for (int e = 0; e < E; ++e) { /* GEMM1's */
+        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
+        const size_t r0 = (size_t)h->row_offsets[e];
+        if (m == 0) continue;
+        if (gemm_ref(NT, P(R_DU, uint16_t) + r0 * 2 * f, l->w1 + (size_t)e * d * 2 * f, P(R_DXG, float) + r0 * d, m,
+                     d, 2 * f) ||
+            gemm_ref(TN, P(R_XG, uint16_t) + r0 * d, P(R_DU, uint16_t) + r0 * 2 * f,
+                     P(R_DW1, float) + (size_t)e * d * 2 * f, d, 2 * f, m))
+            return GG_EXIT_CHECK;
+    }
+    if (gg_moe_ref_router_backward(l->ws.logits, l->ws.topk_expert, l->ws.topk_weight, P(R_DW, float), T, E, K,
+                                   s->renorm, P(R_DLOGITS, uint16_t), st) ||
+        gemm_ref(TN, l->x, P(R_DLOGITS, uint16_t), P(R_DWR, float), d, E, T) ||
+        gemm_ref(NT, P(R_DLOGITS, uint16_t), l->wr, P(R_DXR, float), T, d, E) ||
+        gg_moe_ref_gather_sum(P(R_DXG, float), l->ws.row_of, P(R_DXR, float), T, K, d, P(R_DX, float), st))
+        return GG_EXIT_CHECK;
+    ref[0] = P(R_DX, float);
+    ref[1] = P(R_DWR, float);
+    ref[2] = P(R_DW1, float);
+    ref[3] = P(R_DW2, float);
+#undef P
+    return GG_EXIT_OK;
+}
+
+static double bf(uint16_t v) { return gg_bf16_to_f32(v); }
+static double round_bf16(double v) { return gg_bf16_to_f32(gg_f32_to_bf16((float)v)); }
+
+/* The same layer and backward in fp64 on the CPU, routed row by routed row (small shapes),
+ * rounding to bf16 where the GPU reference does. ref64[i]: the four gradients. */
+static int cpu_reference(const GgMoeLayer *l, const uint16_t *dout_dev, const Routing *h, double *ref64[GG_MOE_GRADS]) {
+    const GgMoeShape *s = &l->s;
+    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts, K = s->topk;
+    uint16_t *x = malloc(2 * T * d), *wr = malloc(2 * d * E), *w1 = malloc(2 * E * d * 2 * f),
+             *w2 = malloc(2 * E * f * d), *dout = malloc(2 * T * d);
+    double *u = malloc(8 * 2 * f), *hh = malloc(8 * f), *dy = malloc(8 * d), *dh = malloc(8 * f), *du = malloc(8 * 2 * f),
+           *dz = malloc(8 * E);
+    float *dw = malloc(4 * T * K);
+    if (!(x && wr && w1 && w2 && dout && u && hh && dy && dh && du && dz && dw)) {
+        gg_error_set("out of host memory for the backward's CPU reference");
+        return GG_EXIT_CHECK; /* the few bytes of a failed malloc are left to the exit */
+    }
+    int rc = GG_EXIT_OK;
+    if (cudaStreamSynchronize(l->stream) || cudaMemcpy(x, l->x, 2 * T * d, cudaMemcpyDeviceToHost) ||
+        cudaMemcpy(wr, l->wr, 2 * d * E, cudaMemcpyDeviceToHost) ||
+        cudaMemcpy(w1, l->w1, 2 * E * d * 2 * f, cudaMemcpyDeviceToHost) ||
+        cudaMemcpy(w2, l->w2, 2 * E * f * d, cudaMemcpyDeviceToHost) ||
+        cudaMemcpy(dout, dout_dev, 2 * T * d, cudaMemcpyDeviceToHost)) {
+        gg_error_set("copying the layer's inputs to the host failed");
+        rc = GG_EXIT_CHECK;
+    }
+    double *dX = ref64[0], *dWr = ref64[1], *dW1 = ref64[2], *dW2 = ref64[3];
+    memset(dX, 0, 8 * T * d);
+    memset(dWr, 0, 8 * d * E);
+    memset(dW1, 0, 8 * E * d * 2 * f);
+    memset(dW2, 0, 8 * E * f * d);
+    for (size_t t = 0; !rc && t < T; ++t) {
+        for (size_t j = 0; j < K; ++j) {
+            const size_t e = (size_t)h->expert[t * K + j];
+            const uint16_t *xt = x + t * d, *g = dout + t * d;
+            for (size_t c = 0; c < 2 * f; ++c) u[c] = 0;
+            for (size_t q = 0; q < d; ++q)
+                for (size_t c = 0; c < 2 * f; ++c) u[c] += bf(xt[q]) * bf(w1[(e * d + q) * 2 * f + c]);
+            for (size_t c = 0; c < f; ++c) hh[c] = round_bf16(u[c] / (1 + exp(-u[c])) * u[f + c]);
+            double dot = 0; /* dw = <dOut, Y>, Y = H W2 */
+            for (size_t q = 0; q < d; ++q) {
+                double y = 0;
+                for (size_t c = 0; c < f; ++c) y += hh[c] * bf(w2[(e * f + c) * d + q]);
+                dot += bf(g[q]) * y;
+                dy[q] = round_bf16(h->weight[t * K + j] * bf(g[q]));
+            }
+            dw[t * K + j] = (float)dot;
+            for (size_t c = 0; c < f; ++c) {
+                dh[c] = 0;
+                for (size_t q = 0; q < d; ++q) {
+                    dh[c] += dy[q] * bf(w2[(e * f + c) * d + q]);
+                    dW2[(e * f + c) * d + q] += hh[c] * dy[q];
+                }
+                const double gc = u[c], sg = 1 / (1 + exp(-gc));
+                du[c] = round_bf16(dh[c] * u[f + c] * sg * (1 + gc * (1 - sg)));
+                du[f + c] = round_bf16(dh[c] * gc * sg);
+            }
+            for (size_t q = 0; q < d; ++q)
+                for (size_t c = 0; c < 2 * f; ++c) {
+                    dX[t * d + q] += du[c] * bf(w1[(e * d + q) * 2 * f + c]);
+                    dW1[(e * d + q) * 2 * f + c] += bf(xt[q]) * du[c];
+                }
+        }
+        k5_moe_router_grad_token(h->logits + t * E, (int)E, h->expert + t * K, h->weight + t * K, dw + t * K, (int)K,
+                                 s->renorm, dz);
+        for (size_t e = 0; e < E; ++e) {
+            const double z = round_bf16(dz[e]);
+            for (size_t q = 0; q < d; ++q) {
+                dWr[q * E + e] += bf(x[t * d + q]) * z;
+                dX[t * d + q] += z * bf(wr[q * E + e]);
+            }
+        }
+    }
+    free(x), free(wr), free(w1), free(w2), free(dout), free(u), free(hh), free(dy), free(dh), free(du), free(dz),
+        free(dw);
+    return rc;
+}
+
+/* One gradient (bf16, host) against its reference (fp32 or fp64): the forward's tolerance. */
+static void compare(int which, const uint16_t *got, const float *ref32, const double *ref64, size_t n,
+                    GgMoeBwdCheck *chk) {
+    double sq = 0, max_ref = 0, max_err = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double v = ref64 ? ref64[i] : ref32[i];
+        sq += v * v;
+        max_ref = fmax(max_ref, fabs(v));
+    }
+    const double atol = ldexp(n ? sqrt(sq / n) : 0, -4), rtol = ldexp(1.0, -7);
+    for (size_t i = 0; i < n; ++i) {
+        const double v = ref64 ? ref64[i] : ref32[i], o = gg_bf16_to_f32(got[i]), err = fabs(o - v);
+        if (!(err <= atol + rtol * fabs(v))) { /* NaN (unwritten) fails too */
+            if (!chk->bad[which]++ && !chk->why[0])
+                snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
+                         gg_moe_grad_names[which], i, o, ref64 ? "fp64 CPU" : "cuBLAS fp32", v, atol + rtol * fabs(v));
+        }
+        if (err == err) max_err = fmax(max_err, err);
+    }
+    const double rel = max_ref > 0 ? max_err / max_ref : 0;
+    if (rel >= chk->rel_err) {
+        chk->rel_err = rel;
+        chk->max_abs_err = max_err;
+    }
+}
+
+int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *chk) {
+    const GgMoeLayer *l = &r->layer;
+    const GgMoeShape *s = &l->s;
+    memset(chk, 0, sizeof *chk);
+    const size_t T = s->tokens, E = s->experts, R = T * s->topk, d = s->d, f = s->f;
+    const size_t n[GG_MOE_GRADS] = {T * d, d * E, E * d * 2 * f, E * f * d};
+    GgMoeCheck fwd;
+    int rc = gg_moe_check(r, cpu_ref, &fwd);
+    if (rc) return rc;
+    if (!fwd.pass) {
+        snprintf(chk->why, sizeof chk->why, "the forward: %.200s", fwd.why);
+        return GG_EXIT_OK;
+    }
+    chk->forward_ok = 1;
+    uint16_t *got[GG_MOE_GRADS] = {0};
+    float *ref[GG_MOE_GRADS] = {0}, *dref[GG_MOE_GRADS] = {0};
+    double *ref64[GG_MOE_GRADS] = {0};
+    Routing h = {0};
+    void *dev = NULL;
+    size_t off[R_BUFS + 1] = {0};
+    const size_t b_[R_BUFS] = {2 * R * d, 4 * R * 2 * f, 2 * R * f, 4 * R * d, 4 * R, 2 * R * d, 4 * R * f,
+                               2 * R * 2 * f, 4 * R * d, 2 * T * E, 4 * T * d, 4 * T * d, 4 * d * E,
+                               4 * E * d * 2 * f, 4 * E * f * d};
+    for (int i = 0; i < R_BUFS; ++i) off[i + 1] = off[i] + (b_[i] + 255) / 256 * 256;
+    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i)
+        if (!(got[i] = malloc(2 * n[i] + 1)) || !(ref[i] = malloc(4 * n[i] + 1))) {
+            gg_error_set("out of host memory for the backward's check");
+            rc = GG_EXIT_CHECK;
+        }
+    if (!rc && T > 0) rc = routing_to_host(l, &h);
+    if (!rc && T > 0 && cudaMalloc(&dev, off[R_BUFS]) != cudaSuccess) {
+        gg_error_set("cudaMalloc of %zu bytes for the backward's reference failed", off[R_BUFS]);
+        rc = GG_EXIT_CHECK;
+    }
+    if (!rc && T > 0) rc = gpu_reference(l, b->b.dout, &h, dev, off, dref);
+    if (!rc && T == 0) /* an empty layer: every weight gradient is zero */
+        for (int i = 1; i < GG_MOE_GRADS; ++i) memset(ref[i], 0, 4 * n[i]);
+    if (!rc && cudaStreamSynchronize(l->stream) != cudaSuccess) rc = GG_EXIT_CHECK;
+    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i)
+        if (n[i] && (cudaMemcpy(got[i], b->buf[1 + i], 2 * n[i], cudaMemcpyDeviceToHost) != cudaSuccess ||
+                     (T > 0 && cudaMemcpy(ref[i], dref[i], 4 * n[i], cudaMemcpyDeviceToHost) != cudaSuccess))) {
+            gg_error_set("copying %s to the host failed", gg_moe_grad_names[i]);
+            rc = GG_EXIT_CHECK;
+        }
+    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i) compare(i, got[i], ref[i], NULL, n[i], chk);
+    if (!rc && T > 0 && cpu_ref && (double)R * d * f * 9 <= (double)GG_MOE_BWD_CPU_REF_MACS) {
+        for (int i = 0; i < GG_MOE_GRADS && !rc; ++i)
+            if (!(ref64[i] = malloc(8 * n[i] + 1))) {
+                gg_error_set("out of host memory for the backward's CPU reference");
+                rc = GG_EXIT_CHECK;
+            }
+        if (!rc) rc = cpu_reference(l, b->b.dout, &h, ref64);
+        for (int i = 0; i < GG_MOE_GRADS && !rc; ++i) compare(i, got[i], NULL, ref64[i], n[i], chk);
+        chk->cpu_ref = !rc;
+    }
+    long bad = 0;
+    for (int i = 0; i < GG_MOE_GRADS; ++i) bad += chk->bad[i];
+    chk->pass = !rc && bad == 0;
+    if (rc && !*gg_error()) gg_error_set("the backward's reference failed");
+    cudaFree(dev);
+    routing_free(&h);
+    for (int i = 0; i < GG_MOE_GRADS; ++i) free(got[i]), free(ref[i]), free(ref64[i]);
+    return rc;
+}
+
+/* ---- timing ---- */
+
+static cudaError_t backward(void *p) { return k5_moe_backward(p, NULL); }
+
+int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
+    if (gg_time(backward, &b->b, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
+    cudaEvent_t marks[K5_MOE_BWD_STEPS + 1];
+    int made = 0, rc = GG_EXIT_OK;
+    for (; made <= K5_MOE_BWD_STEPS; ++made)
+        if (cudaEventCreate(&marks[made]) != cudaSuccess) break;
+    double *t = malloc(sizeof(double) * reps * K5_MOE_BWD_STEPS);
+    if (made <= K5_MOE_BWD_STEPS || !t) {
+        gg_error_set("events or host memory for the step timing");
+        rc = GG_EXIT_CHECK;
+    }
+    for (int i = 0; !rc && i < reps; ++i) {
+        if (gg_flush_l2() || k5_moe_backward(&b->b, marks) != cudaSuccess ||
+            cudaEventSynchronize(marks[K5_MOE_BWD_STEPS]) != cudaSuccess) {
+            gg_error_set("a backward failed while timing its steps");
+            rc = GG_EXIT_CHECK;
+            break;
+        }
+        for (int s = 0; s < K5_MOE_BWD_STEPS; ++s) {
+            float ms = 0;
+            if (b->b.layer->s.tokens > 0 && cudaEventElapsedTime(&ms, marks[s], marks[s + 1]) != cudaSuccess) {
+                gg_error_set("reading the step events failed");
+                rc = GG_EXIT_CHECK;
+            }
+            t[s * reps + i] = ms * 1e3;
+        }
+    }
+    for (int s = 0; !rc && s < K5_MOE_BWD_STEPS; ++s) {
+        GgTiming step;
+        gg_timing_summarize(t + s * reps, reps, &step);
+        step_us[k5_moe_bwd_step_of[s]] = step.median_us;
+    }
+    for (int i = 0; i < made; ++i) cudaEventDestroy(marks[i]);
+    free(t);
+    return rc;
+}

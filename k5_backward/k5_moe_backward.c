@@ -1,0 +1,215 @@
+/* k5_moe_backward: the layer backward's host side (C11). The steps of k5_moe_backward.h on the
+ * layer's stream; the four expert GEMMs and the router's two through k5_dgrad and k5_wgrad's
+ * launchers, every size known from the shape, so nothing here waits for the GPU. */
+#include <math.h>
+#include <stdio.h>
+
+#include "common/gg_wgrad.h"
+#include "k5_backward.h"
+#include "k5_moe_backward.h"
+
+_Static_assert((int)K5_MOE_BWD_STEPS == (int)GG_MOE_STEPS, "one backward step per forward step");
+const GgMoeStep k5_moe_bwd_step_of[K5_MOE_BWD_STEPS] = {GG_MOE_COMBINE, GG_MOE_GEMM2, GG_MOE_GEMM1, GG_MOE_ROUTE,
+                                                        GG_MOE_PERMUTE};
+
+int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len) {
+    if (!k4_moe_can_implement(s, why, len)) return 0;
+    if (s->experts > K5_WGRAD_MAX_EXPERTS) {
+        snprintf(why, len, "k5_moe_backward needs experts <= %d (k5_wgrad's table) (experts = %d)",
+                 K5_WGRAD_MAX_EXPERTS, s->experts);
+        return 0;
+    }
+    return 1;
+}
+
+/* k5_wgrad's scratch for one launch of these sizes (gg_wgrad.h's rule, as the kernel asks it). */
+static size_t wgrad_bytes(int experts, int tokens, int k, int n, int num_sms) {
+    if (tokens <= 0) return 0;
+    const GgWgradParams p = gg_wgrad_params(experts, tokens, k, n, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
+    return (size_t)gg_wgrad_workspace_bytes(&p);
+}
+
+enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_WGRAD, BUFS };
+static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS]) {
+    const size_t t = (size_t)s->tokens, r = t * s->topk, d = (size_t)s->d, f = (size_t)s->f;
+    const size_t np = (size_t)k4_router_n(s->experts);
+    const int rows = s->tokens * s->topk;
+    bytes[WS_DW] = 4 * r;
+    bytes[WS_DY] = 2 * r * d;
+    bytes[WS_DH] = 2 * r * f;
+    bytes[WS_DU] = 2 * r * 2 * f;
+    bytes[WS_DLOGITS] = 2 * t * np;
+    bytes[WS_DX_ROUTER] = 2 * t * d;
+    bytes[WS_DWR_PADDED] = 2 * d * np;
+    bytes[WS_ROUTER_OFFSETS] = 2 * 4;
+    /* One scratch for the three wgrad launches: they run in turn on one stream and each leaves
+     * the tickets at zero, so the largest suffices. */
+    size_t w = wgrad_bytes(s->experts, rows, s->f, s->d, num_sms);                /* dW2 */
+    const size_t w1 = wgrad_bytes(s->experts, rows, s->d, 2 * s->f, num_sms),     /* dW1 */
+        wr = wgrad_bytes(1, s->tokens, s->d, (int)np, num_sms);                  /* dWr */
+    if (w1 > w) w = w1;
+    if (wr > w) w = wr;
+    bytes[WS_WGRAD] = w;
+}
+
+static size_t round256(size_t b) { return (b + 255) / 256 * 256; }
+
+size_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms) {
+    size_t b[BUFS], total = 0;
+    sizes(s, num_sms, b);
+    for (int i = 0; i < BUFS; ++i) total += round256(b[i]);
+    return total;
+}
+
+void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws) {
+    size_t b[BUFS];
+    sizes(s, num_sms, b);
+    char *p = base;
+    void *slot[BUFS];
+    for (int i = 0; i < BUFS; ++i) {
+        slot[i] = b[i] ? p : NULL;
+        p += round256(b[i]);
+    }
+    ws->dw = slot[WS_DW];
+    ws->dy = slot[WS_DY];
+    ws->dh = slot[WS_DH];
+    ws->du = slot[WS_DU];
+    ws->dlogits = slot[WS_DLOGITS];
+    ws->dx_router = slot[WS_DX_ROUTER];
+    ws->dwr_padded = slot[WS_DWR_PADDED];
+    ws->router_offsets = slot[WS_ROUTER_OFFSETS];
+    ws->wgrad = slot[WS_WGRAD];
+}
+
+cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
+    const GgMoeShape *s = &b->layer->s;
+    size_t bytes[BUFS];
+    sizes(s, b->layer->num_sms, bytes);
+    if (b->ws.wgrad && bytes[WS_WGRAD]) {
+        cudaError_t e = cudaMemsetAsync(b->ws.wgrad, 0, bytes[WS_WGRAD], b->layer->stream);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+/* One k5 launch: a, b, c as GgPass says for the configuration's pass. */
+static cudaError_t k5_gemm(const K5MoeBackward *b, GgPass pass, const uint16_t *a, const uint16_t *bb, uint16_t *c,
+                           int rows, int experts, int k, int n, const int *offsets) {
+    GgLaunch g = {0};
+    g.a = a;
+    g.b = bb;
+    g.c = c;
+    g.pass = pass;
+    g.workspace = pass == GG_PASS_WGRAD ? b->ws.wgrad : NULL;
+    g.tokens = rows;
+    g.experts = experts;
+    g.k = k;
+    g.n = n;
+    g.row_offsets = offsets;
+    g.num_sms = b->layer->num_sms;
+    g.stream = b->layer->stream;
+    return pass == GG_PASS_WGRAD ? k5_wgrad_launch(&g) : k5_dgrad_launch(&g);
+}
+
+#define STEP(call)                                      \
+    do {                                                \
+        cudaError_t step_err_ = (call);                 \
+        if (step_err_ != cudaSuccess) return step_err_; \
+    } while (0)
+#define MARK(i)                                                         \
+    do {                                                                \
+        if (marks) STEP(cudaEventRecord(marks[i], l->stream));          \
+    } while (0)
+
+cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
+    const GgMoeLayer *l = b->layer;
+    const GgMoeShape *s = &l->s;
+    const GgMoeWorkspace *f = &l->ws;
+    const K5MoeBackwardWorkspace *w = &b->ws;
+    const K5MoeGrads *g = &b->grads;
+    const int T = s->tokens, R = s->tokens * s->topk, E = s->experts, d = s->d, F = s->f;
+    const int np = k4_router_n(E);
+    if (T == 0) { /* no rows: dX is empty and every weight gradient an empty sum, zeros */
+        STEP(cudaMemsetAsync(g->dw1, 0, 2 * (size_t)E * d * 2 * F, l->stream));
+        STEP(cudaMemsetAsync(g->dw2, 0, 2 * (size_t)E * F * d, l->stream));
+        return cudaMemsetAsync(g->dwr, 0, 2 * (size_t)d * E, l->stream);
+    }
+    if (!f->xg || !f->u) return cudaErrorInvalidValue; /* needs the unfused forward's Xg and U */
+    MARK(K5_MOE_BWD_COMBINE);
+    STEP(k5_moe_combine_backward(b->dout, f->y, f->row_of, f->topk_weight, T, s->topk, d, w->dw, w->dy, l->stream));
+    MARK(K5_MOE_BWD_GEMM2);
+    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dy, l->w2, w->dh, R, E, F, d, f->row_offsets));   /* dH = dY W2^T */
+    STEP(k5_gemm(b, GG_PASS_WGRAD, f->h, w->dy, g->dw2, R, E, F, d, f->row_offsets));   /* dW2 = H^T dY */
+    MARK(K5_MOE_BWD_GEMM1);
+    STEP(k5_moe_swiglu_backward(f->u, w->dh, R, F, w->du, l->stream));
+    uint16_t *dxg = w->dy; /* dY is dead: dXg takes its place */
+    STEP(k5_gemm(b, GG_PASS_DGRAD, w->du, l->w1, dxg, R, E, d, 2 * F, f->row_offsets));   /* dXg = dU W1^T */
+    STEP(k5_gemm(b, GG_PASS_WGRAD, f->xg, w->du, g->dw1, R, E, d, 2 * F, f->row_offsets)); /* dW1 = Xg^T dU */
+    MARK(K5_MOE_BWD_ROUTE);
+    STEP(k5_moe_router_backward(f->logits, f->topk_expert, f->topk_weight, w->dw, T, E, s->topk, s->renorm,
+                                w->dlogits, w->router_offsets, l->stream));
+    /* The router as one expert of T rows, on the padded width (16-byte rows; the pad columns of
+     * dlogits and Wr_padded are zero, so they add nothing, and dWr's are not copied out). */
+    STEP(k5_gemm(b, GG_PASS_WGRAD, l->x, w->dlogits, w->dwr_padded, T, 1, d, np, w->router_offsets));
+    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dlogits, l->wr_padded, w->dx_router, T, 1, d, np, w->router_offsets));
+    STEP(cudaMemcpy2DAsync(g->dwr, 2 * (size_t)E, w->dwr_padded, 2 * (size_t)np, 2 * (size_t)E, (size_t)d,
+                           cudaMemcpyDeviceToDevice, l->stream));
+    MARK(K5_MOE_BWD_PERMUTE);
+    STEP(k5_moe_gather_sum(dxg, f->row_of, w->dx_router, T, s->topk, d, g->dx, l->stream));
+    MARK(K5_MOE_BWD_STEPS);
+    return cudaSuccess;
+}
+#undef MARK
+#undef STEP
+
+void k5_moe_router_grad_token(const float *z, int experts, const int *chosen, const float *w, const float *dw,
+                              int topk, int renorm, double *dz) {
+    double c = 0, top = -INFINITY, sum = 0;
+    for (int s = 0; s < topk; ++s) c += (double)dw[s] * w[s];
+    for (int e = 0; e < experts; ++e) top = fmax(top, z[e]);
+    for (int e = 0; e < experts; ++e) sum += exp(z[e] - top);
+    /* pass 1: every logit as if not chosen; pass 2: the chosen ones */
+    for (int e = 0; e < experts; ++e) dz[e] = renorm ? 0.0 : exp(z[e] - top) / sum * (0.0 - c);
+    for (int s = 0; s < topk; ++s) dz[chosen[s]] = (double)w[s] * (dw[s] - c);
+}
+
+/* ---- the floor ---- */
+
+static double floor_s(double flops, double bytes, double tflops, double gbps) {
+    const double compute = tflops > 0 ? flops / (tflops * 1e12) : 0, memory = gbps > 0 ? bytes / (gbps * 1e9) : 0;
+    return compute > memory ? compute : memory;
+}
+
+/* The six GEMMs, FLOPs and compulsory bytes (bf16, 2 bytes an element; min(R, E) experts'
+ * weights read or written once, as k4_moe's floor counts them):
+ *   router wgrad dWr = X^T dlogits, router dgrad dX_r = dlogits Wr^T,
+ *   GEMM2 dgrad dH = dY W2^T, GEMM2 wgrad dW2 = H^T dY,
+ *   GEMM1 dgrad dXg = dU W1^T, GEMM1 wgrad dW1 = Xg^T dU. */
+enum { GEMMS = 6 };
+static void gemms(const GgMoeShape *s, double flops[GEMMS], double bytes[GEMMS]) {
+    const double t = s->tokens, r = (double)s->tokens * s->topk, d = s->d, f = s->f, e = s->experts;
+    const double active = r < e ? r : e;
+    flops[0] = flops[1] = 2 * t * d * e;
+    bytes[0] = 2 * (t * d + t * e + d * e);
+    bytes[1] = 2 * (t * e + d * e + t * d);
+    flops[2] = flops[3] = 2 * r * f * d;
+    bytes[2] = 2 * (r * d + active * f * d + r * f);
+    bytes[3] = 2 * (r * f + r * d + active * f * d);
+    flops[4] = flops[5] = 2 * r * d * 2 * f;
+    bytes[4] = 2 * (r * 2 * f + active * d * 2 * f + r * d);
+    bytes[5] = 2 * (r * d + r * 2 * f + active * d * 2 * f);
+}
+
+double k5_moe_backward_gemm_flops(const GgMoeShape *s) {
+    double flops[GEMMS], bytes[GEMMS], sum = 0;
+    gemms(s, flops, bytes);
+    for (int i = 0; i < GEMMS; ++i) sum += flops[i];
+    return sum;
+}
+
+double k5_moe_backward_floor_us(const GgMoeShape *s, double gemm_tflops, double bw_gbps) {
+    double flops[GEMMS], bytes[GEMMS], sum = 0;
+    gemms(s, flops, bytes);
+    for (int i = 0; i < GEMMS; ++i) sum += floor_s(flops[i], bytes[i], gemm_tflops, bw_gbps);
+    return sum * 1e6;
+}

@@ -1,0 +1,220 @@
+/* The layer backward's host side on the CPU (k5_backward/k5_moe_backward.h): the router's
+ * gradient and SwiGLU's against finite differences, the combine's scatter and the gather-sum as
+ * the adjoints of the forward's combine and gather on a routing built like k4_permute's, the
+ * workspace carving, what can_implement refuses, the FLOPs and the floor. (The kernels and the
+ * layer's check: tests/test_gpu.c, case moe_backward.) */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/gg_wgrad.h"
+#include "gg_moe.h"
+#include "k5_backward/k5_backward.h"
+#include "k5_backward/k5_moe_backward.h"
+
+static double uniform(unsigned *state) { /* [-1, 1), a small LCG: the same numbers everywhere */
+    *state = *state * 1664525u + 1013904223u;
+    return (*state >> 8) / (double)(1u << 23) - 1.0;
+}
+
+/* The routing weights of chosen experts at logits z, the choice held fixed: raw softmax or
+ * renormalised over the chosen, in double. */
+static void weights(const double *z, int experts, const int *chosen, int topk, int renorm, double *w) {
+    double top = -INFINITY, sum = 0, chosen_sum = 0;
+    for (int e = 0; e < experts; ++e) top = fmax(top, z[e]);
+    for (int e = 0; e < experts; ++e) sum += exp(z[e] - top);
+    for (int s = 0; s < topk; ++s) chosen_sum += (w[s] = exp(z[chosen[s]] - top) / sum);
+    if (renorm)
+        for (int s = 0; s < topk; ++s) w[s] /= chosen_sum;
+}
+
+/* dLoss/dz with Loss = sum_s dw_s w_s(z): k5_moe_router_grad_token against central differences
+ * of the forward, for raw and renormalised weights, top-1 to top-E; an expert not chosen gets
+ * -p_j c raw and exactly 0 renormalised. */
+START_TEST(router_grad_matches_finite_differences) {
+    static const int shapes[][2] = {{1, 1}, {2, 1}, {5, 2}, {8, 2}, {8, 8}, {64, 8}, {128, 4}};
+    unsigned st = 7;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+        for (int renorm = 0; renorm <= 1; ++renorm) {
+            const int E = shapes[i][0], K = shapes[i][1];
+            double z[128], zp[128], w[128], wp[128], wm[128], dz[128];
+            float zf[128], wf[128], dwf[128];
+            int chosen[128], taken[128] = {0};
+            for (int e = 0; e < E; ++e) zf[e] = (float)(2 * uniform(&st)), z[e] = zf[e];
+            for (int s = 0; s < K; ++s) { /* top-k, ties to the lower expert */
+                int best = -1;
+                for (int e = 0; e < E; ++e)
+                    if (!taken[e] && (best < 0 || z[e] > z[best])) best = e;
+                taken[best] = 1;
+                chosen[s] = best;
+                dwf[s] = (float)uniform(&st);
+            }
+            weights(z, E, chosen, K, renorm, w);
+            for (int s = 0; s < K; ++s) wf[s] = (float)w[s];
+            k5_moe_router_grad_token(zf, E, chosen, wf, dwf, K, renorm, dz);
+            const double h = 1e-5;
+            for (int j = 0; j < E; ++j) {
+                memcpy(zp, z, sizeof z);
+                zp[j] = z[j] + h;
+                weights(zp, E, chosen, K, renorm, wp);
+                zp[j] = z[j] - h;
+                weights(zp, E, chosen, K, renorm, wm);
+                double fd = 0;
+                for (int s = 0; s < K; ++s) fd += dwf[s] * (wp[s] - wm[s]) / (2 * h);
+                ck_assert_msg(fabs(dz[j] - fd) <= 1e-6 + 1e-5 * fabs(fd), "E=%d k=%d renorm=%d: dz[%d] = %.9g, FD %.9g",
+                              E, K, renorm, j, dz[j], fd);
+                if (renorm && !taken[j]) ck_assert(dz[j] == 0.0);
+            }
+        }
+}
+END_TEST
+
+/* SwiGLU h = silu(g) u: k5_swiglu_grad's dg and du against central differences in double, over
+ * the gates a layer sees (silu' crosses zero near g = -1.28). */
+START_TEST(swiglu_grad_matches_finite_differences) {
+    for (double g = -8; g <= 8; g += 0.0625)
+        for (double u = -2; u <= 2; u += 0.75) {
+            const double h = 1e-6, dh = 0.625;
+            float dg, du;
+            k5_swiglu_grad((float)g, (float)u, (float)dh, &dg, &du);
+#define SWIGLU(G, U) ((G) / (1 + exp(-(G))) * (U))
+            const double fd_g = dh * (SWIGLU(g + h, u) - SWIGLU(g - h, u)) / (2 * h);
+            const double fd_u = dh * (SWIGLU(g, u + h) - SWIGLU(g, u - h)) / (2 * h);
+#undef SWIGLU
+            ck_assert_msg(fabs(dg - fd_g) <= 1e-5 + 1e-5 * fabs(fd_g), "g=%g u=%g: dg %.9g, FD %.9g", g, u, dg, fd_g);
+            ck_assert_msg(fabs(du - fd_u) <= 1e-5 + 1e-5 * fabs(fd_u), "g=%g u=%g: du %.9g, FD %.9g", g, u, du, fd_u);
+        }
+}
+END_TEST
+
+/* The index arithmetic of the combine's scatter and the gather-sum, on routings built as
+ * k4_permute builds them (each expert's rows in (token, slot) order): src_token[row_of(t, s)] = t;
+ * the scatter dY[r] = w dOut[t] and dw = <dOut, Y[r]> are the adjoint of the combine
+ * (<dOut, combine(Y, w)> = <dY, Y> = sum dw w), and the gather-sum is the adjoint of the gather
+ * (<dXg, gather(X)> = <gathersum(dXg), X>), with empty and 1-row experts among them. */
+START_TEST(scatter_and_gather_sum_are_the_adjoints) {
+    static const int shapes[][4] = {{7, 16, 3, 8}, {33, 8, 5, 16}, {1, 1, 1, 8}, {20, 4, 4, 8}, {50, 64, 2, 24}};
+    unsigned st = 11;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        const int T = shapes[i][0], E = shapes[i][1], K = shapes[i][2], d = shapes[i][3], R = T * K;
+        int *expert = malloc(sizeof(int) * R), *row_of = malloc(sizeof(int) * R), *src = malloc(sizeof(int) * R),
+            *next = calloc((size_t)E + 1, sizeof(int));
+        double *w = malloc(sizeof(double) * R), *dout = malloc(sizeof(double) * T * d),
+               *y = malloc(sizeof(double) * R * d), *dy = malloc(sizeof(double) * R * d),
+               *x = malloc(sizeof(double) * T * d), *dx = calloc((size_t)T * d, sizeof(double));
+        for (int t = 0; t < T; ++t) /* k distinct experts a token, skewed to the low ones */
+            for (int s = 0; s < K; ++s) {
+                int e;
+                do {
+                    e = (int)((uniform(&st) + 1) * (uniform(&st) + 1) / 4 * E) % E;
+                    for (int q = 0; q < s; ++q)
+                        if (expert[t * K + q] == e) e = -1;
+                } while (e < 0);
+                expert[t * K + s] = e;
+                w[t * K + s] = uniform(&st);
+            }
+        for (int a = 0; a < R; ++a) next[expert[a] + 1]++;
+        for (int e = 0; e < E; ++e) next[e + 1] += next[e];
+        for (int a = 0; a < R; ++a) src[row_of[a] = next[expert[a]]++] = a / K;
+        for (int a = 0; a < R; ++a) ck_assert_int_eq(src[row_of[a]], a / K);
+        for (int i2 = 0; i2 < T * d; ++i2) dout[i2] = uniform(&st), x[i2] = uniform(&st);
+        for (int i2 = 0; i2 < R * d; ++i2) y[i2] = uniform(&st);
+        double lhs = 0, rhs_dy = 0, rhs_dw = 0, gather = 0, scatter = 0;
+        for (int t = 0; t < T; ++t)
+            for (int s = 0; s < K; ++s) {
+                const int a = t * K + s, r = row_of[a];
+                double dw = 0;
+                for (int c = 0; c < d; ++c) {
+                    lhs += dout[t * d + c] * w[a] * y[r * d + c]; /* <dOut, combine(Y)> */
+                    dy[r * d + c] = w[a] * dout[t * d + c];        /* the scatter */
+                    dw += dout[t * d + c] * y[r * d + c];
+                }
+                rhs_dw += dw * w[a];
+            }
+        for (int i2 = 0; i2 < R * d; ++i2) rhs_dy += dy[i2] * y[i2];
+        for (int t = 0; t < T; ++t) /* gather-sum of dXg := dy */
+            for (int s = 0; s < K; ++s)
+                for (int c = 0; c < d; ++c) dx[t * d + c] += dy[row_of[t * K + s] * d + c];
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < d; ++c) gather += dy[r * d + c] * x[src[r] * d + c];
+        for (int i2 = 0; i2 < T * d; ++i2) scatter += dx[i2] * x[i2];
+        ck_assert_msg(fabs(lhs - rhs_dy) <= 1e-9 * (1 + fabs(lhs)), "combine adjoint: %.12g vs %.12g", lhs, rhs_dy);
+        ck_assert_msg(fabs(lhs - rhs_dw) <= 1e-9 * (1 + fabs(lhs)), "dw: %.12g vs %.12g", lhs, rhs_dw);
+        ck_assert_msg(fabs(gather - scatter) <= 1e-9 * (1 + fabs(gather)), "gather adjoint: %.12g vs %.12g", gather,
+                      scatter);
+        free(expert), free(row_of), free(src), free(next), free(w), free(dout), free(y), free(dy), free(x), free(dx);
+    }
+}
+END_TEST
+
+/* The carving: every buffer 256-byte aligned, inside the bytes, disjoint; k5_wgrad's scratch at
+ * least what each of the three wgrad launches asks (gg_wgrad.h). */
+START_TEST(workspace_disjoint_aligned_inside) {
+    for (int m = 0; m < gg_moe_model_count; ++m) {
+        const GgMoeModel *md = &gg_moe_models[m];
+        const GgMoeShape s = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
+        const size_t bytes = k5_moe_backward_workspace_bytes(&s, 132);
+        K5MoeBackwardWorkspace ws;
+        char *base = (char *)(uintptr_t)4096;
+        k5_moe_backward_workspace(base, &s, 132, &ws);
+        const size_t t = 4096, r = t * md->topk, np = (size_t)k4_router_n(md->experts);
+        const struct {
+            void *p;
+            size_t n;
+        } b[] = {{ws.dw, 4 * r}, {ws.dy, 2 * r * md->d}, {ws.dh, 2 * r * md->f}, {ws.du, 4 * r * md->f},
+                 {ws.dlogits, 2 * t * np}, {ws.dx_router, 2 * t * md->d}, {ws.dwr_padded, 2 * np * md->d},
+                 {ws.router_offsets, 8}, {ws.wgrad, 1}};
+        const int nb = (int)(sizeof b / sizeof b[0]);
+        for (int i = 0; i < nb; ++i) {
+            const char *p = b[i].p;
+            ck_assert_ptr_nonnull(p);
+            ck_assert_int_eq((uintptr_t)p % 256, 0);
+            ck_assert(p >= base && p + b[i].n <= base + bytes);
+            for (int j = 0; j < i; ++j)
+                ck_assert((const char *)b[j].p + b[j].n <= p || p + b[i].n <= (const char *)b[j].p);
+        }
+        const GgWgradParams p2 = gg_wgrad_params(md->experts, (int)r, md->d, 2 * md->f, K5_WGRAD_TILE_M,
+                                                 K5_WGRAD_TILE_N, 132);
+        ck_assert((char *)ws.wgrad + gg_wgrad_workspace_bytes(&p2) <= base + bytes);
+    }
+}
+END_TEST
+
+START_TEST(can_implement_flops_and_floor) {
+    char why[256];
+    GgMoeShape s = {256, 2048, 768, 1024, 8, 1};
+    ck_assert(k5_moe_backward_can_implement(&s, why, sizeof why));
+    s.experts = 1025;
+    ck_assert(!k5_moe_backward_can_implement(&s, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "k5_moe_backward needs experts <= 1024"));
+    s.experts = 64;
+    s.d = 100; /* k4's refusals come first */
+    ck_assert(!k5_moe_backward_can_implement(&s, why, sizeof why));
+    ck_assert_ptr_nonnull(strstr(why, "d % 64 == 0"));
+    for (int m = 0; m < gg_moe_model_count; ++m) {
+        const GgMoeModel *md = &gg_moe_models[m];
+        const GgMoeShape t = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
+        ck_assert_msg(k5_moe_backward_can_implement(&t, why, sizeof why), "%s: %s", md->name, why);
+        /* every forward product has two gradients of its size */
+        ck_assert(fabs(k5_moe_backward_gemm_flops(&t) - 2 * k4_moe_gemm_flops(&t)) <= 1e-9 * k4_moe_gemm_flops(&t));
+        ck_assert(k5_moe_backward_floor_us(&t, 800, 4000) > k4_moe_floor_us(&t, 800, 4000));
+    }
+    /* each backward step's time lands in a distinct forward column */
+    int seen[GG_MOE_STEPS] = {0};
+    for (int i = 0; i < K5_MOE_BWD_STEPS; ++i) ck_assert_int_eq(seen[k5_moe_bwd_step_of[i]]++, 0);
+}
+END_TEST
+
+Suite *moe_backward_suite(void) {
+    Suite *s = suite_create("moe_backward");
+    TCase *t = tcase_create("host");
+    tcase_add_test(t, router_grad_matches_finite_differences);
+    tcase_add_test(t, swiglu_grad_matches_finite_differences);
+    tcase_add_test(t, scatter_and_gather_sum_are_the_adjoints);
+    tcase_add_test(t, workspace_disjoint_aligned_inside);
+    tcase_add_test(t, can_implement_flops_and_floor);
+    suite_add_tcase(s, t);
+    return s;
+}
