@@ -45,15 +45,15 @@ static const struct {
     [OPT_PASS] = {"--pass", 1},       [OPT_BACKWARD] = {"--backward", 0},
 };
 
-#define BIT(o) (1u << (o))
-_Static_assert(OPT_COUNT <= 32, "a command's options are bits of one unsigned");
+#define BIT(o) (1ull << (o))
+_Static_assert(OPT_COUNT <= 64, "a command's options are bits of one unsigned long long");
 #define SHAPE (BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_K) | BIT(OPT_N))
 #define TIMING (BIT(OPT_REPS) | BIT(OPT_WARMUP) | BIT(OPT_SEED))
 
 static const struct {
     const char *name;
     GgCommand command;
-    unsigned uses;            /* the options this command takes */
+    unsigned long long uses;  /* the options this command takes */
     int lists;                /* 1: shape options take comma-separated lists */
     const char *usage;
 } commands[] = {
