@@ -32,7 +32,7 @@ peer() {
     if [ $have_python -eq 1 ] && python3 -c 'import torch' 2>/dev/null; then
         cases=$(mktemp)
         $bin "$@" >"$cases"
-        python3 "harness/peers/$script.py" --csv "$out" --cases "$cases" || rc=$?
+        python3 "harness/peers/$script.py" --csv "$out" --cases "$cases" ${PEER_ARGS:-} || rc=$?
         rm -f "$cases"
         [ $rc -eq 0 ] || [ $rc -eq 77 ] || exit $rc
     else
@@ -70,6 +70,15 @@ if name=$($bin device 2>/dev/null); then
     $bin moe --model all --tokens $moe_tokens --out "$moe"
     peer torch_moe "$moe" moe --model all --tokens $moe_tokens --list
     peer liger_moe "$moe" moe --model all --tokens $moe_tokens --list
+    # The layer's backward (k5_backward, on the unfused forward's state) at T = 4096 on the layers of
+    # its target, beside torch autograd and Liger's backward: rows with pass = backward (and the
+    # forward rows each case checks first) in their own file, so moe.csv keeps one row per case.
+    moe_bwd="results/$slug/moe_backward.csv"
+    echo "== moe layer backward on $name -> $moe_bwd"
+    bwd_models=mixtral,qwen3,olmoe
+    $bin moe --model $bwd_models --tokens 4096 --backward --unfused --out "$moe_bwd"
+    PEER_ARGS=--backward peer torch_moe "$moe_bwd" moe --model $bwd_models --tokens 4096 --backward --list
+    PEER_ARGS=--backward peer liger_moe "$moe_bwd" moe --model $bwd_models --tokens 4096 --backward --list
 else
     echo "== no GPU here ($($bin device 2>&1 || true)): tables and figures from the committed results/"
 fi

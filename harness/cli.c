@@ -93,7 +93,7 @@ static const struct {
     {"moe", GG_CMD_MOE, BIT(OPT_TOKENS) | BIT(OPT_EXPERTS) | BIT(OPT_MODEL) | BIT(OPT_TOPK) | BIT(OPT_D) | BIT(OPT_F) |
                             BIT(OPT_FUSED) | BIT(OPT_UNFUSED) | BIT(OPT_NO_RENORM) | BIT(OPT_LIST) | BIT(OPT_OUT) |
                             TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_GATHER) | BIT(OPT_BACKWARD), 1,
-     "moe      [--model NAME|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
+     "moe      [--model NAME,..|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
      "           [--fused | --unfused] [--no-renorm] [--out FILE] [--list] [--reps N] [--warmup N] [--seed S]\n"
      "           [--gather tma_warp|tma_warpgroup|cp_async] [--backward]\n"
      "           the whole MoE layer (k4_moe), checked, timed, per step; default: every model, T 256,4096,16384;\n"

@@ -17,6 +17,16 @@ typedef struct {
     GgMoeShape s;
 } Case;
 
+/* 1 if `name` is in `want`: "all", or model names separated by commas. */
+static int model_wanted(const char *want, const char *name) {
+    if (!strcmp(want, "all")) return 1;
+    const size_t n = strlen(name);
+    for (const char *p = want; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strcspn(p, ",") == n && !strncmp(p, name, n)) return 1;
+    }
+    return 0;
+}
+
 /* The cases the options name: models x tokens. 0, or GG_EXIT_USAGE after one line. */
 static int select_cases(const GgOptions *o, Case *c, int *count) {
     const int nt = o->given_tokens ? o->tokens.count : (int)(sizeof default_tokens / sizeof default_tokens[0]);
@@ -28,7 +38,7 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
     }
     for (int m = 0; m < (want ? gg_moe_model_count : 1); ++m) {
         const GgMoeModel *md = &gg_moe_models[m];
-        if (want && strcmp(want, "all") && strcmp(want, md->name)) continue;
+        if (want && !model_wanted(want, md->name)) continue;
         for (int i = 0; i < nt; ++i) {
             if (*count == MAX_CASES) {
                 fprintf(stderr, "ggemm: moe: more than %d cases (models x tokens)\n", MAX_CASES);
@@ -44,7 +54,14 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
             k->s.renorm = o->no_renorm ? 0 : (want ? md->renorm : 1);
         }
     }
-    if (*count == 0) {
+    int unknown = *count == 0;
+    for (const char *p = want; p && strcmp(want, "all") && *p && !unknown; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        int found = 0; /* every name of a list is a model */
+        for (int m = 0; m < gg_moe_model_count && !found; ++m)
+            found = strcspn(p, ",") == strlen(gg_moe_models[m].name) && !strncmp(p, gg_moe_models[m].name, strcspn(p, ","));
+        unknown = !found;
+    }
+    if (unknown) {
         char names[512] = "";
         for (int m = 0; m < gg_moe_model_count; ++m)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ", gg_moe_models[m].name);
