@@ -67,7 +67,8 @@ const GgKernel gg_kernels[] = {
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of steps 2-4's configurations per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
     OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
-    OWN(k5_wgrad, k5_backward, "backward, dB_e = A_e^T dC: ragged reduction, split experts, ticketed fix-up"),
+    OWN(k5_wgrad, k5_backward,
+        "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 

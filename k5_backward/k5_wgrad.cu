@@ -269,7 +269,8 @@ extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
     using namespace k5;
     k3::info_of(info, (const void *)wgrad_kernel<WGRAD_N>, Shape{WGRAD_N, false, false, false});
-    info->block_m = BLOCK_K;  // a tile's reduction rows are padded to whole 64-row stages
+    // block_m: the output tile's rows of dB_e (rows of k); the ragged reduction runs in block_k
+    // (64-row) stages, to which an item's rows are padded (harness/csv.c reads it so).
     info->pass = GG_PASS_WGRAD;
     info->workspace_bytes = workspace_bytes;
     return cudaSuccess;
