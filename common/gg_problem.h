@@ -73,9 +73,9 @@ typedef struct GgPassShape {
 } GgPassShape;
 GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass);
 /* The FLOPs whole tiles of block_m ragged rows x block_n output columns compute: the ragged
- * rows padded to block_m per expert (forward, dgrad: output rows; wgrad: reduction rows, block_m
- * being its 64-row stage), times the other dimension, times the output columns padded to
- * block_n. gg_scheduled_flops for the forward. */
+ * rows padded to block_m per expert (forward, dgrad: output rows; wgrad: reduction rows, the
+ * caller passing its 64-row stage, GgKernelInfo.block_k), times the other dimension, times the
+ * output columns padded to block_n. gg_scheduled_flops for the forward. */
 double gg_pass_scheduled_flops(const GgProblem *p, GgPass pass, int block_m, int block_n);
 
 /* fp64 references on the CPU of the two backward passes, laid out as GgPass says: dgrad from

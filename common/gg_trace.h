@@ -32,7 +32,9 @@ typedef struct GgTraceEvent {
     int32_t sm;     /* %smid */
     int32_t cta;    /* blockIdx.x */
     int32_t role;   /* GG_TRACE_SETUP, GG_TRACE_PRODUCER or GG_TRACE_CONSUMER + c */
-    int32_t tile;   /* index in the tile list (host list or device schedule entry); -1: setup */
+    int32_t tile;   /* index in the tile list (host list or device schedule entry); -1: setup.
+                       k5_wgrad: its work item's index (gg_wgrad_at), row0 and rows its
+                       reduction rows (0: an empty expert's), col0 its first column of n */
     int32_t expert, row0, rows, col0; /* the tile; rows 0: the idle half of a row pair */
     int32_t computed; /* consumer: 1 if it computed the tile, 0 if it only followed the ring (an
                          idle pair half, or the consumer a 64-row tile leaves out); producer: 1

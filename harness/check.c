@@ -19,20 +19,22 @@ cudaError_t gg_fill_uniform_bf16(uint16_t *p, size_t n, unsigned long long seed,
 double gg_rtol(void) { return 1.0 / 256.0; }
 double gg_atol(int k) { return sqrt((double)k) / 1024.0; }
 
-static void compare(const uint16_t *out, const float *ref, const double *ref64, size_t count, int n, int k,
-                    GgCheck *chk) {
+void gg_check_compare(const uint16_t *out, const float *ref, const double *ref64, size_t count, int n, int k,
+                      int expert_rows, GgCheck *chk) {
     const double atol = gg_atol(k), rtol = gg_rtol();
     double err2 = 0, ref2 = 0;
     chk->bad = 0;
     chk->max_abs_err = 0;
-    chk->first_row = chk->first_col = -1;
+    chk->first_expert = chk->first_row = chk->first_col = -1;
     for (size_t i = 0; i < count; ++i) {
         const double o = gg_bf16_to_f32(out[i]);
         const double r = ref64 ? ref64[i] : ref[i];
         const double e = fabs(o - r);
         if (!(e <= atol + rtol * fabs(r))) { /* NaN (unwritten) fails here too */
             if (chk->bad++ == 0) {
-                chk->first_row = (long)(i / (size_t)n);
+                const long row = (long)(i / (size_t)n);
+                chk->first_expert = expert_rows > 0 ? row / expert_rows : -1;
+                chk->first_row = expert_rows > 0 ? row % expert_rows : row;
                 chk->first_col = (long)(i % (size_t)n);
                 chk->first_out = o;
                 chk->first_ref = r;
@@ -141,13 +143,15 @@ int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck 
         rc = GG_EXIT_CHECK;
     }
     if (!rc) {
-        compare(out, ref, NULL, c_n, ps.c_cols, ps.reduction, chk);
+        /* wgrad's output is one k x n matrix per expert: a bad element is named (expert, row, col) */
+        const int expert_rows = l->pass == GG_PASS_WGRAD ? p->k : 0;
+        gg_check_compare(out, ref, NULL, c_n, ps.c_cols, ps.reduction, expert_rows, chk);
         if (cpu_ref && chk->pass) {
             double *ref64 = NULL;
             rc = reference_cpu(l, p, &ref64);
             if (!rc) {
                 GgCheck cpu;
-                compare(out, NULL, ref64, c_n, ps.c_cols, ps.reduction, &cpu);
+                gg_check_compare(out, NULL, ref64, c_n, ps.c_cols, ps.reduction, expert_rows, &cpu);
                 if (!cpu.pass) *chk = cpu;
                 chk->cpu_ref = 1;
             }
@@ -160,7 +164,13 @@ int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck 
 }
 
 void gg_check_describe(const GgCheck *chk, char *why, size_t len) {
-    if (chk->first_row >= 0)
+    if (chk->first_expert >= 0)
+        snprintf(why, len,
+                 "check failed: %ld elements outside tolerance%s, first at expert %ld row %ld col %ld of dB "
+                 "(got %.6g, expected %.6g), max abs err %.4g, rel err %.4g",
+                 chk->bad, chk->cpu_ref ? " (fp64 CPU reference)" : "", chk->first_expert, chk->first_row,
+                 chk->first_col, chk->first_out, chk->first_ref, chk->max_abs_err, chk->rel_err);
+    else if (chk->first_row >= 0)
         snprintf(why, len,
                  "check failed: %ld elements outside tolerance%s, first at row %ld col %ld (got %.6g, expected %.6g), "
                  "max abs err %.4g, rel err %.4g",

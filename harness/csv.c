@@ -92,6 +92,9 @@ void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDevic
     r->config = impl->chose[0] ? impl->chose : impl->config; /* an entry point: what it chose */
     r->block_m = impl->info.block_m;
     r->block_n = impl->info.block_n;
+    /* The ragged dimension's step: output rows per tile (forward, dgrad), reduction rows per
+     * stage (wgrad, whose tile's rows are of k): what tiles, eta and the scheduled FLOPs pad to. */
+    const int ragged = impl->kernel && impl->info.pass == GG_PASS_WGRAD ? impl->info.block_k : r->block_m;
     r->time_us_median = tm->median_us;
     r->time_us_p10 = tm->p10_us;
     r->time_us_p90 = tm->p90_us;
@@ -109,12 +112,12 @@ void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDevic
      * configuration's pass too. Tiles: ragged row tiles x column blocks of the output's rows
      * (wgrad: 64-row reduction blocks x column blocks). */
     const GgPassShape ps = gg_pass_shape(p, impl->info.pass);
-    r->tiles = impl->kernel ? gg_m_tiles(p, r->block_m) * ((ps.c_cols + r->block_n - 1) / r->block_n)
+    r->tiles = impl->kernel ? gg_m_tiles(p, ragged) * ((ps.c_cols + r->block_n - 1) / r->block_n)
                             : 0; /* a library's tiling is its own */
-    r->eta = gg_eta(p, r->block_m);
+    r->eta = gg_eta(p, ragged);
     const double t = r->time_us_median * 1e-6;
     if (t <= 0) return;
-    const double sched = gg_pass_scheduled_flops(p, impl->info.pass, r->block_m, r->block_n);
+    const double sched = gg_pass_scheduled_flops(p, impl->info.pass, ragged, r->block_n);
     r->useful_tflops = ps.flops / t * 1e-12;
     r->scheduled_tflops = sched / t * 1e-12;
     r->gbps = ps.bytes / t * 1e-9;

@@ -283,6 +283,8 @@ typedef struct GgCheck {
     double max_abs_err, rel_err;
     int cpu_ref;              /* 1 if also compared with the fp64 CPU reference */
     long first_row, first_col; /* the first bad element (row-major order), -1 if none */
+    long first_expert;        /* wgrad: the expert whose dB_e holds it (first_row is then a row
+                                 of dB_e, a k index); -1 otherwise */
     double first_out, first_ref;
 } GgCheck;
 
@@ -292,6 +294,10 @@ double gg_rtol(void);
 /* Fresh inputs from seed into launch's A and B, the cuBLAS fp32 reference, C poisoned with
  * NaN. Then the caller launches; gg_check_output compares (and, cpu_ref, with fp64 on the CPU). */
 int gg_check_prepare(const GgLaunch *l, const GgProblem *p, unsigned long long seed);
+/* Compares count bf16 outputs, rows of n, with ref (fp32) or ref64 (if not NULL) at gg_atol(k),
+ * gg_rtol(); expert_rows > 0: every expert_rows rows are one expert's (wgrad's dB_e, k rows). */
+void gg_check_compare(const uint16_t *out, const float *ref, const double *ref64, size_t count, int n, int k,
+                      int expert_rows, GgCheck *chk);
 int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck *chk);
 /* One line describing a failed check. */
 void gg_check_describe(const GgCheck *chk, char *why, size_t len);

@@ -29,9 +29,10 @@
      NAME##_trace_launch, NULL, STEP}
 /* A TRACED row built only with -DGG_ABLATIONS=ON (tests/CMakeLists.txt counts them apart). */
 #define ABLATION(NAME, STAGE, CONFIG) TRACED(NAME, STAGE, CONFIG)
-/* A configuration with its own can_implement (NAME_can_implement): k5's two passes differ. */
-#define OWN(NAME, STAGE, CONFIG) \
-    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, NULL, NULL, 0}
+/* A TRACED row with its own can_implement (NAME_can_implement): k5's two passes differ. */
+#define TRACED_OWN(NAME, STAGE, CONFIG)                                                         \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, \
+     NAME##_trace_launch, NULL, 0}
 /* An entry point (NAME_choose names the configuration it runs for a shape; gg_impl_resolve). */
 #define ENTRY(NAME, STAGE, CONFIG)                                                               \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
@@ -66,8 +67,9 @@ const GgKernel gg_kernels[] = {
 #endif
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of steps 2-4's configurations per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
-    OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
-    OWN(k5_wgrad, k5_backward, "backward, dB_e = A_e^T dC: ragged reduction, split experts, ticketed fix-up"),
+    TRACED_OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
+    TRACED_OWN(k5_wgrad, k5_backward,
+        "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 

@@ -179,7 +179,7 @@ int gg_trace_case(const GgImpl *entry, const GgProblem *p, const GgDeviceInfo *d
         if (err == cudaSuccess) err = impl->kernel->trace_launch(&l, &buf);
     }
     /* The recorded launch starts, like a timed one, from a flushed L2 and a NaN output. */
-    if (err == cudaSuccess) err = cudaMemsetAsync(l.c, 0xff, (size_t)p->tokens * p->n * 2, gg_stream());
+    if (err == cudaSuccess) err = cudaMemsetAsync(l.c, 0xff, gg_pass_shape(p, l.pass).c * 2, gg_stream());
     if (err == cudaSuccess && gg_flush_l2()) goto cuda_error;
     if (err == cudaSuccess) err = cudaMemsetAsync(buf.count, 0, sizeof(unsigned), gg_stream());
     if (err == cudaSuccess) err = impl->kernel->trace_launch(&l, &buf);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gg_harness.h"
+#include "gg_wgrad.h"
 
 /* The most CTAs one SM holds at once (Hopper: 32); a CTA slot is below it. */
 #define MAX_SLOTS 32
@@ -15,13 +16,20 @@ long gg_trace_capacity(const GgKernelInfo *info, const GgLaunch *l) {
     long tiles, ctas;
     if (info->host_tiles) {
         tiles = ctas = l->num_tiles;  /* one CTA per tile of the host list */
+    } else if (info->pass == GG_PASS_WGRAD) {
+        /* k5_wgrad: one event per role and work item; gg_wgrad_grid's bound on the items. */
+        const GgWgradParams w =
+            gg_wgrad_params(l->experts, l->tokens, l->k, l->n, info->block_m, info->block_n, l->num_sms);
+        tiles = (long)w.tiles * (l->experts + 2L * l->tokens / ((long)GG_WGRAD_BLOCK_R * w.chunk) + 1);
+        ctas = l->num_sms;
     } else {
         /* The adaptive policy has ceil(m / 128) row tiles too; a row pair rounds an expert's
          * row tiles up to even (+ experts), a column pair its column blocks (+ 1). */
         const int tile_m = info->block_m > 0 ? info->block_m : 128;
+        const int cols = info->pass == GG_PASS_DGRAD ? l->k : l->n; /* the output's row length */
         long rows = (long)l->tokens / tile_m + l->experts;
         if (rows > l->tokens) rows = l->tokens;
-        tiles = (rows + l->experts) * ((l->n + info->block_n - 1) / info->block_n + 1);
+        tiles = (rows + l->experts) * ((cols + info->block_n - 1) / info->block_n + 1);
         ctas = l->num_sms;  /* a persistent grid: at most one CTA per SM */
     }
     return tiles * GG_TRACE_ROLES + ctas;

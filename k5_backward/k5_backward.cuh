@@ -48,14 +48,16 @@ struct TransposedBLoads : OwnLoads {
 // One consumer warpgroup's loop over k_blocks stages into one m64 x N accumulator: k3's
 // mma_k_loop (wait full, 4 wgmma, keep one group in flight, release the stage before) with the
 // operand layouts of OPS. prepare(stage, kb) runs once the stage is full, before its wgmma
-// (wgrad masks rows there). k_blocks >= 1.
-template <int N, int STAGES, int STAGE_BYTES, class OPS, int ACC, class PREPARE>
+// (wgrad masks rows there). The span (gg::Trace) is marked when the first stage is full.
+// k_blocks >= 1.
+template <int N, int STAGES, int STAGE_BYTES, class OPS, int ACC, class SPAN, class PREPARE>
 __device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint64_t *empty,
                                          uint32_t base, GgPipe &pipe, uint32_t a_off, int k_blocks,
-                                         bool leader, PREPARE &&prepare) {
+                                         bool leader, SPAN &span, PREPARE &&prepare) {
     int prev_stage = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
         gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
+        if (kb == 0) span.mark();
         prepare(pipe.stage, kb);
         const uint32_t stage_addr = base + pipe.stage * STAGE_BYTES;
         const uint64_t desc_a = OPS::desc_a(stage_addr + a_off), desc_b = OPS::desc_b(stage_addr + A_BYTES);

@@ -1,8 +1,8 @@
 /* k5_backward: the training half of the grouped GEMM (sm_90a), on k3_wgmma's machinery.
  *   k5_dgrad  dA = dC_e B_e^T       (k5_dgrad.cu): ragged M again, B read transposed
  *   k5_wgrad  dB_e = A_e^T dC_e     (k5_wgrad.cu): the reduction runs over the ragged m_e rows
- * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Neither has a
- * traced twin yet. */
+ * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Both have a
+ * traced twin (NAME_trace_launch, `ggemm trace`); wgrad's events are its work items. */
 #ifndef K5_BACKWARD_H
 #define K5_BACKWARD_H
 #include "gg_kernel.h"
@@ -17,8 +17,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-GG_DECLARE_CONFIG(k5_dgrad)
-GG_DECLARE_CONFIG(k5_wgrad)
+GG_DECLARE_TRACED_CONFIG(k5_dgrad)
+GG_DECLARE_TRACED_CONFIG(k5_wgrad)
 int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus

@@ -33,12 +33,14 @@ namespace {
 
 constexpr int DGRAD_N = 256;
 
-template <int BLOCK_N>
+template <int BLOCK_N, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 dgrad_kernel(const __grid_constant__ CUtensorMap tmap_dc, const __grid_constant__ CUtensorMap tmap_b,
              uint16_t *__restrict__ dA, const int *__restrict__ row_offsets, int tokens, int experts,
-             int k, int n) {
+             int k, int n, const typename gg::Trace<TRACE>::Sink trace) {
     using R = Ring<BLOCK_N>;
+    using Trace = gg::Trace<TRACE>;
+    const uint64_t entry = Trace::now();
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
     __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
@@ -46,17 +48,21 @@ dgrad_kernel(const __grid_constant__ CUtensorMap tmap_dc, const __grid_constant_
     init_ring(full, empty, 1, CONSUMER_WARPS);
     // The output is k wide: tiles of BLOCK_N columns of k (ends with __syncthreads()).
     sched.build(row_offsets, experts, tokens, k, BLOCK_N, false);
+    if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_tiles = sched.total(), k_blocks = k_blocks_of(n), wg = threadIdx.x / WG_THREADS;
-    gg::Trace<false> span;  // produce_tile marks a span; k5 has no traced twin yet
 
     if (wg == 0) {
         // ---------------- producer: dC rows of the tile, B_e^T rows of its columns ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             GgPipe pipe = {0, 0};
-            for (int t = blockIdx.x; t < num_tiles; t += gridDim.x)
-                produce_tile<BLOCK_N, TransposedBLoads>(pipe, sched.at(t), k_blocks, &tmap_dc, &tmap_b,
-                                                        smem, full, empty, tokens, k, 0, span);
+            for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
+                const gg::SchedTile tile = sched.at(t);
+                Trace span;
+                produce_tile<BLOCK_N, TransposedBLoads>(pipe, tile, k_blocks, &tmap_dc, &tmap_b, smem, full,
+                                                        empty, tokens, k, 0, span);
+                span.end(trace, GG_TRACE_PRODUCER, t, tile, true);
+            }
         }
     } else {
         // ---------------- consumers: rows 64c .. 64c + 63 of every tile ----------------
@@ -68,11 +74,13 @@ dgrad_kernel(const __grid_constant__ CUtensorMap tmap_dc, const __grid_constant_
         float acc[BLOCK_N / 2];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
+            Trace span;
             mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, DgradOperands>(
-                acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, k_blocks, lane == 0,
+                acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, k_blocks, lane == 0, span,
                 [](int, int) {});
             gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, dA, k, tile.row0 + row, tile.rows - row,
                                                  tile.col0, lane);
+            if (threadIdx.x % WG_THREADS == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, tile, true);
         }
     }
 }
@@ -92,14 +100,18 @@ extern "C" int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len) {
     return 1;
 }
 
-extern "C" cudaError_t k5_dgrad_launch(const GgLaunch *p) {
-    using namespace k5;
+namespace k5 {
+namespace {
+
+// The launch and its traced twin (TRACE: the kernel records into trace, common/gg_trace.h).
+template <bool TRACE>
+cudaError_t launch_dgrad(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     constexpr int BLOCK_N = DGRAD_N;
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k5_dgrad")) return cudaErrorInvalidValue;
     CUtensorMap tmap_dc, tmap_b;  // dC [tokens x n]; B [experts x k x n] exactly as the forward's
     if (tmap_rows(&tmap_dc, p->a, p->n, p->tokens) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    const void *kernel = (const void *)dgrad_kernel<BLOCK_N>;
+    const void *kernel = (const void *)dgrad_kernel<BLOCK_N, TRACE>;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
     cudaLaunchConfig_t cfg = {};
     cfg.blockDim = dim3(THREADS);
@@ -110,15 +122,23 @@ extern "C" cudaError_t k5_dgrad_launch(const GgLaunch *p) {
     int ctas;
     CUDA_TRY(gg_launch_persistent_ctas(&out, kernel, &cfg, 1, BLOCK_M, BLOCK_N, &ctas));
     cfg.gridDim = dim3(ctas);
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, dgrad_kernel<BLOCK_N>, tmap_dc, tmap_b, p->c, p->row_offsets,
-                                p->tokens, p->experts, p->k, p->n));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, dgrad_kernel<BLOCK_N, TRACE>, tmap_dc, tmap_b, p->c, p->row_offsets,
+                                p->tokens, p->experts, p->k, p->n, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
 
+}  // namespace
+}  // namespace k5
+
+extern "C" cudaError_t k5_dgrad_launch(const GgLaunch *p) { return k5::launch_dgrad<false>(p, {}); }
+extern "C" cudaError_t k5_dgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
+    return k5::launch_dgrad<true>(p, *t);
+}
+
 extern "C" cudaError_t k5_dgrad_info(GgKernelInfo *info) {
     using namespace k5;
-    k3::info_of(info, (const void *)dgrad_kernel<DGRAD_N>, Shape{DGRAD_N, false, false, false});
+    k3::info_of(info, (const void *)dgrad_kernel<DGRAD_N, false>, Shape{DGRAD_N, false, false, false});
     info->pass = GG_PASS_DGRAD;
     return cudaSuccess;
 }

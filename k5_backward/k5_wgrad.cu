@@ -59,12 +59,17 @@ __device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int c,
             *reinterpret_cast<uint4 *>(stage + A_BYTES + p * PANEL_BYTES + first + 16 * i) = zero;
 }
 
-template <int BLOCK_N>
+// Traced (TRACE): one event per role and work item, `tile` its index in the list, expert, row0
+// and rows its reduction rows (0: an empty expert's item, which stores zeros), col0 its first
+// column of n; its row block of k and its split follow from the index (gg_wgrad_at).
+template <int BLOCK_N, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
              uint16_t *__restrict__ dB, const int *__restrict__ row_offsets, int *__restrict__ tickets,
-             float *__restrict__ partials, const GgWgradParams prm) {
+             float *__restrict__ partials, const GgWgradParams prm, const typename gg::Trace<TRACE>::Sink trace) {
     using R = Ring<BLOCK_N>;
+    using Trace = gg::Trace<TRACE>;
+    const uint64_t entry = Trace::now();
     constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
@@ -109,6 +114,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         }
     }
     __syncthreads();
+    if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_items = item_start[prm.experts], wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
@@ -123,6 +129,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
                 for (int p = 0; p < R::PANELS; ++p) b_loads += (it.col0 + p * PANEL_N < prm.n);
                 const uint32_t tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
                 const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
+                Trace span;
                 for (int kb = 0; kb < blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
                     gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
                     uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
@@ -132,7 +139,9 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
                         gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, it.m0 + h * WG_ROWS, row, &full[pipe.stage]);
                     for (int p = 0; p < b_loads; ++p)
                         gg::tma_load_2d(b_box + p * PANEL_BYTES, &tmap_dc, it.col0 + p * PANEL_N, row, &full[pipe.stage]);
+                    if (kb == 0) span.mark();
                 }
+                span.end(trace, GG_TRACE_PRODUCER, t, it.expert, it.row0, it.rows, it.col0, blocks > 0);
             }
         }
     } else {
@@ -148,6 +157,10 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             const GgWgradItem it = gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
             const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
             uint16_t *dB_e = dB + (size_t)it.expert * prm.k * prm.n;
+            Trace span;
+            auto done = [&] {  // the item's tile, partial or fix-up stored
+                if (tid == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, it.expert, it.row0, it.rows, it.col0, true);
+            };
             // Stores come from arrays other than acc: an ordinary write into the accumulator's
             // registers in this function would make ptxas serialise every wgmma (C7515).
             auto store = [&](const float (&v)[ACC]) {
@@ -159,10 +172,11 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
 #pragma unroll
                 for (int i = 0; i < ACC; ++i) zeros[i] = 0.f;
                 store(zeros);
+                done();
                 continue;
             }
             mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, WgradOperands>(
-                acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, blocks, lane == 0,
+                acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, blocks, lane == 0, span,
                 [&](int stage, int kb) {
                     const int valid = it.rows - kb * BLOCK_K;
                     if (valid >= BLOCK_K) return;  // the same answer in both consumers
@@ -172,6 +186,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
                 });
             if (it.splits == 1) {
                 store(acc);
+                done();
                 continue;
             }
             // Partial out (coalesced: register i of consumer thread ctid at i x 256 + ctid), then
@@ -189,7 +204,10 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
                 if (last_split) tickets[it.ticket] = 0;  // every split has taken its ticket
             }
             gg::named_barrier_sync(TICKET_BARRIER, CONSUMER_THREADS);
-            if (!last_split) continue;  // the same answer in every consumer thread
+            if (!last_split) {  // the same answer in every consumer thread
+                done();
+                continue;
+            }
             const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
             float sum[ACC];
 #pragma unroll
@@ -198,6 +216,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
 #pragma unroll
                 for (int i = 0; i < ACC; ++i) sum[i] += __ldcg(first + (size_t)s * TILE_FLOATS + i * CONSUMER_THREADS + ctid);
             store(sum);
+            done();
         }
     }
 }
@@ -232,8 +251,12 @@ extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
     return 1;
 }
 
-extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
-    using namespace k5;
+namespace k5 {
+namespace {
+
+// The launch and its traced twin (TRACE: the kernel records into trace, common/gg_trace.h).
+template <bool TRACE>
+cudaError_t launch_wgrad(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
     constexpr int BLOCK_N = WGRAD_N;
     if (p->experts <= 0) return cudaSuccess;
     if (p->experts > K5_WGRAD_MAX_EXPERTS) return cudaErrorInvalidValue;  // the shared per-expert tables
@@ -249,7 +272,7 @@ extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
     CUtensorMap tmap_a = {}, tmap_dc = {};
     if (p->tokens > 0 && (tmap_rows(&tmap_a, p->a, p->k, p->tokens) || tmap_rows(&tmap_dc, p->b, p->n, p->tokens)))
         return cudaErrorInvalidValue;
-    const void *kernel = (const void *)wgrad_kernel<BLOCK_N>;
+    const void *kernel = (const void *)wgrad_kernel<BLOCK_N, TRACE>;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
@@ -260,16 +283,25 @@ extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
     cfg.stream = p->stream;
     int *tickets = (int *)p->workspace;
     float *partials = p->workspace ? (float *)((char *)p->workspace + ticket_bytes) : nullptr;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, wgrad_kernel<BLOCK_N>, tmap_a, tmap_dc, p->c, p->row_offsets, tickets,
-                                partials, prm));
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, wgrad_kernel<BLOCK_N, TRACE>, tmap_a, tmap_dc, p->c, p->row_offsets, tickets,
+                                partials, prm, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
 
+}  // namespace
+}  // namespace k5
+
+extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) { return k5::launch_wgrad<false>(p, {}); }
+extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
+    return k5::launch_wgrad<true>(p, *t);
+}
+
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
     using namespace k5;
-    k3::info_of(info, (const void *)wgrad_kernel<WGRAD_N>, Shape{WGRAD_N, false, false, false});
-    info->block_m = BLOCK_K;  // a tile's reduction rows are padded to whole 64-row stages
+    k3::info_of(info, (const void *)wgrad_kernel<WGRAD_N, false>, Shape{WGRAD_N, false, false, false});
+    // block_m: the output tile's rows of dB_e (rows of k); the ragged reduction runs in block_k
+    // (64-row) stages, to which an item's rows are padded (harness/csv.c reads it so).
     info->pass = GG_PASS_WGRAD;
     info->workspace_bytes = workspace_bytes;
     return cudaSuccess;

@@ -1,23 +1,90 @@
 #!/bin/sh
 # usage: tests/sanitize.sh BUILD_DIR [KERNEL...]   (GPU, compute-sanitizer)
-# Runs every registered kernel this GPU can run (or the ones named) under compute-sanitizer's
-# memcheck, racecheck and synccheck on one ragged problem: empty experts, a 1-row expert, row
-# counts on both sides of 64 and 128, and N that leaves a partial column tile for every
-# BLOCK_N. Prints one "== KERNEL TOOL" header per run and the tool's summary; exits 1 if any
-# run reports an error or hazard or fails its check.
+#        tests/sanitize.sh --moe BUILD_DIR         (sm_90 GPU: the MoE layer, ggemm moe)
+# Runs under compute-sanitizer's memcheck, racecheck and synccheck:
+# - kernels: every registered kernel this GPU can run, labs aside (or the ones named), on one
+#   ragged problem: empty experts, a 1-row expert, row counts on both sides of 64 and 128, and N
+#   that leaves a partial column tile for every BLOCK_N; k5_wgrad also on a problem whose
+#   reductions split (ggemm tiles --pass wgrad: split_tiles > 0; tests/CMakeLists.txt checks it),
+#   so its partials, tickets and fix-up run.
+# - --moe: `ggemm moe` on small layers that reach every path of k4_moe's kernels, each unfused
+#   and fused through every gather this build has (one line for a gather it has not).
+# Prints one "== WHAT TOOL" header per run and the tool's summary; exits 1 if any run reports an
+# error or hazard or fails its check, 77 (one line) without compute-sanitizer or a GPU.
+# GG_COMPUTE_SANITIZER names the tool where it is not on PATH (CTest passes the toolkit's).
+moe=0
+if [ "$1" = --moe ]; then
+    moe=1
+    shift
+fi
 bin=$1/bin/ggemm
 shift
-command -v compute-sanitizer >/dev/null || { echo "skip: compute-sanitizer not found"; exit 77; }
-kernels=${*:-$("$bin" list --format csv | awk -F, 'NR > 1 && $4 != "" && $17 == "ok" {print $1}')}
+cs=${GG_COMPUTE_SANITIZER:-compute-sanitizer}
+command -v "$cs" >/dev/null || { echo "skip: compute-sanitizer not found"; exit 77; }
 status=0
-for k in $kernels; do
+
+# sanitize HEADER ARGS...: ggemm ARGS under each tool; its check line, ggemm's lines, the summary.
+sanitize() {
+    header=$1
+    shift
     for tool in memcheck racecheck synccheck; do
-        echo "== $k $tool"
-        out=$(compute-sanitizer --tool $tool --error-exitcode 9 "$bin" run --kernel "$k" \
-              --m-list 0,1,130,0,64,257,3,200,127,65 --k 256 --n 392 --reps 1 --warmup 0 2>&1)
+        echo "== $header $tool"
+        out=$("$cs" --tool $tool --error-exitcode 9 "$bin" "$@" --reps 1 --warmup 0 2>&1)
         rc=$?
-        printf '%s\n' "$out" | grep -E "check:|SUMMARY|ggemm:" | grep -v "^ggemm: $k, tokens"
-        case $rc in 0) ;; 2) echo "(refused by can_implement)" ;; *) status=1 ;; esac
+        printf '%s\n' "$out" | grep -E "check|SUMMARY|ggemm:" | grep -v "^ggemm: [a-z0-9_]*, tokens"
+        case $rc in
+        0) ;;
+        2) if [ $moe = 0 ]; then echo "(refused by can_implement)"; else status=1; fi ;; # every layer is valid
+        *) status=1 ;;
+        esac
+    done
+}
+
+if [ $moe = 0 ]; then
+    gpu=$("$bin" list | head -n 1)
+    case $gpu in "no GPU"*) echo "skip: $gpu"; exit 77 ;; esac
+    # not the peers (no block_m) nor the labs (their starters fail the check until solved)
+    kernels=${*:-$("$bin" list --format csv | awk -F, 'NR > 1 && $4 != "" && $1 !~ /^lab_/ && $17 == "ok" {print $1}')}
+    for k in $kernels; do
+        sanitize "$k" run --kernel "$k" --m-list 0,1,130,0,64,257,3,200,127,65 --k 256 --n 392
+        # 3000, 1400, 1025 and 2048 rows split at any grid (chunk >= 16 blocks of 64 rows): 3, 2,
+        # 2 (the last split 1 row) and 2 items per output tile.
+        [ "$k" = k5_wgrad ] && sanitize "$k split" run --kernel "$k" \
+            --m-list 3000,1400,600,200,64,3,0,1,1025,2048 --k 256 --n 384
+    done
+    exit $status
+fi
+
+# --moe. The gathers ggemm knows are the ones its refusal of an unknown name lists; a gather
+# not built is refused with one line (exit 2) before any GPU is looked for; T = 0 without a
+# (Hopper) GPU is one line and 77.
+gathers=$("$bin" moe --gather '?' 2>&1 | sed -n 's/.*is not one of //p' | tr -d ,)
+[ -n "$gathers" ] || { echo "sanitize.sh: ggemm moe --gather lists no gathers"; exit 1; }
+built=
+for g in $gathers; do
+    out=$("$bin" moe --experts 8 --topk 2 --d 64 --f 128 --tokens 0 --fused --gather "$g" --reps 1 --warmup 0 2>&1)
+    case $? in
+    0) built="$built $g" ;;
+    2) echo "skip: $out" ;;
+    77) echo "skip: $out"; exit 77 ;;
+    *) echo "$out"; exit 1 ;;
+    esac
+done
+# experts topk d F T, and what each reaches:
+#   8 2 256 128 700      6 routing chunks, a router split in 2
+#   12 3 7168 128 333    the router split-K in 38, E % 8 != 0 (Wr's padded columns)
+#   5 2 64 192 300       F / 64 odd: GEMM1's one-pair path
+#   1000 40 64 192 100   1000 experts, top-40: the two-level schedule, many empty experts
+#   300 8 128 128 200    the two-level schedule just above 256 experts
+for layer in 8,2,256,128,700 12,3,7168,128,333 5,2,64,192,300 1000,40,64,192,100 300,8,128,128,200; do
+    IFS=, read -r e topk d f t <<EOF
+$layer
+EOF
+    sizes="--experts $e --topk $topk --d $d --f $f --tokens $t"
+    what="moe E=$e top$topk d=$d F=$f T=$t"
+    sanitize "$what unfused" moe $sizes --unfused
+    for g in $built; do
+        sanitize "$what fused $g" moe $sizes --fused --gather "$g"
     done
 done
 exit $status

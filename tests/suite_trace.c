@@ -8,6 +8,7 @@
 
 #include "gg_harness.h"
 #include "gg_problem.h"
+#include "gg_wgrad.h"
 
 /* %globaltimer is far from zero on a GPU: every time below is offset by this. */
 #define T0 1700000000000000000ull
@@ -209,6 +210,31 @@ START_TEST(capacity_bounds_every_schedule) {
 }
 END_TEST
 
+/* The backward passes: dgrad's output tiles run over k (its output's columns), wgrad's events are
+ * its work items (every expert's tiles times its splits), at the grid the kernel launches. */
+START_TEST(capacity_bounds_backward) {
+    const int skewed[10] = {3000, 1400, 600, 200, 64, 3, 0, 1, 1025, 2048}, one_row[4] = {1, 0, 1, 1};
+    for (int c = 0; c < 4; ++c) {
+        GgProblem p;
+        if (c == 0) ck_assert_int_eq(gg_problem_from_counts(&p, skewed, 10, 256, 384), 0);
+        else if (c == 1) ck_assert_int_eq(gg_problem_from_counts(&p, one_row, 4, 4096, 64), 0);
+        else ck_assert_int_eq(gg_problem_init(&p, 16384, 64, 1024, 2688, c == 2 ? 0.0 : 3.0), 0);
+        for (int sms = 8; sms <= 132; sms += 124) {
+            const GgLaunch l = {.tokens = p.tokens, .experts = p.experts, .k = p.k, .n = p.n, .num_sms = sms};
+            GgKernelInfo dgrad = {.block_m = 128, .block_n = 256, .pass = GG_PASS_DGRAD};
+            const long dgrad_tiles = gg_m_tiles(&p, 128) * ((p.k + 255) / 256);
+            ck_assert_int_ge(gg_trace_capacity(&dgrad, &l), dgrad_tiles * GG_TRACE_ROLES + sms);
+            GgKernelInfo wgrad = {.block_m = 128, .block_n = 192, .block_k = 64, .pass = GG_PASS_WGRAD};
+            const GgWgradParams w = gg_wgrad_params(p.experts, p.tokens, p.k, p.n, 128, 192, sms);
+            long items = 0;
+            for (int e = 0; e < p.experts; ++e) items += gg_wgrad_items(&w, p.m[e]);
+            ck_assert_int_ge(gg_trace_capacity(&wgrad, &l), items * GG_TRACE_ROLES + sms);
+        }
+        gg_problem_free(&p);
+    }
+}
+END_TEST
+
 Suite *trace_suite(void) {
     Suite *s = suite_create("trace");
     TCase *t = tcase_create("decode");
@@ -220,6 +246,7 @@ Suite *trace_suite(void) {
     tcase_add_test(t, json_one_process_per_sm_one_thread_per_slot_and_role);
     tcase_add_test(t, csv_read_back_gives_the_same_json);
     tcase_add_test(t, capacity_bounds_every_schedule);
+    tcase_add_test(t, capacity_bounds_backward);
     suite_add_tcase(s, t);
     return s;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gg_harness.h"
 #include "gg_problem.h"
 #include "gg_wgrad.h"
 
@@ -213,6 +214,30 @@ START_TEST(test_references_adjoint) {
 }
 END_TEST
 
+/* The check names wgrad's first bad element by (expert, row of dB_e, column); a forward output
+ * by (row, column), as before. dB of 3 experts x k 4 x n 8, one element wrong at (2, 1, 5). */
+START_TEST(test_check_names_expert) {
+    enum { E = 3, K = 4, N = 8, COUNT = E * K * N };
+    uint16_t out[COUNT];
+    float ref[COUNT];
+    for (int i = 0; i < COUNT; ++i) {
+        ref[i] = (float)(i % 7) - 3.f;
+        out[i] = gg_f32_to_bf16(ref[i]);
+    }
+    const int bad = (2 * K + 1) * N + 5;
+    out[bad] = gg_f32_to_bf16(ref[bad] + 1.f);
+    GgCheck chk;
+    char why[512];
+    gg_check_compare(out, ref, NULL, COUNT, N, 16, K, &chk);
+    gg_check_describe(&chk, why, sizeof why);
+    ck_assert(!chk.pass && chk.bad == 1);
+    ck_assert_msg(strstr(why, "first at expert 2 row 1 col 5 of dB (got"), "%s", why);
+    gg_check_compare(out, ref, NULL, COUNT, N, 16, 0, &chk);
+    gg_check_describe(&chk, why, sizeof why);
+    ck_assert_msg(strstr(why, "first at row 9 col 5 (got") && chk.first_expert == -1, "%s", why);
+}
+END_TEST
+
 Suite *wgrad_suite(void) {
     Suite *s = suite_create("wgrad");
     TCase *tc = tcase_create("work_list");
@@ -222,6 +247,7 @@ Suite *wgrad_suite(void) {
     tcase_add_test(tc, test_ticket_fixup);
     tcase_add_test(tc, test_pass_shapes);
     tcase_add_test(tc, test_references_adjoint);
+    tcase_add_test(tc, test_check_names_expert);
     suite_add_tcase(s, tc);
     return s;
 }

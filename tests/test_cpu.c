@@ -357,6 +357,29 @@ START_TEST(csv_row_round_trip) {
 }
 END_TEST
 
+/* k5_wgrad's row: the tile is 128 rows of dB_e x 192 columns (block_m, as `ggemm list` says);
+ * tiles, eta and the scheduled FLOPs pad the ragged reduction to its 64-row stage (block_k). */
+START_TEST(csv_row_wgrad_pads_reduction) {
+    const int m[] = {300, 0, 1, 64, 65};
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 5, 256, 392), 0);
+    GgDeviceInfo d = {.gemm_tflops = 800.0, .bw_gbps = 4000.0};
+    GgImpl impl;
+    ck_assert_int_eq(gg_impl_find("k5_wgrad", &impl), 0);
+    ck_assert_int_eq(impl.info.block_m, 128);
+    ck_assert_int_eq(impl.info.block_k, 64);
+    const GgCheck chk = {.pass = 1};
+    const GgTiming tm = {.median_us = 100.0};
+    GgRow r;
+    gg_row_fill(&r, &impl, &p, &d, &chk, &tm, 3);
+    ck_assert_int_eq(r.block_m, 128);
+    ck_assert_int_eq(r.tiles, (5 + 1 + 1 + 2) * 3); /* 64-row reduction blocks x column blocks */
+    ck_assert_double_eq_tol(r.eta, 430.0 / 576.0, 1e-12);
+    ck_assert_double_eq_tol(r.scheduled_tflops, 2.0 * 576 * 256 * 576 / 100e-6 * 1e-12, 1e-9);
+    gg_problem_free(&p);
+}
+END_TEST
+
 /* ---------------- fp64 reference ---------------- */
 START_TEST(reference_fp64_small) {
     /* Two experts of 1 and 2 rows, k = 2, n = 2, worked by hand. */
@@ -416,6 +439,7 @@ static Suite *harness_suite(void) {
     suite_add_tcase(s, t);
     t = tcase_create("csv");
     tcase_add_test(t, csv_row_round_trip);
+    tcase_add_test(t, csv_row_wgrad_pads_reduction);
     suite_add_tcase(s, t);
     return s;
 }

@@ -14,6 +14,7 @@
 #include "gg_harness.h"
 #include "gg_launch.h"
 #include "gg_moe.h"
+#include "gg_wgrad.h"
 #include "k5_backward/k5_backward.h"
 
 static GgDeviceInfo dev;
@@ -140,8 +141,55 @@ START_TEST(graph_replay_new_split) {
 }
 END_TEST
 
+/* k5_wgrad's traced twin: its events are work items (gg_wgrad.h), not output tiles. On a split
+ * whose reductions split (1300 and 2100 rows: 2 and 3 items per tile), with empty and 1-row
+ * experts and ragged last blocks of k and n: every item of the list, at the grid the kernel
+ * launched, appears exactly once per consumer warpgroup with its expert, reduction rows and
+ * column, computed; and once for the producer, computed where it has rows; no other item. */
+static void trace_wgrad_items(const GgImpl *impl) {
+    const int m[] = {1300, 0, 1, 211, 0, 2100, 7, 1, 129, 64};
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 10, 320, 456), 0);
+    GgCheck chk;
+    GgTrace tr;
+    char why[512];
+    const GgRunOpts ro = {.seed = 5, .check = 1, .warmup = 1};
+    ck_assert_msg(gg_trace_case(impl, &p, &dev, &ro, 0, &chk, &tr, why, sizeof why) == GG_EXIT_OK, "%s: %s",
+                  impl->name, why);
+    const GgWgradParams w = gg_wgrad_params(p.experts, p.tokens, p.k, p.n, impl->info.block_m, impl->info.block_n,
+                                            dev.sms);
+    int item_start[11] = {0}, slot_start[11] = {0}, splits = 0;
+    for (int e = 0; e < p.experts; ++e) {
+        item_start[e + 1] = item_start[e] + gg_wgrad_items(&w, p.m[e]);
+        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(&w, p.m[e]);
+        splits += gg_wgrad_splits(&w, p.m[e]) > 1;
+    }
+    ck_assert_int_eq(splits, 2);
+    const int items = item_start[p.experts];
+    int *seen = calloc((size_t)items * GG_TRACE_ROLES, sizeof(int));
+    for (long i = 0; i < tr.count; ++i) {
+        const GgTraceEvent *e = &tr.events[i];
+        ck_assert_msg(e->start <= e->mark && e->mark <= e->end, "%s: event %ld out of order", impl->name, i);
+        if (e->role == GG_TRACE_SETUP) continue;
+        ck_assert_msg(e->tile >= 0 && e->tile < items && e->role <= 2, "%s: event %ld: item %d role %d", impl->name,
+                      i, e->tile, e->role);
+        const GgWgradItem it = gg_wgrad_at(&w, item_start, slot_start, p.offsets, e->tile);
+        ck_assert_msg(e->expert == it.expert && e->row0 == it.row0 && e->rows == it.rows && e->col0 == it.col0,
+                      "%s: item %d recorded as expert %d rows %d+%d col %d", impl->name, e->tile, e->expert,
+                      e->row0, e->rows, e->col0);
+        ck_assert_int_eq(e->computed, e->role == GG_TRACE_PRODUCER ? it.rows > 0 : 1);
+        seen[e->tile * GG_TRACE_ROLES + e->role]++;
+    }
+    for (int t = 0; t < items * GG_TRACE_ROLES; ++t)
+        ck_assert_msg(seen[t] == 1, "%s: item %d seen %d times by role %d", impl->name, t / GG_TRACE_ROLES, seen[t],
+                      t % GG_TRACE_ROLES);
+    free(seen);
+    gg_trace_free(&tr);
+    gg_problem_free(&p);
+}
+
 /* Traced twins: one traced launch of a split with empty, 1-row and ragged experts and a ragged
- * last column block. Every tile of the problem appears exactly once per consumer role (a consumer
+ * last column block (dgrad: of k, its output's columns; wgrad: trace_wgrad_items). Every tile of the problem appears exactly once per consumer role (a consumer
  * that only follows the ring still records it, computed 0), or, where the consumers own whole
  * tiles (ping-pong), exactly once in all; no other tile does except the idle halves of pairs (no
  * rows, or columns past n); every span is ordered, after its CTA's entry, inside the kernel's
@@ -153,21 +201,28 @@ START_TEST(trace_every_tile_once) {
     char why[512];
     ck_assert_int_eq(gg_impl_find(k->name, &impl), 0);
     if (!k->trace_launch || !gg_impl_runs_here(&impl, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
+    if (impl.info.pass == GG_PASS_WGRAD) {
+        trace_wgrad_items(&impl);
+        return;
+    }
     const int m[] = {300, 0, 1, 211, 0, 512, 7, 1, 129, 64};
     GgProblem p;
     ck_assert_int_eq(gg_problem_from_counts(&p, m, 10, 1024, 456), 0); /* k: tiles of a few us */
     const GgShape shape = {p.tokens, p.experts, p.k, p.n};
     gg_impl_resolve(&impl, &shape); /* an entry point: the tiles of the configuration it runs */
     const int bm = impl.info.block_m > 0 ? impl.info.block_m : 128;
-    const long count = gg_tile_count(&p, bm, impl.info.block_n);
+    GgProblem out = p; /* the output's tiles: dgrad's are k wide */
+    if (impl.info.pass == GG_PASS_DGRAD) out.n = p.k;
+    const long count = gg_tile_count(&out, bm, impl.info.block_n);
     GgTile *tiles = malloc(sizeof(GgTile) * (size_t)count);
-    gg_build_tiles(&p, bm, impl.info.block_n, tiles);
+    gg_build_tiles(&out, bm, impl.info.block_n, tiles);
     GgCheck chk;
     GgTrace tr;
     const GgRunOpts ro = {.seed = 5, .check = 1, .warmup = 1};
     const int rc = gg_trace_case(&impl, &p, &dev, &ro, 0, &chk, &tr, why, sizeof why);
     ck_assert_msg(rc == GG_EXIT_OK, "%s: %s", impl.name, why);
-    const int consumers = strcmp(impl.stage, "k3_wgmma") ? 1 : 2;
+    /* consumer warpgroups: two in k3 and k5 (k3's roles); k2's mma.sync warps are one role */
+    const int consumers = strcmp(impl.stage, "k3_wgmma") && strcmp(impl.stage, "k5_backward") ? 1 : 2;
     int ctas = 0;
     uint64_t t0 = UINT64_MAX, t1 = 0;
     for (long i = 0; i < tr.count; ++i) {
@@ -192,7 +247,7 @@ START_TEST(trace_every_tile_once) {
         ck_assert_msg(setups[e->cta] == 1 && e->start >= entry[e->cta], "%s: event %ld before its CTA's entry",
                       impl.name, i);
         ck_assert_int_le(e->role, consumers);
-        if (e->role == GG_TRACE_PRODUCER || e->rows == 0 || e->col0 >= p.n) continue; /* idle pair halves */
+        if (e->role == GG_TRACE_PRODUCER || e->rows == 0 || e->col0 >= out.n) continue; /* idle pair halves */
         long t = 0;
         while (t < count && !(tiles[t].expert == e->expert && tiles[t].row0 == e->row0 && tiles[t].col0 == e->col0))
             ++t;
