@@ -46,8 +46,15 @@ def read_sweep(path):
 
 
 def read_cases(path):
+    """The case list, each case's m_list as ints; a ValueError names a case that is not one of ours."""
     with open(path) as f:
-        return [dict(r, m_list=[int(x) for x in r["m_list"].split()]) for r in csv.DictReader(f)]
+        cases = [dict(r, m_list=[int(x) for x in r["m_list"].split()]) for r in csv.DictReader(f)]
+    for c in cases:
+        if c["kernel"] not in PASSES:
+            raise ValueError(f"case {c['case']}: kernel {c['kernel']} is none of {', '.join(PASSES)}")
+        if len(c["m_list"]) != int(c["experts"]) or sum(c["m_list"]) != int(c["tokens"]):
+            raise ValueError(f"case {c['case']}: m_list does not match tokens/experts")
+    return cases
 
 
 def main():
@@ -62,25 +69,27 @@ def main():
     if not columns or "kernel" not in columns:
         print(f"torch_grouped_mm: {args.csv} has no column header", file=sys.stderr)
         sys.exit(2)
-    gemm_tflops = float(meta.get("ceiling_gemm_tflops", "0"))
-    copy_gbps = float(meta.get("ceiling_copy_gbps", "0"))
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
-    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
-    flush = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
+    flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+    rows, failures = sweep(torch, dev, cases, meta, columns,
+                           lambda run: peer_common.time_us(torch, run, flush, args.warmup, args.reps))
+    peer_common.finish(args.csv, rows, failures)
+
+
+def sweep(torch, dev, cases, meta, columns, time_us):
+    """The cases on device dev: (CSV lines in the sweep's column order, how many failed their check).
+    time_us(run) -> the per-rep times of run() in µs (on the CPU, tests/peers_grouped_mm_cpu.py
+    passes a stand-in)."""
+    gemm_tflops = float(meta.get("ceiling_gemm_tflops", "0"))
+    copy_gbps = float(meta.get("ceiling_copy_gbps", "0"))
     failures = 0
     rows = []
     for i, case in enumerate(cases):
         m = case["m_list"]
         tokens, experts, k, N = (int(case[x]) for x in ("tokens", "experts", "k", "n"))
         skew, seed, name = case["skew"], int(case["seed"]), case["kernel"]
-        if name not in PASSES:
-            print(f"torch_grouped_mm: case {case['case']}: kernel {name} is none of {', '.join(PASSES)}", file=sys.stderr)
-            sys.exit(2)
         pass_ = PASSES[name]
-        if len(m) != experts or sum(m) != tokens:
-            print(f"torch_grouped_mm: case {case['case']}: m_list does not match tokens/experts", file=sys.stderr)
-            sys.exit(2)
         print(f"[{i + 1}/{len(cases)}] {name}, case {case['case']}", file=sys.stderr)
         offs = torch.tensor([sum(m[: e + 1]) for e in range(experts)], dtype=torch.int32, device=dev)
         g = torch.Generator(device=dev).manual_seed(seed)
@@ -116,17 +125,16 @@ def main():
             print(f"{name}: case {case['case']}: skipped: torch._grouped_mm refuses it: {str(e).splitlines()[0]}",
                   file=sys.stderr)
             continue
-        torch.cuda.synchronize()
         ref = torch.zeros(out_shape, dtype=torch.float32, device=dev)
         row = 0
         for e in range(experts):
-            rows = slice(row, row + m[e])
+            span = slice(row, row + m[e])  # expert e's rows
             if m[e] and pass_ == "dgrad":
-                ref[rows] = dc[rows].float() @ b[e].float().t()
+                ref[span] = dc[span].float() @ b[e].float().t()
             elif m[e] and pass_ == "wgrad":
-                ref[e] = a[rows].float().t() @ dc[rows].float()
+                ref[e] = a[span].float().t() @ dc[span].float()
             elif m[e]:
-                ref[rows] = a[rows].float() @ b[e].float()
+                ref[span] = a[span].float() @ b[e].float()
             row += m[e]
         atol, rtol = math.sqrt(reduction) / 1024.0, 1.0 / 256.0
         err = (out - ref).abs()
@@ -138,7 +146,7 @@ def main():
             failures += 1
             print(f"{name}: FAILED tokens {tokens} k {k} skew {skew}: {bad} bad elements", file=sys.stderr)
         del out, ref, err  # not dc: run() reads it
-        median, p10, p90 = peer_common.median_p10_p90(peer_common.time_us(torch, run, flush, args.warmup, args.reps))
+        median, p10, p90 = peer_common.median_p10_p90(time_us(run))
         useful = 2.0 * tokens * k * N
         min_bytes = float(case["min_bytes"])  # the pass's compulsory bytes, from gg_pass_shape
         sec = median * 1e-6
@@ -159,7 +167,7 @@ def main():
         rows.append(",".join(str(values.get(c, "")) for c in columns))
         print(f"{name}: tokens {tokens:5d} k {k:4d} skew {skew}: {median:8.2f} us, "
               f"{tflops:6.1f} TFLOP/s, check {'pass' if passed else 'FAIL'}", file=sys.stderr)
-    peer_common.finish(args.csv, rows, failures)
+    return rows, failures
 
 
 if __name__ == "__main__":
