@@ -62,5 +62,36 @@ for kernel, line in zip(torch_grouped_mm.PASSES, rows):
         and row["time_us_median"] == "2.00" and row["set"] == "cpu"
     print(f"{kernel}: {'pass' if good else 'FAIL'} ({line})")
     ok = ok and good
-print(f"peers_grouped_mm_cpu: {'pass' if ok else 'FAIL'} ({len(rows)} rows, {failures} failed, shapes {calls})")
+
+# The check, expert by expert: a NaN (an unwritten element) fails and is the max abs err, as in
+# check.c; one wrong element fails; an all-zero output of an all-zero wgrad is rel err 0.
+g = torch.Generator().manual_seed(1)
+a, dc = (torch_grouped_mm.uniform_bf16(torch, s, g, "cpu") for s in ((128, 64), (128, 48)))
+m = [0, 1, 37, 90]
+out = torch._grouped_mm(a.t(), dc, offs=torch.tensor([0, 1, 38, 128], dtype=torch.int32), out_dtype=torch.bfloat16)
+checks = {"clean": torch_grouped_mm.check(torch, "wgrad", out, a, None, dc, m, 90)}
+out[2, 3, 4] = float("nan")
+checks["nan"] = torch_grouped_mm.check(torch, "wgrad", out, a, None, dc, m, 90)
+out[2, 3, 4] = out[2, 3, 5] + 1
+checks["off by one"] = torch_grouped_mm.check(torch, "wgrad", out, a, None, dc, m, 90)
+checks["zeros"] = torch_grouped_mm.check(torch, "wgrad", out[:1] * 0, a, None, dc, [0], 1)
+want = {"clean": lambda c: c[:2] == (True, 0), "nan": lambda c: c[:2] == (False, 1) and c[2] != c[2],
+        "off by one": lambda c: c[:2] == (False, 1) and c[2] >= 0.5, "zeros": lambda c: c == (True, 0, 0.0, 0.0)}
+for what, c in checks.items():
+    good = want[what](c)
+    print(f"check {what}: {'pass' if good else 'FAIL'} (passed {c[0]}, bad {c[1]}, max abs err {c[2]:.3g}, rel {c[3]:.3g})")
+    ok = ok and good
+
+# A case that runs out of memory: one line, no row, the next case still runs.
+def oom_on_dgrad(run):
+    if run().shape == (128, 64):
+        raise torch.OutOfMemoryError("CUDA out of memory (stand-in)")
+    return [1.0]
+
+
+oom_rows, failures = torch_grouped_mm.sweep(torch, torch.device("cpu"), cases, meta, COLUMNS, oom_on_dgrad)
+good = failures == 0 and [r.split(",")[0] for r in oom_rows] == ["torch_grouped_mm", "torch_grouped_mm_wgrad"]
+print(f"out of memory in one case: {'pass' if good else 'FAIL'} ({len(oom_rows)} rows)")
+ok = ok and good
+print(f"peers_grouped_mm_cpu: {'pass' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)

@@ -47,6 +47,11 @@ def parse(name, doc, csv_help, cases_help, grouped_mm=True, backward=False):
     return args, torch
 
 
+def oom_error(torch):
+    """The exception class of an allocation that does not fit (torch.cuda's before torch 2.5)."""
+    return getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+
+
 def median_p10_p90(times):
     """Median, p10 and p90 of per-rep times, as gg_timing_summarize computes them."""
     t, n = sorted(times), len(times)
