@@ -122,6 +122,74 @@ class LigerSteps(unittest.TestCase):
         self.assertEqual((fake.compute_routing_metadata, fake._fused_down_proj_kernel, fake._token_aggregation), before)
 
 
+class FakeCuda:
+    """The CUDA calls of peer_common's timing, logged in order; a clock ticks 1 µs per recorded event."""
+
+    def __init__(self):
+        self.log, self.clock = [], 0
+        cuda = self
+
+        class Event:
+            def __init__(self, enable_timing):
+                self.name, self.at = f"ev{len([e for e in cuda.log if e == 'new event'])}", None
+                cuda.log.append("new event")
+
+            def record(self):
+                cuda.clock += 1
+                self.at = cuda.clock
+                cuda.log.append(f"record {self.name}")
+
+            def synchronize(self):
+                cuda.log.append(f"wait {self.name}")
+
+            def elapsed_time(self, other):
+                return (other.at - self.at) * 1e-3  # ms
+
+        class Stream:
+            def synchronize(self):
+                cuda.log.append("wait stream")
+
+        self.Event, self.current_stream = Event, Stream
+        self.cuda = self
+        self.int64 = "int64"
+
+
+class FakeFlush:
+    def __init__(self, log):
+        self.log = log
+
+    def view(self, dtype):
+        return self
+
+    def sum(self):
+        self.log.append("flush")
+
+
+class Timing(unittest.TestCase):
+    """harness/timing.c's protocol: warm-ups, one wait, then per rep: flush, event, fn, event, and
+    a wait for that event before the next rep."""
+
+    def test_time_us(self):
+        torch = FakeCuda()
+        times = peer_common.time_us(torch, lambda: torch.log.append("fn"), FakeFlush(torch.log), 2, 2)
+        self.assertEqual(times, [1.0, 1.0])  # the two events one tick (1 µs) apart
+        rep = ["flush", "record ev0", "fn", "record ev1", "wait ev1"]
+        self.assertEqual(torch.log, ["fn", "fn", "wait stream", "new event", "new event"] + rep + rep)
+
+    def test_time_reps_steps(self):
+        torch = FakeCuda()
+
+        def layer(ev):
+            for e in ev or ():
+                e.record()
+        per_rep = peer_common.time_reps(torch, layer, FakeFlush(torch.log), 0, 3, 6)
+        self.assertEqual(len(per_rep), 3)
+        self.assertEqual([len(t) for t in per_rep], [5, 5, 5])
+        self.assertEqual(torch.log.count("wait ev5"), 3)
+        self.assertEqual(torch.log.index("wait stream"), 0)
+        self.assertEqual(torch.log[-2:], ["record ev5", "wait ev5"])
+
+
 class Common(unittest.TestCase):
     def test_median_p10_p90(self):
         # harness/timing.c: the median of an even count averages the middle two; p10/p90 round.

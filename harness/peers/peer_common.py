@@ -65,20 +65,34 @@ def flush_l2(torch, flush):
     flush.view(torch.int64).sum()
 
 
-def time_us(torch, fn, flush, warmup, reps):
-    """Per-rep times of fn() in µs, as ggemm times a kernel: warm-up runs, then every rep from a
-    flushed L2 (flush_l2) with CUDA events around fn alone."""
+def time_reps(torch, fn, flush, warmup, reps, events=2):
+    """Per-rep intervals in µs between `events` CUDA events that fn(ev) records (ev[0] first,
+    ev[-1] last), as harness/timing.c's gg_time times a kernel: warm-up runs fn(None), a wait for
+    the stream, then every rep from a flushed L2 (flush_l2), fn(ev), and a wait for its last event
+    before the next rep is queued (so no rep's launches overlap another's)."""
     for _ in range(warmup):
-        fn()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    stop = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
+        fn(None)
+    stream = torch.cuda.current_stream()
+    stream.synchronize()  # the series starts here
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(events)]
+    times = []
+    for _ in range(reps):
         flush_l2(torch, flush)
-        start[i].record()
+        fn(ev)
+        ev[-1].synchronize()
+        times.append([a.elapsed_time(b) * 1e3 for a, b in zip(ev, ev[1:])])
+    return times
+
+
+def time_us(torch, fn, flush, warmup, reps):
+    """Per-rep times of fn() in µs, as ggemm times a kernel (time_reps, events around fn alone)."""
+    def rep(ev):
+        if ev:
+            ev[0].record()
         fn()
-        stop[i].record()
-    torch.cuda.synchronize()
-    return [a.elapsed_time(b) * 1e3 for a, b in zip(start, stop)]
+        if ev:
+            ev[1].record()
+    return [t[0] for t in time_reps(torch, rep, flush, warmup, reps)]
 
 
 def finish(path, rows, failures):
@@ -255,13 +269,9 @@ def moe_case(torch, case, args, flush, peer):
 
     # The whole layer: events around it only.
     timing = median_p10_p90(time_us(torch, layer, flush, args.warmup, args.reps))
-    # The steps: separate reps, events between the steps.
-    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(len(MOE_STEPS) + 1)] for _ in range(args.reps)]
-    for i in range(args.reps):
-        flush_l2(torch, flush)
-        layer(ev[i])
-    torch.cuda.synchronize()
-    steps = {s: median_p10_p90([e[i].elapsed_time(e[i + 1]) * 1e3 for e in ev])[0] for i, s in enumerate(MOE_STEPS)}
+    # The steps: separate reps (the layer is warm from the reps above), events between the steps.
+    per_rep = time_reps(torch, layer, flush, 0, args.reps, len(MOE_STEPS) + 1)
+    steps = {s: median_p10_p90([t[i] for t in per_rep])[0] for i, s in enumerate(MOE_STEPS)}
     values = moe_values(case, peer.impl, peer.path, active, timing, steps, (passed, max_err, rel))
     print(f"{peer.impl}: {case['model']} T={T}: {timing[0]:.2f} us ({', '.join(f'{s} {v:.1f}' for s, v in steps.items())}), "
           f"{values['useful_tflops']} TFLOP/s, check {values['check']} ({peer.version(torch)})", file=sys.stderr)
