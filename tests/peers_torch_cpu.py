@@ -15,7 +15,8 @@ os.environ["LIGER_FUSED_MOE_AUTOTUNE"] = "0"  # one configuration: the interpret
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness", "peers"))
 try:
     import torch
-    import triton  # noqa: F401
+    import triton
+    import triton.runtime.autotuner
 except ImportError as e:
     print(f"peers_torch_cpu: skip: {e} (pip install torch liger-kernel)")
     sys.exit(77)
@@ -57,4 +58,14 @@ for T, d, F, E, k, renorm in LAYERS:
     ok = passed and marks == [2, 3, 4] and torch.equal(out, marked) and vars(liger_moe.fused_moe) == module
     print(f"liger_moe {name}: {'pass' if ok else 'FAIL'} (bad {bad}, max abs err {err:.3g}, marks {marks})")
     failed += not ok
+# Every autotuner of Liger's fused MoE is cleared before a case: the forward's three kernels and
+# the backward's four, each cache emptied (filled here by hand: with one configuration pinned,
+# Triton's autotuner records no choice).
+tuners = [v for v in vars(liger_moe.fused_moe).values() if isinstance(v, triton.runtime.autotuner.Autotuner)]
+for tuner in tuners:
+    tuner.cache[("stand-in key",)] = tuner.configs[0]
+count = liger_moe.clear_autotuners()
+ok = count >= 7 and len(tuners) == count and not any(t.cache for t in tuners)
+print(f"liger_moe clear_autotuners: {'pass' if ok else 'FAIL'} ({count} autotuners)")
+failed += not ok
 sys.exit(1 if failed else 0)
