@@ -53,7 +53,8 @@ def time_us(run):
 
 
 meta = {"ceiling_gemm_tflops": "100", "ceiling_copy_gbps": "1000"}
-rows, failures = torch_grouped_mm.sweep(torch, torch.device("cpu"), cases, meta, COLUMNS, time_us)
+rows = []
+failures = torch_grouped_mm.sweep(torch, torch.device("cpu"), cases, meta, COLUMNS, time_us, rows.append)
 want_shapes = [(128, 48), (128, 64), (4, 64, 48)]  # forward C, dgrad dA, wgrad dB
 ok = failures == 0 and len(rows) == 3 and [tuple(s) for s in calls] == want_shapes
 for kernel, line in zip(torch_grouped_mm.PASSES, rows):
@@ -89,7 +90,8 @@ def oom_on_dgrad(run):
     return [1.0]
 
 
-oom_rows, failures = torch_grouped_mm.sweep(torch, torch.device("cpu"), cases, meta, COLUMNS, oom_on_dgrad)
+oom_rows = []
+failures = torch_grouped_mm.sweep(torch, torch.device("cpu"), cases, meta, COLUMNS, oom_on_dgrad, oom_rows.append)
 good = failures == 0 and [r.split(",")[0] for r in oom_rows] == ["torch_grouped_mm", "torch_grouped_mm_wgrad"]
 print(f"out of memory in one case: {'pass' if good else 'FAIL'} ({len(oom_rows)} rows)")
 ok = ok and good

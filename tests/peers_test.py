@@ -4,11 +4,13 @@ case list and its floors, moe.csv's row, and Liger's weight layouts and step mar
 against a list model of Liger's kernels (their address arithmetic, as fused_moe_kernels.py reads
 its strided weights). The GPU run checks the same against the fp32 reference.
 usage: python3 tests/peers_test.py"""
+import io
 import math
 import os
 import random
 import sys
 import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness", "peers"))
@@ -188,6 +190,71 @@ class Timing(unittest.TestCase):
         self.assertEqual(torch.log.count("wait ev5"), 3)
         self.assertEqual(torch.log.index("wait stream"), 0)
         self.assertEqual(torch.log[-2:], ["record ev5", "wait ev5"])
+
+
+class CaseLoop(unittest.TestCase):
+    """each_case: one case's exception ends that case alone; rows are written as they come; the
+    exit status is 1 for a failed check or an error, 0 for skips."""
+
+    def torch(self, broken_after=None):
+        state = {"synced": 0}
+
+        def synchronize():
+            state["synced"] += 1
+            if broken_after is not None:
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        cuda = types.SimpleNamespace(is_available=lambda: broken_after is not None, synchronize=synchronize,
+                                     empty_cache=lambda: None)
+        return types.SimpleNamespace(cuda=cuda, OutOfMemoryError=type("OutOfMemoryError", (RuntimeError,), {}))
+
+    def run_loop(self, torch, outcomes):
+        written = []
+
+        def run(case):
+            what = outcomes[case]
+            if isinstance(what, Exception):
+                raise what
+            return what
+
+        stderr, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            status = peer_common.each_case(torch, "peer", [(f"case {i}", i) for i in range(len(outcomes))], run,
+                                           written.append)
+            lines = sys.stderr.getvalue().splitlines()
+        finally:
+            sys.stderr = stderr
+        return status, written, lines
+
+    def test_skips_are_not_failures(self):
+        torch = self.torch()
+        ok = {"check": "pass"}
+        status, written, lines = self.run_loop(torch, [ok, torch.OutOfMemoryError("CUDA out of memory. Tried"), None,
+                                                       NotImplementedError("no backward"),
+                                                       RuntimeError("derivative for aten::x is not implemented"), ok])
+        self.assertEqual((status, len(written)), (0, 2))
+        self.assertEqual(lines, ["peer: skip case 1: out of memory: CUDA out of memory. Tried",
+                                 "peer: skip case 3: no backward",
+                                 "peer: skip case 4: derivative for aten::x is not implemented"])
+
+    def test_check_failure_and_error(self):
+        torch = self.torch()
+        status, written, lines = self.run_loop(torch, [{"check": "fail"}, {"check": "pass"}])
+        self.assertEqual((status, len(written)), (1, 2))
+        status, written, lines = self.run_loop(torch, [RuntimeError("Triton Error [CUDA]: invalid argument\nmore"),
+                                                       {"check": "pass"}])
+        self.assertEqual((status, len(written), lines), (1, 1, ["peer: ERROR case 0: Triton Error [CUDA]: invalid argument"]))
+
+    def test_broken_context_stops(self):
+        torch = self.torch(broken_after=0)
+        status, written, lines = self.run_loop(torch, [RuntimeError("CUDA error: an illegal memory access"),
+                                                       {"check": "pass"}])
+        self.assertEqual((status, written), (1, []))
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[1].startswith("peer: the GPU context no longer works"))
+
+    def test_cuda_error_is_never_a_skip(self):
+        kind, _ = peer_common.case_outcome(self.torch(), RuntimeError("CUDA error: operation not supported"))
+        self.assertEqual(kind, "error")
 
 
 class Common(unittest.TestCase):

@@ -29,7 +29,10 @@ through the torch router's softmax by autograd into dWr and dX); the peer times 
 checks dX, dWr, dW1, dW2 against peer_common.moe_reference_grads, as torch_moe.py --backward.
 
 usage: liger_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5] [--backward]
-Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no liger_kernel.
+Exit codes: 0 ok, 1 a case failed its check or ended in an error, 2 bad usage, 77 no GPU, no torch
+or no liger_kernel. Each case's row is appended as soon as it is checked and timed; a case that
+runs out of GPU memory or that the op refuses is one line and no row, not a failure
+(peer_common.each_case).
 """
 import contextlib
 

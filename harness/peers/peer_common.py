@@ -95,12 +95,82 @@ def time_us(torch, fn, flush, warmup, reps):
     return [t[0] for t in time_reps(torch, rep, flush, warmup, reps)]
 
 
-def finish(path, rows, failures):
-    """Append the rows (CSV lines) to the CSV ggemm wrote and exit: 1 if a case failed its check."""
+def case_errors():
+    """The exceptions that end one case and not the run: torch's (RuntimeError: an op's refusal,
+    out of memory, a failed launch; NotImplementedError is one) and, where Triton is installed,
+    Triton's (a kernel that does not compile, an autotuner left with no configuration)."""
+    errors = [RuntimeError]
+    try:
+        from triton.errors import TritonError
+        errors.append(TritonError)
+    except ImportError:  # Triton before 3.2 has no common base
+        try:
+            from triton.compiler.errors import CompilationError
+            from triton.runtime.errors import OutOfResources
+            errors += [CompilationError, OutOfResources]
+        except ImportError:
+            pass
+    return tuple(errors)
+
+
+def first_line(e):
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def cuda_error(torch, e):
+    """Whether e is a CUDA error (torch.AcceleratorError from torch 2.8; a RuntimeError before)."""
+    return isinstance(e, getattr(torch, "AcceleratorError", ())) or "CUDA error" in str(e)
+
+
+def case_outcome(torch, e):
+    """(kind, line) for the exception e that ended a case. kind: "skip" for out of memory or an
+    op's own refusal ("not implemented" / "not supported", never a CUDA error), reported and not
+    fatal; "broken" when the GPU context no longer works (a sticky CUDA error: the next
+    synchronize fails too), so no later case can run; "error" for anything else (a Triton compile
+    error, a failed launch), a failed case."""
+    if torch.cuda.is_available():
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError:
+            return "broken", first_line(e)
+    if isinstance(e, oom_error(torch)):
+        return "skip", "out of memory: " + first_line(e)
+    if not cuda_error(torch, e) and (isinstance(e, NotImplementedError) or
+                           any(w in str(e).lower() for w in ("not implemented", "not supported"))):
+        return "skip", first_line(e)
+    return "error", first_line(e)
+
+
+def each_case(torch, name, items, run, write):
+    """The case loop of every peer. items: (label, case) pairs; run(case) -> the row's fields (with
+    "check"), or None for a case it refused (having said why in one line); write(fields) appends
+    the row to the CSV at once, so that a later crash keeps it. An exception of case_errors() ends
+    its case alone, with one line (case_outcome): a skip, an error, or a broken GPU context, which
+    ends the run there. Returns the exit status: 1 if a case failed its check or ended in an error,
+    0 otherwise (skips included)."""
+    errors, failed = case_errors(), 0
+    for label, case in items:
+        try:
+            fields = run(case)
+        except errors as e:
+            kind, line = case_outcome(torch, e)
+            print(f"{name}: {'skip' if kind == 'skip' else 'ERROR'} {label}: {line}", file=sys.stderr)
+            fields, failed = None, failed + (kind != "skip")
+            if kind == "broken":
+                print(f"{name}: the GPU context no longer works: the cases after {label} are not run", file=sys.stderr)
+                break
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # this case's tensors are free (Mixtral's W1 alone is ~1.9 GB)
+        if fields:
+            failed += fields["check"] != "pass"
+            write(fields)
+    return 1 if failed else 0
+
+
+def append_line(path, line):
+    """One line appended to the CSV ggemm wrote."""
     with open(path, "a") as f:
-        for r in rows:
-            f.write(r + "\n")
-    sys.exit(1 if failures else 0)
+        f.write(line + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,24 +433,15 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
     dev = torch.device("cuda")
     flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
-    failures, rows = 0, []
-    for n, case in enumerate(cases):
+    def run(numbered):
+        n, case = numbered
         label = f"{case['model']} T={case['tokens']}"
         why = "no tokens, nothing to time" if case["tokens"] == 0 else refuse(case) if refuse else None
         if why:
             print(f"{impl}: skip {label}: {why}", file=sys.stderr)
-            continue
+            return None
         print(f"[{n + 1}/{len(cases)}] {impl}, {label}", file=sys.stderr)
-        try:
-            values = (moe_backward_case if args.backward else moe_case)(torch, case, args, flush, peer)
-        except (RuntimeError, NotImplementedError) as e:  # e.g. a torch whose _grouped_mm has no backward
-            if not args.backward:
-                raise
-            print(f"{impl}: skip {label} backward: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                  file=sys.stderr)
-            torch.cuda.empty_cache()
-            continue
-        torch.cuda.empty_cache()  # Mixtral's W1 alone is ~1.9 GB: give it back before the next case
-        failures += values["check"] != "pass"
-        rows.append(moe_row(columns, values))
-    finish(args.csv, rows, failures)
+        return (moe_backward_case if args.backward else moe_case)(torch, case, args, flush, peer)
+
+    items = [(f"{c['model']} T={c['tokens']}" + (" backward" if args.backward else ""), (n, c)) for n, c in enumerate(cases)]
+    sys.exit(each_case(torch, impl, items, run, lambda fields: append_line(args.csv, moe_row(columns, fields))))

@@ -22,7 +22,10 @@ torch refuses (a RuntimeError from the op, e.g. offsets its 2D x 2D form does no
 runs out of GPU memory, gets one line and no row.
 
 usage: torch_grouped_mm.py --csv results/h200/sweep.csv --cases CASES.csv [--reps 30] [--warmup 5]
-Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU or no torch._grouped_mm.
+Exit codes: 0 ok, 1 a case failed its check or ended in an error, 2 bad usage, 77 no GPU or no
+torch._grouped_mm. Each case's row is appended as soon as it is checked and timed; a case that runs
+out of GPU memory or that the op refuses is one line and no row, not a failure
+(peer_common.each_case).
 """
 import csv
 import math
@@ -75,9 +78,11 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device("cuda")
     flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
-    rows, failures = sweep(torch, dev, cases, meta, columns,
-                           lambda run: peer_common.time_us(torch, run, flush, args.warmup, args.reps))
-    peer_common.finish(args.csv, rows, failures)
+
+    def time_us(run):
+        return peer_common.time_us(torch, run, flush, args.warmup, args.reps)
+
+    sys.exit(sweep(torch, dev, cases, meta, columns, time_us, lambda line: peer_common.append_line(args.csv, line)))
 
 
 def uniform_bf16(torch, shape, g, dev):
@@ -124,27 +129,18 @@ def check(torch, pass_, out, a, b, dc, m, reduction):
     return bad == 0 and rel <= rtol, bad, max_err, rel
 
 
-def sweep(torch, dev, cases, meta, columns, time_us):
-    """The cases on device dev: (CSV lines in the sweep's column order, how many failed their check).
-    time_us(run) -> the per-rep times of run() in µs (on the CPU, tests/peers_grouped_mm_cpu.py
-    passes a stand-in). A case that runs out of memory gets one line and no row."""
-    oom = peer_common.oom_error(torch)
-    failures = 0
-    rows = []
-    for i, case in enumerate(cases):
-        print(f"[{i + 1}/{len(cases)}] {case['kernel']}, case {case['case']}", file=sys.stderr)
-        try:
-            values = run_case(torch, dev, case, meta, time_us)
-        except oom as e:
-            print(f"{case['kernel']}: case {case['case']}: skipped: out of memory: {str(e).splitlines()[0]}",
-                  file=sys.stderr)
-            values = None
-        if dev.type == "cuda":
-            torch.cuda.empty_cache()  # this case's tensors are freed: give them back before the next
-        if values:
-            failures += values["check"] != "pass"
-            rows.append(",".join(str(values.get(c, "")) for c in columns))
-    return rows, failures
+def sweep(torch, dev, cases, meta, columns, time_us, write):
+    """The cases on device dev, each row given to write (a CSV line in the sweep's column order)
+    as soon as it is made; returns the exit status (peer_common.each_case). time_us(run) -> the
+    per-rep times of run() in µs (on the CPU, tests/peers_grouped_mm_cpu.py passes a stand-in)."""
+    def run(numbered):
+        n, case = numbered
+        print(f"[{n + 1}/{len(cases)}] {case['kernel']}, case {case['case']}", file=sys.stderr)
+        return run_case(torch, dev, case, meta, time_us)
+
+    items = [(f"{c['kernel']} case {c['case']}", (n, c)) for n, c in enumerate(cases)]
+    return peer_common.each_case(torch, "torch_grouped_mm", items, run,
+                                 lambda fields: write(",".join(str(fields.get(c, "")) for c in columns)))
 
 
 def run_case(torch, dev, case, meta, time_us):
@@ -183,9 +179,9 @@ def run_case(torch, dev, case, meta, time_us):
     try:
         out = run()
     except RuntimeError as e:  # a shape this torch refuses (its 2D x 2D form checks the offsets): no row
-        if isinstance(e, peer_common.oom_error(torch)):
-            raise
-        print(f"{name}: case {case['case']}: skipped: torch._grouped_mm refuses it: {str(e).splitlines()[0]}",
+        if isinstance(e, peer_common.oom_error(torch)) or peer_common.cuda_error(torch, e):
+            raise  # not a refusal: each_case reports it
+        print(f"{name}: case {case['case']}: skipped: torch._grouped_mm refuses it: {peer_common.first_line(e)}",
               file=sys.stderr)
         return None
     passed, bad, max_err, rel = check(torch, pass_, out, a, b, dc, m, reduction)
