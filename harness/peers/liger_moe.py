@@ -35,6 +35,7 @@ runs out of GPU memory or that the op refuses is one line and no row, not a fail
 (peer_common.each_case).
 """
 import contextlib
+import warnings
 
 import peer_common
 
@@ -45,7 +46,9 @@ def load():
     """Import Liger's op; None, or the one-line reason to skip."""
     global fused_moe
     try:
-        import liger_kernel.ops.fused_moe as module
+        with warnings.catch_warnings():  # one line or none on stderr (peer_common.parse)
+            warnings.simplefilter("ignore")
+            import liger_kernel.ops.fused_moe as module
     except ImportError as e:
         return f"liger_kernel is not importable ({e}; pip install liger-kernel)"
     fused_moe = module
