@@ -23,6 +23,9 @@ export GG_COMMIT=${GG_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || ech
 
 have_python=0
 command -v python3 >/dev/null && have_python=1
+# Triton's compiled kernels (Liger's autotuner compiles ~100 configurations per model and pass on
+# first use: k4_moe/README.md, "The peers") kept in the repository, git-ignored, for the next run.
+export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$PWD/.triton-cache}
 # A PyTorch peer (harness/peers/SCRIPT.py): `ggemm ARGS...` lists its cases, it appends its rows to
 # CSV. Exit 77 (no GPU, no torch._grouped_mm, no liger_kernel) is a skip, with the script's one
 # line; without torch, one line here. Any other non-zero exit (1: a case failed its check or ended
