@@ -80,7 +80,8 @@ want = {"clean": lambda c: c[:2] == (True, 0), "nan": lambda c: c[:2] == (False,
         "off by one": lambda c: c[:2] == (False, 1) and c[2] >= 0.5, "zeros": lambda c: c == (True, 0, 0.0, 0.0)}
 for what, c in checks.items():
     good = want[what](c)
-    print(f"check {what}: {'pass' if good else 'FAIL'} (passed {c[0]}, bad {c[1]}, max abs err {c[2]:.3g}, rel {c[3]:.3g})")
+    print(f"check {what}: {'pass' if good else 'FAIL'} "
+          f"(passed {c[0]}, bad {c[1]}, max abs err {c[2]:.3g}, rel {c[3]:.3g})")
     ok = ok and good
 
 # A case that runs out of memory: one line, no row, the next case still runs.

@@ -37,7 +37,8 @@ try:
     torch._grouped_mm(torch.ones(4, 8, dtype=torch.bfloat16), torch.ones(2, 8, 8, dtype=torch.bfloat16),
                       offs=torch.tensor([1, 4], dtype=torch.int32), out_dtype=torch.bfloat16)
 except (AttributeError, RuntimeError) as e:  # NotImplementedError is a RuntimeError
-    print(f"peers_torch_cpu: skip: torch {torch.__version__} has no CPU torch._grouped_mm ({peer_common.first_line(e)})")
+    print(f"peers_torch_cpu: skip: torch {torch.__version__} has no CPU torch._grouped_mm "
+          f"({peer_common.first_line(e)})")
     sys.exit(77)
 
 # (tokens, d, F, experts, top-k, renorm): more routed rows than a tile; experts left empty and
@@ -88,7 +89,8 @@ for T, d, F, E, k, renorm in LAYERS[:2]:
     case = {"model": "cpu", "tokens": T, "d": d, "f": F, "experts": E, "topk": k, "renorm": renorm, "seed": 3}
     name = f"T={T} d={d} F={F} E={E} top-{k} backward"
     dout = torch.rand(T, d, generator=torch.Generator().manual_seed(4)).mul_(2).sub_(1)
-    for peer, dtype, ids, round_u in ((torch_moe, torch.bfloat16, None, True), (liger_moe, torch.float16, torch.int32, False)):
+    for peer, dtype, ids, round_u in ((torch_moe, torch.bfloat16, None, True),
+                                      (liger_moe, torch.float16, torch.int32, False)):
         x, wr, w1, w2 = (t.to(dtype).requires_grad_(True)
                          for t in peer_common.moe_inputs(torch, case, torch.device("cpu")))
         idx, w = peer_common.moe_route(torch, x, wr, k, renorm, ids)

@@ -141,8 +141,9 @@ def case_outcome(torch, e):
             return "broken", first_line(e)
     if isinstance(e, oom_error(torch)):
         return "skip", "out of memory: " + first_line(e)
-    if not cuda_error(torch, e) and (isinstance(e, NotImplementedError) or
-                           any(w in str(e).lower() for w in ("not implemented", "not supported"))):
+    said = str(e).lower()
+    refusal = isinstance(e, NotImplementedError) or "not implemented" in said or "not supported" in said
+    if refusal and not cuda_error(torch, e):
         return "skip", first_line(e)
     return "error", first_line(e)
 
@@ -465,6 +466,7 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
     dev = torch.device("cuda")
     flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+
     def run(numbered):
         n, case = numbered
         label = f"{case['model']} T={case['tokens']}"
@@ -475,5 +477,6 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
         print(f"[{n + 1}/{len(cases)}] {impl}, {label}", file=sys.stderr)
         return (moe_backward_case if args.backward else moe_case)(torch, case, args, flush, peer)
 
-    items = [(f"{c['model']} T={c['tokens']}" + (" backward" if args.backward else ""), (n, c)) for n, c in enumerate(cases)]
+    suffix = " backward" if args.backward else ""
+    items = [(f"{c['model']} T={c['tokens']}{suffix}", (n, c)) for n, c in enumerate(cases)]
     sys.exit(each_case(torch, impl, items, run, lambda fields: append_line(args.csv, moe_row(columns, fields))))
