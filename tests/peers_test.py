@@ -4,11 +4,13 @@ case list and its floors, moe.csv's row, and Liger's weight layouts and step mar
 against a list model of Liger's kernels (their address arithmetic, as fused_moe_kernels.py reads
 its strided weights). The GPU run checks the same against the fp32 reference.
 usage: python3 tests/peers_test.py"""
+import io
 import math
 import os
 import random
 import sys
 import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness", "peers"))
@@ -120,6 +122,140 @@ class LigerSteps(unittest.TestCase):
             liger_moe.fused_moe = saved
         self.assertEqual(calls, ["metadata", 2, 3, ("down", (3, 4)), 4, "aggregation"])
         self.assertEqual((fake.compute_routing_metadata, fake._fused_down_proj_kernel, fake._token_aggregation), before)
+
+
+class FakeCuda:
+    """The CUDA calls of peer_common's timing, logged in order; a clock ticks 1 µs per recorded event."""
+
+    def __init__(self):
+        self.log, self.clock = [], 0
+        cuda = self
+
+        class Event:
+            def __init__(self, enable_timing):
+                self.name, self.at = f"ev{len([e for e in cuda.log if e == 'new event'])}", None
+                cuda.log.append("new event")
+
+            def record(self):
+                cuda.clock += 1
+                self.at = cuda.clock
+                cuda.log.append(f"record {self.name}")
+
+            def synchronize(self):
+                cuda.log.append(f"wait {self.name}")
+
+            def elapsed_time(self, other):
+                return (other.at - self.at) * 1e-3  # ms
+
+        class Stream:
+            def synchronize(self):
+                cuda.log.append("wait stream")
+
+        self.Event, self.current_stream = Event, Stream
+        self.cuda = self
+        self.int64 = "int64"
+
+
+class FakeFlush:
+    def __init__(self, log):
+        self.log = log
+
+    def view(self, dtype):
+        return self
+
+    def sum(self):
+        self.log.append("flush")
+
+
+class Timing(unittest.TestCase):
+    """harness/timing.c's protocol: warm-ups, one wait, then per rep: flush, event, fn, event, and
+    a wait for that event before the next rep."""
+
+    def test_time_us(self):
+        torch = FakeCuda()
+        times = peer_common.time_us(torch, lambda: torch.log.append("fn"), FakeFlush(torch.log), 2, 2)
+        self.assertEqual(times, [1.0, 1.0])  # the two events one tick (1 µs) apart
+        rep = ["flush", "record ev0", "fn", "record ev1", "wait ev1"]
+        self.assertEqual(torch.log, ["fn", "fn", "wait stream", "new event", "new event"] + rep + rep)
+
+    def test_time_reps_steps(self):
+        torch = FakeCuda()
+
+        def layer(ev):
+            for e in ev or ():
+                e.record()
+        per_rep = peer_common.time_reps(torch, layer, FakeFlush(torch.log), 0, 3, 6)
+        self.assertEqual(len(per_rep), 3)
+        self.assertEqual([len(t) for t in per_rep], [5, 5, 5])
+        self.assertEqual(torch.log.count("wait ev5"), 3)
+        self.assertEqual(torch.log.index("wait stream"), 0)
+        self.assertEqual(torch.log[-2:], ["record ev5", "wait ev5"])
+
+
+class CaseLoop(unittest.TestCase):
+    """each_case: one case's exception ends that case alone; rows are written as they come; the
+    exit status is 1 for a failed check or an error, 0 for skips."""
+
+    def torch(self, broken_after=None):
+        state = {"synced": 0}
+
+        def synchronize():
+            state["synced"] += 1
+            if broken_after is not None:
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        cuda = types.SimpleNamespace(is_available=lambda: broken_after is not None, synchronize=synchronize,
+                                     empty_cache=lambda: None)
+        return types.SimpleNamespace(cuda=cuda, OutOfMemoryError=type("OutOfMemoryError", (RuntimeError,), {}))
+
+    def run_loop(self, torch, outcomes):
+        written = []
+
+        def run(case):
+            what = outcomes[case]
+            if isinstance(what, Exception):
+                raise what
+            return what
+
+        stderr, sys.stderr = sys.stderr, io.StringIO()
+        try:
+            status = peer_common.each_case(torch, "peer", [(f"case {i}", i) for i in range(len(outcomes))], run,
+                                           written.append)
+            lines = sys.stderr.getvalue().splitlines()
+        finally:
+            sys.stderr = stderr
+        return status, written, lines
+
+    def test_skips_are_not_failures(self):
+        torch = self.torch()
+        ok = {"check": "pass"}
+        status, written, lines = self.run_loop(torch, [ok, torch.OutOfMemoryError("CUDA out of memory. Tried"), None,
+                                                       NotImplementedError("no backward"),
+                                                       RuntimeError("derivative for aten::x is not implemented"), ok])
+        self.assertEqual((status, len(written)), (0, 2))
+        self.assertEqual(lines, ["peer: skip case 1: out of memory: CUDA out of memory. Tried",
+                                 "peer: skip case 3: no backward",
+                                 "peer: skip case 4: derivative for aten::x is not implemented"])
+
+    def test_check_failure_and_error(self):
+        torch = self.torch()
+        status, written, lines = self.run_loop(torch, [{"check": "fail"}, {"check": "pass"}])
+        self.assertEqual((status, len(written)), (1, 2))
+        status, written, lines = self.run_loop(torch, [RuntimeError("Triton Error [CUDA]: invalid argument\nmore"),
+                                                       {"check": "pass"}])
+        self.assertEqual((status, len(written)), (1, 1))
+        self.assertEqual(lines, ["peer: ERROR case 0: Triton Error [CUDA]: invalid argument"])
+
+    def test_broken_context_stops(self):
+        torch = self.torch(broken_after=0)
+        status, written, lines = self.run_loop(torch, [RuntimeError("CUDA error: an illegal memory access"),
+                                                       {"check": "pass"}])
+        self.assertEqual((status, written), (1, []))
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[1].startswith("peer: the GPU context no longer works"))
+
+    def test_cuda_error_is_never_a_skip(self):
+        kind, _ = peer_common.case_outcome(self.torch(), RuntimeError("CUDA error: operation not supported"))
+        self.assertEqual(kind, "error")
 
 
 class Common(unittest.TestCase):

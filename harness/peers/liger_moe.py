@@ -16,8 +16,9 @@ are transposed once per case, before anything is timed (as k4_moe packs W1 once 
 Checked against the same fp32 reference and tolerance as torch_moe.py (U not rounded before
 SwiGLU, as Liger computes it), timed with the same protocol; the steps are timed inside Liger's own
 forward, with events recorded where it passes from one step to the next (liger_steps). Triton's
-autotuner picks the kernels' tile configurations at their first call for a (d, F); that choice is
-cleared before each case, so that every (model, T) runs with configurations tuned for its own size.
+autotuner picks the kernels' tile configurations at their first call for a (d, F); every choice
+(the forward's and the backward's kernels) is cleared before each case, so that every (model, T)
+runs with configurations tuned for its own size.
 The first call for a (d, F) also compiles every configuration it tries, minutes in all; Liger's
 switch LIGER_FUSED_MOE_AUTOTUNE=0 (set in the environment) pins one configuration per kernel, for
 a quick check that is not a fair timing.
@@ -28,9 +29,13 @@ through the torch router's softmax by autograd into dWr and dX); the peer times 
 checks dX, dWr, dW1, dW2 against peer_common.moe_reference_grads, as torch_moe.py --backward.
 
 usage: liger_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5] [--backward]
-Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no liger_kernel.
+Exit codes: 0 ok, 1 a case failed its check or ended in an error, 2 bad usage, 77 no GPU, no torch
+or no liger_kernel. Each case's row is appended as soon as it is checked and timed; a case that
+runs out of GPU memory or that the op refuses is one line and no row, not a failure
+(peer_common.each_case).
 """
 import contextlib
+import warnings
 
 import peer_common
 
@@ -41,7 +46,9 @@ def load():
     """Import Liger's op; None, or the one-line reason to skip."""
     global fused_moe
     try:
-        import liger_kernel.ops.fused_moe as module
+        with warnings.catch_warnings():  # one line or none on stderr (peer_common.parse)
+            warnings.simplefilter("ignore")
+            import liger_kernel.ops.fused_moe as module
     except ImportError as e:
         return f"liger_kernel is not importable ({e}; pip install liger-kernel)"
     fused_moe = module
@@ -90,6 +97,21 @@ def liger_steps(mark):
             setattr(fused_moe, n, f)
 
 
+def clear_autotuners():
+    """Forget the configurations Triton's autotuners chose for every kernel of Liger's fused MoE,
+    the forward's and the backward's (an Autotuner keeps its choice per key in .cache), found in
+    its op module and in its kernels module; returns how many autotuners there are."""
+    import importlib
+    from triton.runtime.autotuner import Autotuner
+    modules = [fused_moe]
+    with contextlib.suppress(ImportError):
+        modules.append(importlib.import_module("liger_kernel.ops.fused_moe_kernels"))
+    tuners = {id(v): v for m in modules for v in vars(m).values() if isinstance(v, Autotuner)}
+    for tuner in tuners.values():
+        tuner.cache.clear()
+    return len(tuners)
+
+
 def liger_weights(w1, w2):
     """Our W1 [E, d, 2F] and W2 [E, F, d] (N contiguous) in Liger's layout, contiguous (its op
     would otherwise copy them at every call): gate_up_proj[e, n, c] = W1[e, c, n] and
@@ -103,11 +125,7 @@ def layer(torch, case, x, w1, w2):
     # Leaves of their own in Liger's layout (the backward's weight gradients are Liger's, turned
     # back into ours after timing), so that no transpose of ours enters the timed backward.
     gate_up_proj, down_proj = (t.detach().requires_grad_(w1.requires_grad) for t in liger_weights(w1, w2))
-    kernels = (fused_moe._fused_up_proj_swiglu_kernel, fused_moe._fused_down_proj_kernel,
-               fused_moe._token_gather_weighted_sum_kernel)
-    for kernel in kernels:  # Triton's Autotuner keeps its choice per key in .cache
-        if isinstance(getattr(kernel, "cache", None), dict):
-            kernel.cache.clear()
+    clear_autotuners()
 
     def forward(idx, w, mark):
         if mark is None:

@@ -13,6 +13,7 @@ import csv
 import math
 import sys
 import types
+import warnings
 
 # moe.csv's step columns, in the layer's order: <step>_us.
 MOE_STEPS = ("route", "permute", "gemm1", "gemm2", "combine")
@@ -36,15 +37,25 @@ def parse(name, doc, csv_help, cases_help, grouped_mm=True, backward=False):
     if args.reps < 1 or args.warmup < 0:
         print(f"{name}: --reps must be >= 1 and --warmup >= 0", file=sys.stderr)
         sys.exit(2)
+    # Warnings at import (torch without numpy, a driver torch finds too old) would be lines of
+    # their own before a skip's or a refusal's one line.
     try:
-        import torch
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import torch
+            cuda = torch.cuda.is_available()
     except ImportError:
         print(f"{name}: skip: torch is not installed", file=sys.stderr)
         sys.exit(77)
-    if not torch.cuda.is_available() or (grouped_mm and not hasattr(torch, "_grouped_mm")):
+    if not cuda or (grouped_mm and not hasattr(torch, "_grouped_mm")):
         print(f"{name}: skip: no CUDA GPU" + (" or no torch._grouped_mm" if grouped_mm else ""), file=sys.stderr)
         sys.exit(77)
     return args, torch
+
+
+def oom_error(torch):
+    """The exception class of an allocation that does not fit (torch.cuda's before torch 2.5)."""
+    return getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
 
 
 def median_p10_p90(times):
@@ -60,28 +71,113 @@ def flush_l2(torch, flush):
     flush.view(torch.int64).sum()
 
 
-def time_us(torch, fn, flush, warmup, reps):
-    """Per-rep times of fn() in µs, as ggemm times a kernel: warm-up runs, then every rep from a
-    flushed L2 (flush_l2) with CUDA events around fn alone."""
+def time_reps(torch, fn, flush, warmup, reps, events=2):
+    """Per-rep intervals in µs between `events` CUDA events that fn(ev) records (ev[0] first,
+    ev[-1] last), as harness/timing.c's gg_time times a kernel: warm-up runs fn(None), a wait for
+    the stream, then every rep from a flushed L2 (flush_l2), fn(ev), and a wait for its last event
+    before the next rep is queued (so no rep's launches overlap another's)."""
     for _ in range(warmup):
-        fn()
-    start = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    stop = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
+        fn(None)
+    stream = torch.cuda.current_stream()
+    stream.synchronize()  # the series starts here
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(events)]
+    times = []
+    for _ in range(reps):
         flush_l2(torch, flush)
-        start[i].record()
+        fn(ev)
+        ev[-1].synchronize()
+        times.append([a.elapsed_time(b) * 1e3 for a, b in zip(ev, ev[1:])])
+    return times
+
+
+def time_us(torch, fn, flush, warmup, reps):
+    """Per-rep times of fn() in µs, as ggemm times a kernel (time_reps, events around fn alone)."""
+    def rep(ev):
+        if ev:
+            ev[0].record()
         fn()
-        stop[i].record()
-    torch.cuda.synchronize()
-    return [a.elapsed_time(b) * 1e3 for a, b in zip(start, stop)]
+        if ev:
+            ev[1].record()
+    return [t[0] for t in time_reps(torch, rep, flush, warmup, reps)]
 
 
-def finish(path, rows, failures):
-    """Append the rows (CSV lines) to the CSV ggemm wrote and exit: 1 if a case failed its check."""
+def case_errors():
+    """The exceptions that end one case and not the run: torch's (RuntimeError: an op's refusal,
+    out of memory, a failed launch; NotImplementedError is one) and, where Triton is installed,
+    Triton's (a kernel that does not compile, an autotuner left with no configuration)."""
+    errors = [RuntimeError]
+    try:
+        from triton.errors import TritonError
+        errors.append(TritonError)
+    except ImportError:  # Triton before 3.2 has no common base
+        try:
+            from triton.compiler.errors import CompilationError
+            from triton.runtime.errors import OutOfResources
+            errors += [CompilationError, OutOfResources]
+        except ImportError:
+            pass
+    return tuple(errors)
+
+
+def first_line(e):
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def cuda_error(torch, e):
+    """Whether e is a CUDA error (torch.AcceleratorError from torch 2.8; a RuntimeError before)."""
+    return isinstance(e, getattr(torch, "AcceleratorError", ())) or "CUDA error" in str(e)
+
+
+def case_outcome(torch, e):
+    """(kind, line) for the exception e that ended a case. kind: "skip" for out of memory or an
+    op's own refusal ("not implemented" / "not supported", never a CUDA error), reported and not
+    fatal; "broken" when the GPU context no longer works (a sticky CUDA error: the next
+    synchronize fails too), so no later case can run; "error" for anything else (a Triton compile
+    error, a failed launch), a failed case."""
+    if torch.cuda.is_available():
+        try:
+            torch.cuda.synchronize()
+        except RuntimeError:
+            return "broken", first_line(e)
+    if isinstance(e, oom_error(torch)):
+        return "skip", "out of memory: " + first_line(e)
+    said = str(e).lower()
+    refusal = isinstance(e, NotImplementedError) or "not implemented" in said or "not supported" in said
+    if refusal and not cuda_error(torch, e):
+        return "skip", first_line(e)
+    return "error", first_line(e)
+
+
+def each_case(torch, name, items, run, write):
+    """The case loop of every peer. items: (label, case) pairs; run(case) -> the row's fields (with
+    "check"), or None for a case it refused (having said why in one line); write(fields) appends
+    the row to the CSV at once, so that a later crash keeps it. An exception of case_errors() ends
+    its case alone, with one line (case_outcome): a skip, an error, or a broken GPU context, which
+    ends the run there. Returns the exit status: 1 if a case failed its check or ended in an error,
+    0 otherwise (skips included)."""
+    errors, failed = case_errors(), 0
+    for label, case in items:
+        try:
+            fields = run(case)
+        except errors as e:
+            kind, line = case_outcome(torch, e)
+            print(f"{name}: {'skip' if kind == 'skip' else 'ERROR'} {label}: {line}", file=sys.stderr)
+            fields, failed = None, failed + (kind != "skip")
+            if kind == "broken":
+                print(f"{name}: the GPU context no longer works: the cases after {label} are not run", file=sys.stderr)
+                break
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()  # this case's tensors are free (Mixtral's W1 alone is ~1.9 GB)
+        if fields:
+            failed += fields["check"] != "pass"
+            write(fields)
+    return 1 if failed else 0
+
+
+def append_line(path, line):
+    """One line appended to the CSV ggemm wrote."""
     with open(path, "a") as f:
-        for r in rows:
-            f.write(r + "\n")
-    sys.exit(1 if failures else 0)
+        f.write(line + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,33 +281,45 @@ def moe_route(torch, x, wr, k, renorm, ids_dtype=None):
     return idx, (w / w.sum(dim=1, keepdim=True) if renorm else w)
 
 
-def moe_reference(torch, x, w1, w2, idx, w, round_u):
+def moe_reference(torch, x, w1, w2, idx, w, round_u, straight_through=False):
     """The layer in fp32 over the given routing, expert by expert from idx (so a peer's permutation
     is checked too). H is rounded to bf16, as every peer stores it; round_u: U is rounded to bf16
     first and silu(gate) and the product in bf16, as an eager layer does (from an fp32 U, H then
-    differs by a bf16 ulp often enough that a few elements in a million fail)."""
+    differs by a bf16 ulp often enough that a few elements in a million fail). straight_through
+    (for autograd, moe_reference_grads): the same values rounded as U + (bf16(U) - U).detach(), so
+    that the gradients flow in fp32 as if nothing were rounded, and silu and the product in fp32."""
     import torch.nn.functional as fn
     T, d = x.shape
     F = w2.shape[1]
+
+    def bf16(t):
+        rounded = t.to(torch.bfloat16).float()
+        return t + (rounded - t).detach() if straight_through else rounded
+
     ref = torch.zeros(T, d, dtype=torch.float32, device=x.device)
     for e in range(w1.shape[0]):
         t, j = (idx == e).nonzero(as_tuple=True)
         if t.numel():
             u = x[t].float() @ w1[e].float()
             if round_u:
-                u = u.to(torch.bfloat16)
-            h = (fn.silu(u[:, :F]) * u[:, F:]).to(torch.bfloat16).float()
+                u = bf16(u) if straight_through else u.to(torch.bfloat16)
+            h = bf16((fn.silu(u[:, :F]) * u[:, F:]).float())
             ref.index_add_(0, t, (h @ w2[e].float()) * w[t, j][:, None])
     return ref
 
 
 def moe_check(out, ref):
     """(passed, bad elements, max abs err, rel err) of out against ref with harness/moe.c's
-    tolerance |out - ref| <= 2^-4 rms(ref) + 2^-7 |ref|. NaN compares false: an unwritten row fails."""
+    tolerance |out - ref| <= 2^-4 rms(ref) + 2^-7 |ref|. NaN compares false: an unwritten row
+    fails. As moe.c's compare: the max abs err leaves NaN out, and rel err is it over max |ref|,
+    0 when ref is all zeros."""
     err = (out.float() - ref).abs()
     ok = err <= 2.0 ** -4 * ref.square().mean().sqrt() + 2.0 ** -7 * ref.abs()
-    max_err = float(err.max())
-    return bool(ok.all()), int((~ok).sum()), max_err, max_err / max(float(ref.abs().max()), 1e-30)
+    bad = int((~ok).sum())
+    del ok
+    max_err = float(err.nan_to_num_(nan=0.0, posinf=math.inf).max()) if err.numel() else 0.0
+    max_ref = float(ref.abs().max()) if ref.numel() else 0.0
+    return bad == 0, bad, max_err, max_err / max_ref if max_ref > 0 else 0.0
 
 
 def moe_case(torch, case, args, flush, peer):
@@ -250,13 +358,9 @@ def moe_case(torch, case, args, flush, peer):
 
     # The whole layer: events around it only.
     timing = median_p10_p90(time_us(torch, layer, flush, args.warmup, args.reps))
-    # The steps: separate reps, events between the steps.
-    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(len(MOE_STEPS) + 1)] for _ in range(args.reps)]
-    for i in range(args.reps):
-        flush_l2(torch, flush)
-        layer(ev[i])
-    torch.cuda.synchronize()
-    steps = {s: median_p10_p90([e[i].elapsed_time(e[i + 1]) * 1e3 for e in ev])[0] for i, s in enumerate(MOE_STEPS)}
+    # The steps: separate reps (the layer is warm from the reps above), events between the steps.
+    per_rep = time_reps(torch, layer, flush, 0, args.reps, len(MOE_STEPS) + 1)
+    steps = {s: median_p10_p90([t[i] for t in per_rep])[0] for i, s in enumerate(MOE_STEPS)}
     values = moe_values(case, peer.impl, peer.path, active, timing, steps, (passed, max_err, rel))
     print(f"{peer.impl}: {case['model']} T={T}: {timing[0]:.2f} us ({', '.join(f'{s} {v:.1f}' for s, v in steps.items())}), "
           f"{values['useful_tflops']} TFLOP/s, check {values['check']} ({peer.version(torch)})", file=sys.stderr)
@@ -266,23 +370,26 @@ def moe_case(torch, case, args, flush, peer):
 def moe_reference_grads(torch, x, wr, w1, w2, idx, dout, renorm, round_u):
     """The gradients dX, dWr, dW1, dW2 of the fp32 layer by autograd, at the given routing (idx
     held fixed, the weights recomputed from the fp32 logits so that the router's gradient flows),
-    H rounded to bf16 as in moe_reference; the same check as harness/moe_backward.c's."""
+    H (and with round_u, U) rounded to bf16 as in moe_reference but straight through, so that
+    the backward itself is fp32, as harness/moe_backward.c's reference."""
     leaves = [t.detach().float().requires_grad_(True) for t in (x, wr, w1, w2)]
     xf, wrf, w1f, w2f = leaves
     probs = torch.softmax(xf @ wrf, dim=1)
     w = probs.gather(1, idx.long())
     if renorm:
         w = w / w.sum(dim=1, keepdim=True)
-    out = moe_reference(torch, xf, w1f, w2f, idx.long(), w, round_u)
+    out = moe_reference(torch, xf, w1f, w2f, idx.long(), w, round_u, straight_through=True)
     out.backward(dout.float())
     return [t.grad for t in leaves]
 
 
 def moe_backward_case(torch, case, args, flush, peer):
     """One case of a peer's backward: inputs as leaves, a fresh dOut, the forward once (its graph
-    kept), the backward checked (dX, dWr, dW1, dW2 against moe_reference_grads, each with
-    moe_check's tolerance), then the backward alone timed (retain_graph: the same graph each rep,
-    gradients cleared first). No per-step times: autograd runs the steps as one call."""
+    kept) and checked first, as harness/moe_backward.c does, then the backward checked (dX, dWr,
+    dW1, dW2 against moe_reference_grads, each with moe_check's tolerance; the row's max abs err
+    and rel err are those of the gradient with the largest rel err, as moe_backward.c reports),
+    then the backward alone timed (retain_graph: the same graph each rep, gradients cleared
+    first). No per-step times: autograd runs the steps as one call."""
     T, k = case["tokens"], case["topk"]
     dev = flush.device
     x, wr, w1, w2 = (t.requires_grad_(True) for t in moe_inputs(torch, case, dev))
@@ -293,26 +400,37 @@ def moe_backward_case(torch, case, args, flush, peer):
     idx, w = moe_route(torch, x, wr, k, case["renorm"], peer.ids_dtype)
     out = forward(idx, w, None)
     leaves = [x, wr, w1, w2] + list(getattr(forward, "leaves", []))
+    label = f"{peer.impl}: {case['model']} T={T} backward"
 
     def backward():
         for t in leaves:
             t.grad = None
         out.backward(dout, retain_graph=True)
 
-    backward()
-    got = [x.grad, wr.grad, *grads_of()]
-    refs = moe_reference_grads(torch, x, wr, w1, w2, idx, dout, case["renorm"], peer.round_u)
-    passed, max_err, rel = True, 0.0, 0.0
-    for name, a, b in zip(("dX", "dWr", "dW1", "dW2"), got, refs):
-        ok, bad, err, r = moe_check(a, b)
-        if not ok:
-            print(f"{peer.impl}: FAILED {case['model']} T={T} backward: {name}: {bad} bad elements", file=sys.stderr)
-        passed, max_err, rel = passed and ok, max(max_err, err), max(rel, r)
+    with torch.no_grad():
+        ref = moe_reference(torch, x, w1, w2, idx.long(), w, peer.round_u)
+        passed, bad, max_err, rel = moe_check(out, ref)
+    del ref
+    if not passed:
+        print(f"{label}: FAILED: the forward: {bad} bad elements", file=sys.stderr)
+    else:
+        backward()
+        got = [x.grad, wr.grad, *grads_of()]
+        refs = moe_reference_grads(torch, x, wr, w1, w2, idx, dout, case["renorm"], peer.round_u)
+        rel = -1.0
+        for name, a, b in zip(("dX", "dWr", "dW1", "dW2"), got, refs):
+            ok, bad, err, r = moe_check(a, b)
+            if not ok:
+                print(f"{label}: FAILED: {name}: {bad} bad elements", file=sys.stderr)
+            passed = passed and ok
+            if r >= rel:
+                max_err, rel = err, r
+        del got, refs  # before the timing: Mixtral's dW1 and its reference are ~5.6 GB
     active = int(torch.unique(idx).numel())
     timing = median_p10_p90(time_us(torch, backward, flush, args.warmup, args.reps))
     values = moe_values(case, peer.impl, peer.path, active, timing, None, (passed, max_err, rel), "backward")
-    print(f"{peer.impl}: {case['model']} T={T} backward: {timing[0]:.2f} us, {values['useful_tflops']} TFLOP/s, "
-          f"check {values['check']} ({peer.version(torch)})", file=sys.stderr)
+    print(f"{label}: {timing[0]:.2f} us, {values['useful_tflops']} TFLOP/s, check {values['check']} "
+          f"({peer.version(torch)})", file=sys.stderr)
     return values
 
 
@@ -348,24 +466,17 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
     torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
     dev = torch.device("cuda")
     flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
-    failures, rows = 0, []
-    for n, case in enumerate(cases):
+
+    def run(numbered):
+        n, case = numbered
         label = f"{case['model']} T={case['tokens']}"
         why = "no tokens, nothing to time" if case["tokens"] == 0 else refuse(case) if refuse else None
         if why:
             print(f"{impl}: skip {label}: {why}", file=sys.stderr)
-            continue
+            return None
         print(f"[{n + 1}/{len(cases)}] {impl}, {label}", file=sys.stderr)
-        try:
-            values = (moe_backward_case if args.backward else moe_case)(torch, case, args, flush, peer)
-        except (RuntimeError, NotImplementedError) as e:  # e.g. a torch whose _grouped_mm has no backward
-            if not args.backward:
-                raise
-            print(f"{impl}: skip {label} backward: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                  file=sys.stderr)
-            torch.cuda.empty_cache()
-            continue
-        torch.cuda.empty_cache()  # Mixtral's W1 alone is ~1.9 GB: give it back before the next case
-        failures += values["check"] != "pass"
-        rows.append(moe_row(columns, values))
-    finish(args.csv, rows, failures)
+        return (moe_backward_case if args.backward else moe_case)(torch, case, args, flush, peer)
+
+    suffix = " backward" if args.backward else ""
+    items = [(f"{c['model']} T={c['tokens']}{suffix}", (n, c)) for n, c in enumerate(cases)]
+    sys.exit(each_case(torch, impl, items, run, lambda fields: append_line(args.csv, moe_row(columns, fields))))

@@ -22,7 +22,10 @@ before each rep), dX, dWr, dW1, dW2 checked against the fp32 layer's autograd gr
 per-step times.
 
 usage: torch_moe.py --csv results/h200/moe.csv --cases CASES.csv [--reps 30] [--warmup 5] [--backward]
-Exit codes: 0 ok, 1 check failed, 2 bad usage, 77 no GPU, no torch or no torch._grouped_mm.
+Exit codes: 0 ok, 1 a case failed its check or ended in an error, 2 bad usage, 77 no GPU, no torch
+or no torch._grouped_mm. Each case's row is appended as soon as it is checked and timed; a case
+that runs out of GPU memory or that the op refuses is one line and no row, not a failure
+(peer_common.each_case).
 """
 import peer_common
 
