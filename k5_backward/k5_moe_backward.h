@@ -39,6 +39,12 @@ typedef struct K5MoeGrads {
     uint16_t *dw2;  /* [E x F x d] */
 } K5MoeGrads;
 
+/* The backward's three k5_wgrad launches, in the order they run. Each has its own slice of k5_wgrad
+ * scratch (tickets, then fp32 partials, gg_wgrad.h): the ticket area's size differs between
+ * them, so in one shared slice a later launch's tickets could lie on an earlier launch's partial
+ * floats, which nothing clears. */
+typedef enum { K5_MOE_WGRAD_DW2, K5_MOE_WGRAD_DW1, K5_MOE_WGRAD_DWR, K5_MOE_WGRADS } K5MoeWgrad;
+
 /* Scratch of one backward, carved from one allocation by k5_moe_backward_workspace. */
 typedef struct K5MoeBackwardWorkspace {
     float *dw;            /* [T x topk] dLoss / d(routing weight) */
@@ -49,7 +55,8 @@ typedef struct K5MoeBackwardWorkspace {
     uint16_t *dx_router;  /* [T x d] dlogits Wr^T */
     uint16_t *dwr_padded; /* [d x k4_router_n(E)] */
     int *router_offsets;  /* [2] = {0, T}: the router GEMMs' one expert (the dlogits kernel writes it) */
-    void *wgrad;          /* k5_wgrad's workspace (tickets, partials): zeroed once, left zero by each launch */
+    void *wgrad[K5_MOE_WGRADS]; /* each launch's k5_wgrad workspace (NULL: it never splits); its
+                                   tickets zeroed once by setup, left zero by each launch */
 } K5MoeBackwardWorkspace;
 
 typedef struct K5MoeBackward {
@@ -66,7 +73,8 @@ int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len);
  * split rule and so its scratch depend on it), and the carving of base. No GPU needed. */
 size_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms);
 void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws);
-/* Once per workspace: zero k5_wgrad's tickets and the dlogits pad columns. */
+/* Once per workspace: zero each wgrad launch's tickets (they stay zero: the last split of a
+ * tile resets its ticket, so a graph of the backward replays). */
 cudaError_t k5_moe_backward_setup(const K5MoeBackward *b);
 /* One backward (after k4_moe_forward(layer, fused = 0)). marks: NULL, or K5_MOE_BWD_STEPS + 1
  * events recorded before each step and after the last. */
