@@ -43,8 +43,12 @@ int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
         return GG_EXIT_USAGE;
     }
     const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
-    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d,
-                                           k5_moe_backward_workspace_bytes(s, r->layer.num_sms)};
+    size_t ws_bytes = 0;
+    if (k5_moe_backward_workspace_bytes(s, r->layer.num_sms, &ws_bytes) != cudaSuccess) {
+        gg_error_set("k5_moe_backward needs the layer's SM count > 0 (num_sms = %d)", r->layer.num_sms);
+        return GG_EXIT_CHECK;
+    }
+    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d, ws_bytes};
     for (int i = 0; i < GG_MOE_BWD_BUFS; ++i)
         if (bytes[i] && cudaMalloc(&b->buf[i], bytes[i]) != cudaSuccess) {
             gg_error_set("cudaMalloc of %zu bytes for the MoE backward failed", bytes[i]);
@@ -54,7 +58,7 @@ int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
     b->b.layer = &r->layer;
     b->b.dout = b->buf[0];
     b->b.grads = (K5MoeGrads){b->buf[1], b->buf[2], b->buf[3], b->buf[4]};
-    if (b->buf[5]) k5_moe_backward_workspace(b->buf[5], s, r->layer.num_sms, &b->b.ws);
+    if (b->buf[5]) GG_CUDA(k5_moe_backward_workspace(b->buf[5], s, r->layer.num_sms, &b->b.ws));
     GG_CUDA(k5_moe_backward_setup(&b->b));
     return GG_EXIT_OK;
 }

@@ -55,14 +55,17 @@ static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS], size_t t
 
 static size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
-size_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms) {
+cudaError_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms, size_t *bytes) {
+    if (num_sms <= 0) return cudaErrorInvalidValue;
     size_t b[BUFS], tickets[K5_MOE_WGRADS], total = 0;
     sizes(s, num_sms, b, tickets);
     for (int i = 0; i < BUFS; ++i) total += round256(b[i]);
-    return total;
+    *bytes = total;
+    return cudaSuccess;
 }
 
-void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws) {
+cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws) {
+    if (num_sms <= 0) return cudaErrorInvalidValue;
     size_t b[BUFS], tickets[K5_MOE_WGRADS];
     sizes(s, num_sms, b, tickets);
     char *p = base;
@@ -80,9 +83,11 @@ void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5M
     ws->dwr_padded = slot[WS_DWR_PADDED];
     ws->router_offsets = slot[WS_ROUTER_OFFSETS];
     for (int i = 0; i < K5_MOE_WGRADS; ++i) ws->wgrad[i] = slot[WS_WGRAD + i];
+    return cudaSuccess;
 }
 
 cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
+    if (b->layer->num_sms <= 0) return cudaErrorInvalidValue; /* the workspace was sized for a count */
     size_t bytes[BUFS], tickets[K5_MOE_WGRADS];
     sizes(&b->layer->s, b->layer->num_sms, bytes, tickets);
     for (int i = 0; i < K5_MOE_WGRADS; ++i)
@@ -130,6 +135,7 @@ cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
     const K5MoeGrads *g = &b->grads;
     const int T = s->tokens, R = s->tokens * s->topk, E = s->experts, d = s->d, F = s->f;
     const int np = k4_router_n(E);
+    if (l->num_sms <= 0) return cudaErrorInvalidValue; /* k5_wgrad would size its split for another grid */
     if (T == 0) { /* no rows: dX is empty and every weight gradient an empty sum, zeros */
         STEP(cudaMemsetAsync(g->dw1, 0, 2 * (size_t)E * d * 2 * F, l->stream));
         STEP(cudaMemsetAsync(g->dw2, 0, 2 * (size_t)E * F * d, l->stream));

@@ -69,10 +69,12 @@ typedef struct K5MoeBackward {
 /* 1 if the backward can run shape s (k4_moe_can_implement's, and k5_wgrad's 1..1024 experts);
  * else 0 and one line in why. */
 int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len);
-/* Workspace bytes for shape s on num_sms SMs (> 0: the launches' GgLaunch.num_sms; k5_wgrad's
- * split rule and so its scratch depend on it), and the carving of base. No GPU needed. */
-size_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms);
-void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws);
+/* Workspace bytes for shape s on num_sms SMs (the launches' GgLaunch.num_sms: k5_wgrad's split
+ * rule and so its scratch depend on it), and the carving of base. No GPU needed. num_sms <= 0
+ * (which a launch would read as "this GPU's count", unknown here) is cudaErrorInvalidValue, as is
+ * a layer's num_sms <= 0 in setup and in the backward. */
+cudaError_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms, size_t *bytes);
+cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws);
 /* Once per workspace: zero each wgrad launch's tickets (they stay zero: the last split of a
  * tile resets its ticket, so a graph of the backward replays). */
 cudaError_t k5_moe_backward_setup(const K5MoeBackward *b);

@@ -176,10 +176,11 @@ START_TEST(workspace_disjoint_aligned_inside) {
             const GgMoeModel *md = m < models ? &gg_moe_models[m] : NULL;
             const GgMoeShape s = md ? (GgMoeShape){4096, md->d, md->f, md->experts, md->topk, md->renorm}
                                     : splitting[m - models];
-            const size_t bytes = k5_moe_backward_workspace_bytes(&s, sms);
+            size_t bytes = 0;
+            ck_assert_int_eq(k5_moe_backward_workspace_bytes(&s, sms, &bytes), cudaSuccess);
             K5MoeBackwardWorkspace ws;
             char *base = (char *)(uintptr_t)4096;
-            k5_moe_backward_workspace(base, &s, sms, &ws);
+            ck_assert_int_eq(k5_moe_backward_workspace(base, &s, sms, &ws), cudaSuccess);
             const size_t t = (size_t)s.tokens, r = t * s.topk, np = (size_t)k4_router_n(s.experts);
             GgWgradParams p[K5_MOE_WGRADS];
             wgrad_launches(&s, sms, p);
@@ -221,7 +222,7 @@ START_TEST(wgrad_tickets_apart_from_other_launches) {
             const GgMoeShape *s = &splitting[m];
             K5MoeBackwardWorkspace ws;
             char *base = (char *)(uintptr_t)4096;
-            k5_moe_backward_workspace(base, s, sms, &ws);
+            ck_assert_int_eq(k5_moe_backward_workspace(base, s, sms, &ws), cudaSuccess);
             GgWgradParams p[K5_MOE_WGRADS];
             wgrad_launches(s, sms, p);
             ck_assert_msg(gg_wgrad_max_slots(&p[K5_MOE_WGRAD_DW1]) > 0 && gg_wgrad_max_slots(&p[K5_MOE_WGRAD_DW2]) > 0,
@@ -240,6 +241,30 @@ START_TEST(wgrad_tickets_apart_from_other_launches) {
                 }
             }
         }
+}
+END_TEST
+
+/* The workspace's size depends on the SM count (k5_wgrad's chunk rule): without one (<= 0, which
+ * a launch would read as this GPU's count) the sizing, the carving, the setup and the backward
+ * refuse with cudaErrorInvalidValue before touching the GPU. */
+START_TEST(workspace_needs_an_sm_count) {
+    const GgMoeShape s = {100000, 128, 128, 8, 2, 1};
+    for (int sms = 0; sms >= -1; --sms) {
+        size_t bytes = 12345;
+        K5MoeBackwardWorkspace ws;
+        ck_assert_int_eq(k5_moe_backward_workspace_bytes(&s, sms, &bytes), cudaErrorInvalidValue);
+        ck_assert_uint_eq(bytes, 12345); /* left alone */
+        ck_assert_int_eq(k5_moe_backward_workspace((void *)(uintptr_t)4096, &s, sms, &ws), cudaErrorInvalidValue);
+        GgMoeLayer layer;
+        memset(&layer, 0, sizeof layer);
+        layer.s = s;
+        layer.num_sms = sms;
+        K5MoeBackward b;
+        memset(&b, 0, sizeof b);
+        b.layer = &layer;
+        ck_assert_int_eq(k5_moe_backward_setup(&b), cudaErrorInvalidValue);
+        ck_assert_int_eq(k5_moe_backward(&b, NULL), cudaErrorInvalidValue);
+    }
 }
 END_TEST
 
@@ -276,6 +301,7 @@ Suite *moe_backward_suite(void) {
     tcase_add_test(t, scatter_and_gather_sum_are_the_adjoints);
     tcase_add_test(t, workspace_disjoint_aligned_inside);
     tcase_add_test(t, wgrad_tickets_apart_from_other_launches);
+    tcase_add_test(t, workspace_needs_an_sm_count);
     tcase_add_test(t, can_implement_flops_and_floor);
     suite_add_tcase(s, t);
     return s;
