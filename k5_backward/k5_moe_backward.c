@@ -176,10 +176,10 @@ void k5_moe_router_grad_token(const float *z, int experts, const int *chosen, co
                               int topk, int renorm, double *dz) {
     double c = 0, top = -INFINITY, sum = 0;
     for (int s = 0; s < topk; ++s) c += (double)dw[s] * w[s];
-    for (int e = 0; e < experts; ++e) top = fmax(top, z[e]);
-    for (int e = 0; e < experts; ++e) sum += exp(z[e] - top);
+    for (int e = 0; e < experts; ++e) top = fmax(top, k5_router_logit(z[e]));
+    for (int e = 0; e < experts; ++e) sum += exp(k5_router_logit(z[e]) - top);
     /* pass 1: every logit as if not chosen; pass 2: the chosen ones */
-    for (int e = 0; e < experts; ++e) dz[e] = renorm ? 0.0 : exp(z[e] - top) / sum * (0.0 - c);
+    for (int e = 0; e < experts; ++e) dz[e] = renorm ? 0.0 : exp(k5_router_logit(z[e]) - top) / sum * (0.0 - c);
     for (int s = 0; s < topk; ++s) dz[chosen[s]] = (double)w[s] * (dw[s] - c);
 }
 

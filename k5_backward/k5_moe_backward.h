@@ -123,6 +123,10 @@ GG_HD void k5_swiglu_grad(float g, float u, float dh, float *dg, float *du) {
  * k5_router_dlogit(w_s, dw_s, c); an expert not chosen: k5_router_dlogit(p_j, 0, c) raw, 0
  * renormalised. */
 GG_HD float k5_router_dlogit(float q, float g, float c) { return q * (g - c); }
+/* A logit as the softmax reads it: NaN as -inf (p = 0), the forward's convention (k4_moe_steps.cu's
+ * route_kernel never chooses it and gives it no weight), so that one NaN logit does not make the
+ * token's every dlogit NaN. */
+GG_HD float k5_router_logit(float z) { return isnan(z) ? -INFINITY : z; }
 
 /* One token's dz [E] in double from its fp32 logits z [E], chosen experts, weights and dw (the
  * fp64 CPU reference and the tests; the kernel is the same two passes, a warp per token). */

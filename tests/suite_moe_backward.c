@@ -71,6 +71,33 @@ START_TEST(router_grad_matches_finite_differences) {
 }
 END_TEST
 
+/* A NaN logit, which the forward's route takes as -inf (never chosen, no weight): the gradient
+ * is the one at -inf there, bit for bit, finite everywhere, 0 at the NaN expert; raw and
+ * renormalised, the NaN first, last and among the others. */
+START_TEST(router_grad_nan_logit_as_minus_infinity) {
+    enum { E = 8, K = 2 };
+    static const int nan_at[] = {0, 3, 7};
+    const int chosen[K] = {5, 1};
+    const float w[K] = {0.375f, 0.25f}, dw[K] = {0.5f, -1.25f};
+    for (size_t i = 0; i < sizeof nan_at / sizeof nan_at[0]; ++i)
+        for (int renorm = 0; renorm <= 1; ++renorm) {
+            float z[E] = {0.25f, 1.5f, -0.5f, 0.75f, -2.0f, 2.0f, 0.125f, -1.0f}, zinf[E];
+            double dz[E], dz_inf[E];
+            memcpy(zinf, z, sizeof z);
+            z[nan_at[i]] = NAN;
+            zinf[nan_at[i]] = -INFINITY;
+            k5_moe_router_grad_token(z, E, chosen, w, dw, K, renorm, dz);
+            k5_moe_router_grad_token(zinf, E, chosen, w, dw, K, renorm, dz_inf);
+            for (int e = 0; e < E; ++e) {
+                ck_assert_msg(isfinite(dz[e]) && dz[e] == dz_inf[e], "NaN at %d, renorm %d: dz[%d] = %g, at -inf %g",
+                              nan_at[i], renorm, e, dz[e], dz_inf[e]);
+                if (e == nan_at[i]) ck_assert(dz[e] == 0.0);
+            }
+            ck_assert(k5_router_logit(NAN) == -INFINITY && k5_router_logit(1.5f) == 1.5f);
+        }
+}
+END_TEST
+
 /* SwiGLU h = silu(g) u: k5_swiglu_grad's dg and du against central differences in double, over
  * the gates a layer sees (silu' crosses zero near g = -1.28). */
 START_TEST(swiglu_grad_matches_finite_differences) {
@@ -297,6 +324,7 @@ Suite *moe_backward_suite(void) {
     Suite *s = suite_create("moe_backward");
     TCase *t = tcase_create("host");
     tcase_add_test(t, router_grad_matches_finite_differences);
+    tcase_add_test(t, router_grad_nan_logit_as_minus_infinity);
     tcase_add_test(t, swiglu_grad_matches_finite_differences);
     tcase_add_test(t, scatter_and_gather_sum_are_the_adjoints);
     tcase_add_test(t, workspace_disjoint_aligned_inside);
