@@ -293,7 +293,8 @@ int gg_cmd_moe(const GgOptions *o) {
     int failed = 0;
     for (int i = 0; i < count && !rc; ++i) {
         GgMoeRun r;
-        if (gg_moe_open(&r, &cases[i].s, d.sms)) {
+        /* --unfused: no packed W1 (kimi-k2's is 22.5 GB) */
+        if ((o->path == GG_PATH_UNFUSED ? gg_moe_open_unfused : gg_moe_open)(&r, &cases[i].s, d.sms)) {
             fprintf(stderr, "ggemm: moe %s T=%d: %s\n", cases[i].model, cases[i].s.tokens, gg_error());
             rc = GG_EXIT_CHECK;
             break;

@@ -45,8 +45,11 @@ typedef struct GgMoeCheck {
     char why[256];          /* the first thing that was wrong */
 } GgMoeCheck;
 
-/* Buffers for both paths of shape s. 0 or GG_EXIT_CHECK (gg_error()). */
+/* Buffers for both paths of shape s. 0 or GG_EXIT_CHECK (gg_error()). gg_moe_open_unfused: the
+ * unfused path's alone, without the packed W1 (the size of W1, which the fused path alone reads):
+ * the backward's runs (k4_moe_forward(fused = 1) on it is cudaErrorInvalidValue). */
 int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms);
+int gg_moe_open_unfused(GgMoeRun *r, const GgMoeShape *s, int num_sms);
 void gg_moe_close(GgMoeRun *r);
 /* Fresh random X and weights from seed (scaled so activations stay near 1), then
  * k4_moe_setup; gg_moe_fill_x: a new X only (new routing). */

@@ -453,7 +453,7 @@ static void moe_check_backward(const GgMoeShape *s, unsigned long long seed, int
         printf("  k5_moe_backward on '%s': refused (%s)\n", what, why);
         return;
     }
-    ck_assert_msg(gg_moe_open(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
+    ck_assert_msg(gg_moe_open_unfused(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
     ck_assert_msg(gg_moe_bwd_open(&b, &r) == 0 && gg_moe_bwd_fill(&b, seed + 1) == 0, "%s: %s", what, gg_error());
     ck_assert_int_eq(gg_moe_poison(&r), 0);
     ck_assert_int_eq(k4_moe_forward(&r.layer, 0, NULL), cudaSuccess);
@@ -485,7 +485,7 @@ START_TEST(moe_backward_again_and_in_a_graph) {
                   dev.sms);
     GgMoeRun r;
     GgMoeBwdRun b;
-    ck_assert_msg(gg_moe_open(&r, &s, dev.sms) == 0 && gg_moe_fill(&r, 960) == 0, "%s", gg_error());
+    ck_assert_msg(gg_moe_open_unfused(&r, &s, dev.sms) == 0 && gg_moe_fill(&r, 960) == 0, "%s", gg_error());
     ck_assert_msg(gg_moe_bwd_open(&b, &r) == 0 && gg_moe_bwd_fill(&b, 961) == 0, "%s", gg_error());
     ck_assert_int_eq(gg_moe_poison(&r), 0);
     ck_assert_int_eq(k4_moe_forward(&r.layer, 0, NULL), cudaSuccess);
@@ -532,7 +532,14 @@ START_TEST(moe_backward_edge_layers) {
 }
 END_TEST
 
-/* Long: every model of the table at T = 4096, cuBLAS reference only. */
+/* Long: every model of the table at T = 4096, cuBLAS reference only. The largest, kimi-k2 (d 7168,
+ * F 2048, 384 experts, top-8), at its peak of device memory (from the buffers' sizes): the
+ * unfused layer 35.3 GB (W1 22.5, W2 11.3; no packed W1), the backward's buffers 35.0 GB (dW1
+ * 22.5, dW2 11.3, workspace 1.0), then the larger of the forward's check (2.2 GB) and the
+ * backward's reference (4.5 GB: the layer over its 32768 routed rows, one expert's fp32 dW1_e and
+ * dW2_e), one after the other: 74.7 GB, plus the CUDA context and cuBLAS's workspace, inside an
+ * H200's 141 GB (before the weight gradients went expert by expert: 165 GB). On the host, one
+ * expert's block of each, 0.2 GB. */
 START_TEST(moe_backward_long_models) {
     if (!moe_here()) return;
     for (int m = 0; m < gg_moe_model_count; ++m) {
