@@ -286,7 +286,8 @@ int gg_cmd_moe(const GgOptions *o) {
               csv);
         if (o->backward)
             fputs("# check (pass=backward)=the forward's, then dX, dWr, dW1, dW2 each vs the cuBLAS fp32 layer "
-                  "backward (harness/moe_backward.c): |g-ref| <= 2^-4 rms(ref) + 2^-7 |ref|\n",
+                  "backward (harness/moe_backward.c): |g-ref| <= 2^-4 rms(ref) + 2^-7 |ref|, dW1's and dW2's rms over "
+                  "the experts with rows\n",
                   csv);
         csv_header(csv);
     }

@@ -16,16 +16,31 @@
  *     the comparison; each expert's two GEMMs run in both): the whole of them in fp32 would be
  *     68 GB for kimi-k2. Small layers also against the same in fp64 on the CPU.
  *  2. Tolerance, per gradient, the forward's |g - ref| <= 2^-4 rms(ref) + 2^-7 |ref|, by the
- *     forward's argument one level down. The second term covers the gradient's own bf16 store.
- *     The first covers the bf16 operands that may round to neighbouring values on the two sides:
- *     H (as in the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in
- *     bf16 (2^-9 relative each) against the reference's fp32 ones, and silu' at a G rounded the
- *     same way: each element of dU errs by about 2^-8 of its size, as H does in the forward, so
- *     a sum over 2F or R such terms of random sign errs by about 2^-8 rms, its largest of 10^7
- *     to 10^8 elements near 2^-5.4 rms, 2.6 times inside 2^-4. dWr and dX's router part: dw
- *     is a dot product with Y, which the layer holds in bf16 (2^-9) and within the forward's
- *     tolerance of the reference's: dlogits err by about 2^-8 of their size. The first GPU run
- *     prints each gradient's max error against the bound (`ggemm moe --backward`). */
+ *     forward's argument one level down, the rms of dW1 and dW2 taken over the blocks of the
+ *     experts that have rows. The second term covers the gradient's own bf16 store. The first
+ *     covers the bf16 operands that may round to neighbouring values on the two sides: H (as in
+ *     the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in bf16
+ *     (2^-9 relative each) against the reference's fp32 ones, and silu' at a G rounded the same
+ *     way: each element of dU errs by about 2^-8 of its size, as H does in the forward, so a sum
+ *     over 2F or m_e such terms of random sign errs by about 2^-8 of its rms. A gradient has up
+ *     to 1.1e10 elements (kimi-k2's dW1, 384 x 7168 x 4096): the largest of them lies about 6.5
+ *     standard deviations out, 2^-5.3 rms, 2.5 times inside 2^-4. In dW1 and dW2 an expert of c
+ *     times the mean rows has sqrt(c) times the rms, and the largest of its block's 3e7 errors
+ *     (5.5 deviations) stays inside 2^-4 rms up to c of about 8.
+ *     Why the experts with rows only: an empty expert's block is zeros in both, which would only
+ *     dilute the rms (a layer with one short expert among 1024 would have 1/32 of its rms), and
+ *     the short experts are the ones with no sum to average their roundings. A one-row expert's
+ *     block is one outer product, x du^T (dW1) or h dy^T (dW2): an element errs by up to one
+ *     bf16 step of du or h (2^-7 relative at most) and its store, 1.5 x 2^-7 |ref| at worst. The
+ *     second term takes 2^-7 |ref| of it; 2^-4 rms takes the rest, 2^-8 |ref|, wherever |ref| <=
+ *     16 rms. With that expert alone, rms is that of the outer product and |ref| / rms the product
+ *     of |x_i| / rms(x) (uniform inputs: at most sqrt(3)) and |du_j| / rms(du) (a few units over
+ *     2F elements): below 16. Beside longer experts, whose blocks grow with sqrt(m_e), the rms
+ *     only grows.
+ *     dWr and dX's router part: dw is a dot product with Y, which the layer holds in bf16 (2^-9)
+ *     and within the forward's tolerance of the reference's: dlogits err by about 2^-8 of their
+ *     size. The first GPU run prints each gradient's max error against the bound (`ggemm moe
+ *     --backward`). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,8 +342,9 @@ static void compare_block(int which, const uint16_t *got, const float *ref32, co
 }
 
 /* Gradient `which` against the references, block by block, in two passes: the sums of squares
- * (the fp32 reference's on the device, cuBLAS's norm; the fp64 one's on the host) for the rms,
- * then each block's reference and the layer's values to the host and compared. */
+ * (the fp32 reference's on the device, cuBLAS's norm; the fp64 one's on the host) for the rms
+ * over the active blocks (an empty expert's adds 0 to the sum, nothing to the count), then each
+ * block's reference and the layer's values to the host and compared. */
 static int check_gradient(const GgMoeLayer *l, const GgMoeBwdRun *b, const Routing *h, char *dv, const size_t *off,
                           double *const ref64[GG_MOE_GRADS], int which, uint16_t *got, float *ref,
                           GgMoeBwdCheck *chk) {
@@ -336,15 +352,18 @@ static int check_gradient(const GgMoeLayer *l, const GgMoeBwdRun *b, const Routi
     const size_t blocks = block_count(s, which), n = block_elements(s, which);
     if (n == 0) return GG_EXIT_OK;
     double sq[2] = {0, 0}, atol[2], max_ref = 0, max_err = 0;
+    size_t active = 0; /* blocks in the rms: dX's and dWr's, and the experts with rows (header, 2.) */
     for (size_t k = 0; k < blocks; ++k) {
         const float *dref;
         float norm = 0;
+        if (!(which < 2 || (s->tokens > 0 && h->row_offsets[k + 1] > h->row_offsets[k]))) continue; /* zeros */
+        ++active;
         if (ref_block(l, h, dv, off, which, k, &dref)) return GG_EXIT_CHECK;
         GG_BLAS(cublasSnrm2_64(gg_blas(), (int64_t)n, dref, 1, &norm)); /* a host result: waits for the stream */
         sq[0] += (double)norm * norm;
         for (size_t i = 0; ref64[which] && i < n; ++i) sq[1] += ref64[which][k * n + i] * ref64[which][k * n + i];
     }
-    for (int r = 0; r < 2; ++r) atol[r] = ldexp(sqrt(sq[r] / (double)(blocks * n)), -4);
+    for (int r = 0; r < 2; ++r) atol[r] = active ? ldexp(sqrt(sq[r] / (double)(active * n)), -4) : 0;
     const uint16_t *layer = (const uint16_t *)b->buf[1 + which];
     for (size_t k = 0; k < blocks; ++k) {
         const float *dref;
