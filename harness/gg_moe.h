@@ -109,7 +109,8 @@ typedef struct GgMoeBwdCheck {
  * k5_moe_backward_can_implement refuses) or GG_EXIT_CHECK. */
 int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r);
 void gg_moe_bwd_close(GgMoeBwdRun *b);
-/* A fresh random dOut (uniform [-1, 1]); the gradients = NaN. */
+/* A fresh random dOut (uniform [-1, 1]); the gradients and the backward's scratch (dw, dY, dH,
+ * dU, dlogits, dX_r) = NaN, so that a step that leaves any of it unwritten fails the check. */
 int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed);
 int gg_moe_bwd_poison(GgMoeBwdRun *b);
 /* After an unfused forward and a backward: the forward's check, then every gradient against

@@ -51,7 +51,8 @@ typedef struct K5MoeBackwardWorkspace {
     uint16_t *dy;         /* [R x d] dY; then dXg (dY is dead once dH and dW2 are written) */
     uint16_t *dh;         /* [R x F] */
     uint16_t *du;         /* [R x 2F] dG | dU */
-    uint16_t *dlogits;    /* [T x k4_router_n(E)] bf16 (the router GEMMs' operand), pad columns 0 */
+    uint16_t *dlogits;    /* [T x k4_router_n(E)] bf16 (the router GEMMs' operand); the router kernel
+                             writes every column each call, the pad columns 0 */
     uint16_t *dx_router;  /* [T x d] dlogits Wr^T */
     uint16_t *dwr_padded; /* [d x k4_router_n(E)] */
     int *router_offsets;  /* [2] = {0, T}: the router GEMMs' one expert (the dlogits kernel writes it) */
