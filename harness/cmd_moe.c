@@ -286,14 +286,16 @@ int gg_cmd_moe(const GgOptions *o) {
               csv);
         if (o->backward)
             fputs("# check (pass=backward)=the forward's, then dX, dWr, dW1, dW2 each vs the cuBLAS fp32 layer "
-                  "backward (harness/moe_backward.c): |g-ref| <= 2^-4 rms(ref) + 2^-7 |ref|\n",
+                  "backward (harness/moe_backward.c): |g-ref| <= 2^-4 rms(ref) + 2^-7 |ref|, dW1's and dW2's rms over "
+                  "the experts with rows\n",
                   csv);
         csv_header(csv);
     }
     int failed = 0;
     for (int i = 0; i < count && !rc; ++i) {
         GgMoeRun r;
-        if (gg_moe_open(&r, &cases[i].s, d.sms)) {
+        /* --unfused: no packed W1 (kimi-k2's is 22.5 GB) */
+        if ((o->path == GG_PATH_UNFUSED ? gg_moe_open_unfused : gg_moe_open)(&r, &cases[i].s, d.sms)) {
             fprintf(stderr, "ggemm: moe %s T=%d: %s\n", cases[i].model, cases[i].s.tokens, gg_error());
             rc = GG_EXIT_CHECK;
             break;

@@ -45,8 +45,11 @@ typedef struct GgMoeCheck {
     char why[256];          /* the first thing that was wrong */
 } GgMoeCheck;
 
-/* Buffers for both paths of shape s. 0 or GG_EXIT_CHECK (gg_error()). */
+/* Buffers for both paths of shape s. 0 or GG_EXIT_CHECK (gg_error()). gg_moe_open_unfused: the
+ * unfused path's alone, without the packed W1 (the size of W1, which the fused path alone reads):
+ * the backward's runs (k4_moe_forward(fused = 1) on it is cudaErrorInvalidValue). */
 int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms);
+int gg_moe_open_unfused(GgMoeRun *r, const GgMoeShape *s, int num_sms);
 void gg_moe_close(GgMoeRun *r);
 /* Fresh random X and weights from seed (scaled so activations stay near 1), then
  * k4_moe_setup; gg_moe_fill_x: a new X only (new routing). */
@@ -106,7 +109,8 @@ typedef struct GgMoeBwdCheck {
  * k5_moe_backward_can_implement refuses) or GG_EXIT_CHECK. */
 int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r);
 void gg_moe_bwd_close(GgMoeBwdRun *b);
-/* A fresh random dOut (uniform [-1, 1]); the gradients = NaN. */
+/* A fresh random dOut (uniform [-1, 1]); the gradients and the backward's scratch (dw, dY, dH,
+ * dU, dlogits, dX_r) = NaN, so that a step that leaves any of it unwritten fails the check. */
 int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed);
 int gg_moe_bwd_poison(GgMoeBwdRun *b);
 /* After an unfused forward and a backward: the forward's check, then every gradient against

@@ -35,9 +35,15 @@
 /* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
 static float input_scale(int k) { return ldexpf(4.0f, -(int)lround(log2(sqrt((double)k)))); }
 
-/* Buffers of shape s: the whole layer's, or (routing_only) X, Wr, its padded copy and the
- * route and permute steps' workspace (the fused path's carving: no Xg, no U). */
-static int open_run(GgMoeRun *r, const GgMoeShape *s, int num_sms, int routing_only) {
+/* What open_run allocates: both paths' buffers, the unfused path's alone (no packed W1), or the
+ * routing's alone. */
+typedef enum { OPEN_BOTH, OPEN_UNFUSED, OPEN_ROUTING } OpenWhat;
+
+/* Buffers of shape s: the whole layer's (without the packed W1 for the unfused path alone), or
+ * (routing only) X, Wr, its padded copy and the route and permute steps' workspace (the fused
+ * path's carving: no Xg, no U). */
+static int open_run(GgMoeRun *r, const GgMoeShape *s, int num_sms, OpenWhat what) {
+    const int routing_only = what == OPEN_ROUTING;
     memset(r, 0, sizeof *r);
     char why[512];
     if (!(routing_only ? k4_moe_can_route : k4_moe_can_implement)(s, why, sizeof why)) { /* the buffers and the check assume it */
@@ -51,8 +57,8 @@ static int open_run(GgMoeRun *r, const GgMoeShape *s, int num_sms, int routing_o
     l->gather = K4_GATHER_DEFAULT;
     l->stream = gg_stream();
     const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
-    const size_t layer = routing_only ? 0 : 1; /* W1, W1 packed, W2, out: the layer's only */
-    const size_t bytes[GG_MOE_BUFS] = {2 * t * d, 2 * d * e, layer * 2 * e * d * 2 * f, layer * 2 * e * d * 2 * f,
+    const size_t layer = routing_only ? 0 : 1, packed = what == OPEN_BOTH; /* W1, W2, out: the layer's only */
+    const size_t bytes[GG_MOE_BUFS] = {2 * t * d, 2 * d * e, layer * 2 * e * d * 2 * f, packed * 2 * e * d * 2 * f,
                                        layer * 2 * e * f * d, layer * 2 * t * d,
                                        k4_moe_workspace_bytes(s, (int)routing_only), 2 * d * k4_router_n(s->experts)};
     for (int i = 0; i < GG_MOE_BUFS; ++i)
@@ -72,7 +78,10 @@ static int open_run(GgMoeRun *r, const GgMoeShape *s, int num_sms, int routing_o
     return GG_EXIT_OK;
 }
 
-int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) { return open_run(r, s, num_sms, 0); }
+int gg_moe_open(GgMoeRun *r, const GgMoeShape *s, int num_sms) { return open_run(r, s, num_sms, OPEN_BOTH); }
+int gg_moe_open_unfused(GgMoeRun *r, const GgMoeShape *s, int num_sms) {
+    return open_run(r, s, num_sms, OPEN_UNFUSED);
+}
 
 void gg_moe_close(GgMoeRun *r) {
     cudaStreamSynchronize(gg_stream());
@@ -435,7 +444,7 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
 int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long seed, int cpu_ref, GgMoeCheck *chk) {
     GgMoeRun r;
     memset(chk, 0, sizeof *chk);
-    int rc = open_run(&r, s, num_sms, 1);
+    int rc = open_run(&r, s, num_sms, OPEN_ROUTING);
     if (rc) return rc;
     const GgMoeWorkspace *w = &r.layer.ws;
     const size_t t = (size_t)s->tokens, rows = t * s->topk;

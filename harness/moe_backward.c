@@ -11,18 +11,36 @@
  *     derivative, moe_ref.cu, written out per expert independently of the kernel's two passes);
  *     dWr = X^T dlogits; dX = dlogits Wr^T + sum_s dXg. Every tensor the layer stores in bf16
  *     as a GEMM operand is rounded here too (cuBLAS takes bf16 operands, as the layer's GEMMs).
- *     Small layers also against the same in fp64 on the CPU.
+ *     dW1 and dW2 go expert by expert through one fp32 [d x 2F] and one [F x d] on the device
+ *     and one expert's block on the host, in two passes (the sums of squares for the rms, then
+ *     the comparison; each expert's two GEMMs run in both): the whole of them in fp32 would be
+ *     68 GB for kimi-k2. Small layers also against the same in fp64 on the CPU.
  *  2. Tolerance, per gradient, the forward's |g - ref| <= 2^-4 rms(ref) + 2^-7 |ref|, by the
- *     forward's argument one level down. The second term covers the gradient's own bf16 store.
- *     The first covers the bf16 operands that may round to neighbouring values on the two sides:
- *     H (as in the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in
- *     bf16 (2^-9 relative each) against the reference's fp32 ones, and silu' at a G rounded the
- *     same way: each element of dU errs by about 2^-8 of its size, as H does in the forward, so
- *     a sum over 2F or R such terms of random sign errs by about 2^-8 rms, its largest of 10^7
- *     to 10^8 elements near 2^-5.4 rms, 2.6 times inside 2^-4. dWr and dX's router part: dw
- *     is a dot product with Y, which the layer holds in bf16 (2^-9) and within the forward's
- *     tolerance of the reference's: dlogits err by about 2^-8 of their size. The first GPU run
- *     prints each gradient's max error against the bound (`ggemm moe --backward`). */
+ *     forward's argument one level down, the rms of dW1 and dW2 taken over the blocks of the
+ *     experts that have rows. The second term covers the gradient's own bf16 store. The first
+ *     covers the bf16 operands that may round to neighbouring values on the two sides: H (as in
+ *     the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in bf16
+ *     (2^-9 relative each) against the reference's fp32 ones, and silu' at a G rounded the same
+ *     way: each element of dU errs by about 2^-8 of its size, as H does in the forward, so a sum
+ *     over 2F or m_e such terms of random sign errs by about 2^-8 of its rms. A gradient has up
+ *     to 1.1e10 elements (kimi-k2's dW1, 384 x 7168 x 4096): the largest of them lies about 6.5
+ *     standard deviations out, 2^-5.3 rms, 2.5 times inside 2^-4. In dW1 and dW2 an expert of c
+ *     times the mean rows has sqrt(c) times the rms, and the largest of its block's 3e7 errors
+ *     (5.5 deviations) stays inside 2^-4 rms up to c of about 8.
+ *     Why the experts with rows only: an empty expert's block is zeros in both, which would only
+ *     dilute the rms (a layer with one short expert among 1024 would have 1/32 of its rms), and
+ *     the short experts are the ones with no sum to average their roundings. A one-row expert's
+ *     block is one outer product, x du^T (dW1) or h dy^T (dW2): an element errs by up to one
+ *     bf16 step of du or h (2^-7 relative at most) and its store, 1.5 x 2^-7 |ref| at worst. The
+ *     second term takes 2^-7 |ref| of it; 2^-4 rms takes the rest, 2^-8 |ref|, wherever |ref| <=
+ *     16 rms. With that expert alone, rms is that of the outer product and |ref| / rms the product
+ *     of |x_i| / rms(x) (uniform inputs: at most sqrt(3)) and |du_j| / rms(du) (a few units over
+ *     2F elements): below 16. Beside longer experts, whose blocks grow with sqrt(m_e), the rms
+ *     only grows.
+ *     dWr and dX's router part: dw is a dot product with Y, which the layer holds in bf16 (2^-9)
+ *     and within the forward's tolerance of the reference's: dlogits err by about 2^-8 of their
+ *     size. The first GPU run prints each gradient's max error against the bound (`ggemm moe
+ *     --backward`). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +61,12 @@ int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
         return GG_EXIT_USAGE;
     }
     const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
-    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d,
-                                           k5_moe_backward_workspace_bytes(s, r->layer.num_sms)};
+    size_t ws_bytes = 0;
+    if (k5_moe_backward_workspace_bytes(s, r->layer.num_sms, &ws_bytes) != cudaSuccess) {
+        gg_error_set("k5_moe_backward needs the layer's SM count > 0 (num_sms = %d)", r->layer.num_sms);
+        return GG_EXIT_CHECK;
+    }
+    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d, ws_bytes};
     for (int i = 0; i < GG_MOE_BWD_BUFS; ++i)
         if (bytes[i] && cudaMalloc(&b->buf[i], bytes[i]) != cudaSuccess) {
             gg_error_set("cudaMalloc of %zu bytes for the MoE backward failed", bytes[i]);
@@ -54,7 +76,7 @@ int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
     b->b.layer = &r->layer;
     b->b.dout = b->buf[0];
     b->b.grads = (K5MoeGrads){b->buf[1], b->buf[2], b->buf[3], b->buf[4]};
-    if (b->buf[5]) k5_moe_backward_workspace(b->buf[5], s, r->layer.num_sms, &b->b.ws);
+    if (b->buf[5]) GG_CUDA(k5_moe_backward_workspace(b->buf[5], s, r->layer.num_sms, &b->b.ws));
     GG_CUDA(k5_moe_backward_setup(&b->b));
     return GG_EXIT_OK;
 }
@@ -74,10 +96,20 @@ int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed) {
 
 int gg_moe_bwd_poison(GgMoeBwdRun *b) {
     const GgMoeLayer *l = b->b.layer;
+    const K5MoeBackwardWorkspace *w = &b->b.ws;
     const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f, e = (size_t)l->s.experts;
+    const size_t r = t * l->s.topk, np = (size_t)k4_router_n(l->s.experts);
     const size_t bytes[GG_MOE_GRADS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d};
     for (int i = 0; i < GG_MOE_GRADS; ++i)
         if (bytes[i]) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes[i], l->stream)); /* NaN */
+    /* and the scratch each step must write in full before the next reads it */
+    const struct {
+        void *p;
+        size_t bytes;
+    } scratch[] = {{w->dw, 4 * r},           {w->dy, 2 * r * d},          {w->dh, 2 * r * f},
+                   {w->du, 2 * r * 2 * f}, {w->dlogits, 2 * t * np}, {w->dx_router, 2 * t * d}};
+    for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; ++i)
+        if (scratch[i].p && scratch[i].bytes) GG_CUDA(cudaMemsetAsync(scratch[i].p, 0xff, scratch[i].bytes, l->stream));
     return GG_EXIT_OK;
 }
 
@@ -130,19 +162,19 @@ static int routing_to_host(const GgMoeLayer *l, Routing *h) {
     return GG_EXIT_OK;
 }
 
-/* The fp32 reference's device scratch, in carving order. */
-enum { R_XG, R_U, R_H, R_Y, R_DW, R_DY, R_DH, R_DU, R_DXG, R_DLOGITS, R_DXR, R_DX, R_DWR, R_DW1, R_DW2, R_BUFS };
+/* The fp32 reference's device scratch, in carving order: the layer's tensors over all R routed
+ * rows, dX and dWr whole, and one expert's dW1_e [d x 2F] and dW2_e [F x d] (the weight
+ * gradients go expert by expert: kimi-k2's dW1 alone is 1.1e10 elements, 45 GB in fp32). */
+enum { R_XG, R_U, R_H, R_Y, R_DW, R_DY, R_DH, R_DU, R_DXG, R_DLOGITS, R_DXR, R_DX, R_DWR, R_DW1_E, R_DW2_E, R_BUFS };
+#define P(i, type) ((type *)(dv + off[i]))
 
-/* Every gradient of the fp32 reference into ref[GG_MOE_GRADS] (device, fp32). */
-static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routing *h, char *dv, const size_t *off,
-                         float *ref[GG_MOE_GRADS]) {
+/* The fp32 reference of everything but dW1 and dW2 into the scratch (ref_block computes an
+ * expert's of those from the Xg, H, dY and dU it leaves). */
+static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routing *h, char *dv, const size_t *off) {
     const GgMoeShape *s = &l->s;
     const int T = s->tokens, E = s->experts, K = s->topk, R = T * K, d = s->d, f = s->f;
     cudaStream_t st = l->stream;
-#define P(i, type) ((type *)(dv + off[i]))
     if (gg_moe_ref_gather(l->x, l->ws.src_token, R, d, P(R_XG, uint16_t), st)) return GG_EXIT_CHECK;
-    GG_CUDA(cudaMemsetAsync(P(R_DW1, float), 0, 4 * (size_t)E * d * 2 * f, st)); /* an empty expert's: zeros */
-    GG_CUDA(cudaMemsetAsync(P(R_DW2, float), 0, 4 * (size_t)E * f * d, st));
     for (int e = 0; e < E; ++e) { /* forward, then dH */
         const int m = h->row_offsets[e + 1] - h->row_offsets[e];
         const size_t r0 = (size_t)h->row_offsets[e];
@@ -161,24 +193,18 @@ static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routin
     if (gg_moe_ref_combine_backward(dout, P(R_Y, float), l->ws.row_of, l->ws.topk_weight, T, K, d, P(R_DW, float),
                                     P(R_DY, uint16_t), st))
         return GG_EXIT_CHECK;
-    for (int e = 0; e < E; ++e) { /* GEMM2's gradients */
+    for (int e = 0; e < E; ++e) { /* dH */
         const int m = h->row_offsets[e + 1] - h->row_offsets[e];
         const size_t r0 = (size_t)h->row_offsets[e];
-        if (m == 0) continue;
-        if (gemm_ref(NT, P(R_DY, uint16_t) + r0 * d, l->w2 + (size_t)e * f * d, P(R_DH, float) + r0 * f, m, f, d) ||
-            gemm_ref(TN, P(R_H, uint16_t) + r0 * f, P(R_DY, uint16_t) + r0 * d, P(R_DW2, float) + (size_t)e * f * d, f,
-                     d, m))
+        if (m && gemm_ref(NT, P(R_DY, uint16_t) + r0 * d, l->w2 + (size_t)e * f * d, P(R_DH, float) + r0 * f, m, f, d))
             return GG_EXIT_CHECK;
     }
     if (gg_moe_ref_swiglu_backward(P(R_U, float), P(R_DH, float), R, f, P(R_DU, uint16_t), st)) return GG_EXIT_CHECK;
-    for (int e = 0; e < E; ++e) { /* GEMM1's */
+    for (int e = 0; e < E; ++e) { /* dXg */
         const int m = h->row_offsets[e + 1] - h->row_offsets[e];
         const size_t r0 = (size_t)h->row_offsets[e];
-        if (m == 0) continue;
-        if (gemm_ref(NT, P(R_DU, uint16_t) + r0 * 2 * f, l->w1 + (size_t)e * d * 2 * f, P(R_DXG, float) + r0 * d, m,
-                     d, 2 * f) ||
-            gemm_ref(TN, P(R_XG, uint16_t) + r0 * d, P(R_DU, uint16_t) + r0 * 2 * f,
-                     P(R_DW1, float) + (size_t)e * d * 2 * f, d, 2 * f, m))
+        if (m && gemm_ref(NT, P(R_DU, uint16_t) + r0 * 2 * f, l->w1 + (size_t)e * d * 2 * f, P(R_DXG, float) + r0 * d,
+                          m, d, 2 * f))
             return GG_EXIT_CHECK;
     }
     if (gg_moe_ref_router_backward(l->ws.logits, l->ws.topk_expert, l->ws.topk_weight, P(R_DW, float), T, E, K,
@@ -187,13 +213,41 @@ static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routin
         gemm_ref(NT, P(R_DLOGITS, uint16_t), l->wr, P(R_DXR, float), T, d, E) ||
         gg_moe_ref_gather_sum(P(R_DXG, float), l->ws.row_of, P(R_DXR, float), T, K, d, P(R_DX, float), st))
         return GG_EXIT_CHECK;
-    ref[0] = P(R_DX, float);
-    ref[1] = P(R_DWR, float);
-    ref[2] = P(R_DW1, float);
-    ref[3] = P(R_DW2, float);
-#undef P
     return GG_EXIT_OK;
 }
+
+/* Gradient `which` is checked in blocks: dX and dWr whole (one block), dW1 and dW2 one expert a
+ * block, so that the reference's scratch and the host's copies are one expert's. */
+static size_t block_count(const GgMoeShape *s, int which) { return which < 2 ? 1 : (size_t)s->experts; }
+static size_t block_elements(const GgMoeShape *s, int which) {
+    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts;
+    const size_t n[GG_MOE_GRADS] = {T * d, d * E, d * 2 * f, f * d};
+    return n[which];
+}
+
+/* Block b of gradient `which` of the reference, on the device: dX and dWr as gpu_reference left
+ * them; expert b's dW1_e = Xg_e^T dU_e or dW2_e = H_e^T dY_e computed now (zeros for an empty
+ * expert, and for every weight gradient of a layer with no tokens). */
+static int ref_block(const GgMoeLayer *l, const Routing *h, char *dv, const size_t *off, int which, size_t b,
+                     const float **ref) {
+    const GgMoeShape *s = &l->s;
+    const int d = s->d, f = s->f;
+    if (which < 2) {
+        *ref = which == 0 ? P(R_DX, float) : P(R_DWR, float);
+        return GG_EXIT_OK;
+    }
+    float *out = which == 2 ? P(R_DW1_E, float) : P(R_DW2_E, float);
+    const int m = s->tokens > 0 ? h->row_offsets[b + 1] - h->row_offsets[b] : 0;
+    const size_t r0 = s->tokens > 0 ? (size_t)h->row_offsets[b] : 0;
+    *ref = out;
+    if (m == 0) {
+        GG_CUDA(cudaMemsetAsync(out, 0, 4 * block_elements(s, which), l->stream));
+        return GG_EXIT_OK;
+    }
+    return which == 2 ? gemm_ref(TN, P(R_XG, uint16_t) + r0 * d, P(R_DU, uint16_t) + r0 * 2 * f, out, d, 2 * f, m)
+                      : gemm_ref(TN, P(R_H, uint16_t) + r0 * f, P(R_DY, uint16_t) + r0 * d, out, f, d, m);
+}
+#undef P
 
 static double bf(uint16_t v) { return gg_bf16_to_f32(v); }
 static double round_bf16(double v) { return gg_bf16_to_f32(gg_f32_to_bf16((float)v)); }
@@ -208,24 +262,25 @@ static int cpu_reference(const GgMoeLayer *l, const uint16_t *dout_dev, const Ro
     double *u = malloc(8 * 2 * f), *hh = malloc(8 * f), *dy = malloc(8 * d), *dh = malloc(8 * f), *du = malloc(8 * 2 * f),
            *dz = malloc(8 * E);
     float *dw = malloc(4 * T * K);
+    int rc = GG_EXIT_OK;
     if (!(x && wr && w1 && w2 && dout && u && hh && dy && dh && du && dz && dw)) {
         gg_error_set("out of host memory for the backward's CPU reference");
-        return GG_EXIT_CHECK; /* the few bytes of a failed malloc are left to the exit */
-    }
-    int rc = GG_EXIT_OK;
-    if (cudaStreamSynchronize(l->stream) || cudaMemcpy(x, l->x, 2 * T * d, cudaMemcpyDeviceToHost) ||
-        cudaMemcpy(wr, l->wr, 2 * d * E, cudaMemcpyDeviceToHost) ||
-        cudaMemcpy(w1, l->w1, 2 * E * d * 2 * f, cudaMemcpyDeviceToHost) ||
-        cudaMemcpy(w2, l->w2, 2 * E * f * d, cudaMemcpyDeviceToHost) ||
-        cudaMemcpy(dout, dout_dev, 2 * T * d, cudaMemcpyDeviceToHost)) {
+        rc = GG_EXIT_CHECK; /* what was allocated is freed below */
+    } else if (cudaStreamSynchronize(l->stream) || cudaMemcpy(x, l->x, 2 * T * d, cudaMemcpyDeviceToHost) ||
+               cudaMemcpy(wr, l->wr, 2 * d * E, cudaMemcpyDeviceToHost) ||
+               cudaMemcpy(w1, l->w1, 2 * E * d * 2 * f, cudaMemcpyDeviceToHost) ||
+               cudaMemcpy(w2, l->w2, 2 * E * f * d, cudaMemcpyDeviceToHost) ||
+               cudaMemcpy(dout, dout_dev, 2 * T * d, cudaMemcpyDeviceToHost)) {
         gg_error_set("copying the layer's inputs to the host failed");
         rc = GG_EXIT_CHECK;
     }
     double *dX = ref64[0], *dWr = ref64[1], *dW1 = ref64[2], *dW2 = ref64[3];
-    memset(dX, 0, 8 * T * d);
-    memset(dWr, 0, 8 * d * E);
-    memset(dW1, 0, 8 * E * d * 2 * f);
-    memset(dW2, 0, 8 * E * f * d);
+    if (!rc) {
+        memset(dX, 0, 8 * T * d);
+        memset(dWr, 0, 8 * d * E);
+        memset(dW1, 0, 8 * E * d * 2 * f);
+        memset(dW2, 0, 8 * E * f * d);
+    }
     for (size_t t = 0; !rc && t < T; ++t) {
         for (size_t j = 0; j < K; ++j) {
             const size_t e = (size_t)h->expert[t * K + j];
@@ -273,30 +328,72 @@ static int cpu_reference(const GgMoeLayer *l, const uint16_t *dout_dev, const Ro
     return rc;
 }
 
-/* One gradient (bf16, host) against its reference (fp32 or fp64): the forward's tolerance. */
-static void compare(int which, const uint16_t *got, const float *ref32, const double *ref64, size_t n,
-                    GgMoeBwdCheck *chk) {
-    double sq = 0, max_ref = 0, max_err = 0;
+/* One block of gradient `which` (bf16, host, elements first.. of the gradient) against its
+ * references: fp32 (ref32) and, where the CPU one ran, fp64 (ref64); atol[0], atol[1]: the
+ * forward's tolerance's first term from each reference's rms. max_ref, max_err: running maxima
+ * over the gradient. */
+static void compare_block(int which, const uint16_t *got, const float *ref32, const double *ref64, size_t n,
+                          size_t first, const double atol[2], double *max_ref, double *max_err, GgMoeBwdCheck *chk) {
+    const double rtol = ldexp(1.0, -7);
     for (size_t i = 0; i < n; ++i) {
-        const double v = ref64 ? ref64[i] : ref32[i];
-        sq += v * v;
-        max_ref = fmax(max_ref, fabs(v));
-    }
-    const double atol = ldexp(n ? sqrt(sq / n) : 0, -4), rtol = ldexp(1.0, -7);
-    for (size_t i = 0; i < n; ++i) {
-        const double v = ref64 ? ref64[i] : ref32[i], o = gg_bf16_to_f32(got[i]), err = fabs(o - v);
-        if (!(err <= atol + rtol * fabs(v))) { /* NaN (unwritten) fails too */
-            if (!chk->bad[which]++ && !chk->why[0])
-                snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
-                         gg_moe_grad_names[which], i, o, ref64 ? "fp64 CPU" : "cuBLAS fp32", v, atol + rtol * fabs(v));
+        const double o = gg_bf16_to_f32(got[i]);
+        int bad = 0; /* an element outside either reference's bound counts once */
+        for (int r = 0; r < 2; ++r) {
+            if (r == 1 && !ref64) break;
+            const double v = r ? ref64[i] : ref32[i], err = fabs(o - v);
+            *max_ref = fmax(*max_ref, fabs(v));
+            if (!(err <= atol[r] + rtol * fabs(v))) { /* NaN (unwritten) fails too */
+                if (!bad++ && !chk->bad[which] && !chk->why[0])
+                    snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
+                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v,
+                             atol[r] + rtol * fabs(v));
+            }
+            if (err == err) *max_err = fmax(*max_err, err);
         }
-        if (err == err) max_err = fmax(max_err, err);
+        chk->bad[which] += bad > 0;
+    }
+}
+
+/* Gradient `which` against the references, block by block, in two passes: the sums of squares
+ * (the fp32 reference's on the device, cuBLAS's norm; the fp64 one's on the host) for the rms
+ * over the active blocks (an empty expert's adds 0 to the sum, nothing to the count), then each
+ * block's reference and the layer's values to the host and compared. */
+static int check_gradient(const GgMoeLayer *l, const GgMoeBwdRun *b, const Routing *h, char *dv, const size_t *off,
+                          double *const ref64[GG_MOE_GRADS], int which, uint16_t *got, float *ref,
+                          GgMoeBwdCheck *chk) {
+    const GgMoeShape *s = &l->s;
+    const size_t blocks = block_count(s, which), n = block_elements(s, which);
+    if (n == 0) return GG_EXIT_OK;
+    double sq[2] = {0, 0}, atol[2], max_ref = 0, max_err = 0;
+    size_t active = 0; /* blocks in the rms: dX's and dWr's, and the experts with rows (header, 2.) */
+    for (size_t k = 0; k < blocks; ++k) {
+        const float *dref;
+        float norm = 0;
+        if (!(which < 2 || (s->tokens > 0 && h->row_offsets[k + 1] > h->row_offsets[k]))) continue; /* zeros */
+        ++active;
+        if (ref_block(l, h, dv, off, which, k, &dref)) return GG_EXIT_CHECK;
+        GG_BLAS(cublasSnrm2_64(gg_blas(), (int64_t)n, dref, 1, &norm)); /* a host result: waits for the stream */
+        sq[0] += (double)norm * norm;
+        for (size_t i = 0; ref64[which] && i < n; ++i) sq[1] += ref64[which][k * n + i] * ref64[which][k * n + i];
+    }
+    for (int r = 0; r < 2; ++r) atol[r] = active ? ldexp(sqrt(sq[r] / (double)(active * n)), -4) : 0;
+    const uint16_t *layer = (const uint16_t *)b->buf[1 + which];
+    for (size_t k = 0; k < blocks; ++k) {
+        const float *dref;
+        if (ref_block(l, h, dv, off, which, k, &dref)) return GG_EXIT_CHECK;
+        /* The reference runs on the layer's stream, which does not order with cudaMemcpy's. */
+        GG_CUDA(cudaStreamSynchronize(l->stream));
+        GG_CUDA(cudaMemcpy(ref, dref, 4 * n, cudaMemcpyDeviceToHost));
+        GG_CUDA(cudaMemcpy(got, layer + k * n, 2 * n, cudaMemcpyDeviceToHost));
+        compare_block(which, got, ref, ref64[which] ? ref64[which] + k * n : NULL, n, k * n, atol, &max_ref, &max_err,
+                      chk);
     }
     const double rel = max_ref > 0 ? max_err / max_ref : 0;
     if (rel >= chk->rel_err) {
         chk->rel_err = rel;
         chk->max_abs_err = max_err;
     }
+    return GG_EXIT_OK;
 }
 
 int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *chk) {
@@ -304,7 +401,6 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
     const GgMoeShape *s = &l->s;
     memset(chk, 0, sizeof *chk);
     const size_t T = s->tokens, E = s->experts, R = T * s->topk, d = s->d, f = s->f;
-    const size_t n[GG_MOE_GRADS] = {T * d, d * E, E * d * 2 * f, E * f * d};
     GgMoeCheck fwd;
     int rc = gg_moe_check(r, cpu_ref, &fwd);
     if (rc) return rc;
@@ -313,54 +409,52 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
         return GG_EXIT_OK;
     }
     chk->forward_ok = 1;
-    uint16_t *got[GG_MOE_GRADS] = {0};
-    float *ref[GG_MOE_GRADS] = {0}, *dref[GG_MOE_GRADS] = {0};
     double *ref64[GG_MOE_GRADS] = {0};
     Routing h = {0};
     void *dev = NULL;
-    size_t off[R_BUFS + 1] = {0};
-    const size_t b_[R_BUFS] = {2 * R * d, 4 * R * 2 * f, 2 * R * f, 4 * R * d, 4 * R, 2 * R * d, 4 * R * f,
-                               2 * R * 2 * f, 4 * R * d, 2 * T * E, 4 * T * d, 4 * T * d, 4 * d * E,
-                               4 * E * d * 2 * f, 4 * E * f * d};
+    size_t off[R_BUFS + 1] = {0}, most = 0;
+    const size_t b_[R_BUFS] = {2 * R * d, 4 * R * 2 * f, 2 * R * f,     4 * R * d, 4 * R,     2 * R * d,
+                               4 * R * f, 2 * R * 2 * f, 4 * R * d,     2 * T * E, 4 * T * d, 4 * T * d,
+                               4 * d * E, 4 * d * 2 * f, 4 * f * d};
     for (int i = 0; i < R_BUFS; ++i) off[i + 1] = off[i] + (b_[i] + 255) / 256 * 256;
-    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i)
-        if (!(got[i] = malloc(2 * n[i] + 1)) || !(ref[i] = malloc(4 * n[i] + 1))) {
-            gg_error_set("out of host memory for the backward's check");
-            rc = GG_EXIT_CHECK;
-        }
+    for (int i = 0; i < GG_MOE_GRADS; ++i)
+        if (block_elements(s, i) > most) most = block_elements(s, i);
+    uint16_t *got = malloc(2 * most + 1); /* one block of the layer's gradient and of the reference */
+    float *ref = malloc(4 * most + 1);
+    if (!got || !ref) {
+        gg_error_set("out of host memory for the backward's check");
+        rc = GG_EXIT_CHECK;
+    }
     if (!rc && T > 0) rc = routing_to_host(l, &h);
-    if (!rc && T > 0 && cudaMalloc(&dev, off[R_BUFS]) != cudaSuccess) {
+    if (!rc && cudaMalloc(&dev, off[R_BUFS]) != cudaSuccess) {
         gg_error_set("cudaMalloc of %zu bytes for the backward's reference failed", off[R_BUFS]);
         rc = GG_EXIT_CHECK;
     }
-    if (!rc && T > 0) rc = gpu_reference(l, b->b.dout, &h, dev, off, dref);
-    if (!rc && T == 0) /* an empty layer: every weight gradient is zero */
-        for (int i = 1; i < GG_MOE_GRADS; ++i) memset(ref[i], 0, 4 * n[i]);
-    if (!rc && cudaStreamSynchronize(l->stream) != cudaSuccess) rc = GG_EXIT_CHECK;
-    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i)
-        if (n[i] && (cudaMemcpy(got[i], b->buf[1 + i], 2 * n[i], cudaMemcpyDeviceToHost) != cudaSuccess ||
-                     (T > 0 && cudaMemcpy(ref[i], dref[i], 4 * n[i], cudaMemcpyDeviceToHost) != cudaSuccess))) {
-            gg_error_set("copying %s to the host failed", gg_moe_grad_names[i]);
-            rc = GG_EXIT_CHECK;
-        }
-    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i) compare(i, got[i], ref[i], NULL, n[i], chk);
+    if (!rc && T > 0) rc = gpu_reference(l, b->b.dout, &h, dev, off);
+    if (!rc && T == 0 && /* an empty layer: every weight gradient is zero */
+        cudaMemsetAsync((char *)dev + off[R_DWR], 0, b_[R_DWR], l->stream) != cudaSuccess) {
+        gg_error_set("zeroing the reference's dWr failed");
+        rc = GG_EXIT_CHECK;
+    }
     if (!rc && T > 0 && cpu_ref && (double)R * d * f * 9 <= (double)GG_MOE_BWD_CPU_REF_MACS) {
         for (int i = 0; i < GG_MOE_GRADS && !rc; ++i)
-            if (!(ref64[i] = malloc(8 * n[i] + 1))) {
+            if (!(ref64[i] = malloc(8 * block_count(s, i) * block_elements(s, i) + 1))) {
                 gg_error_set("out of host memory for the backward's CPU reference");
                 rc = GG_EXIT_CHECK;
             }
         if (!rc) rc = cpu_reference(l, b->b.dout, &h, ref64);
-        for (int i = 0; i < GG_MOE_GRADS && !rc; ++i) compare(i, got[i], NULL, ref64[i], n[i], chk);
         chk->cpu_ref = !rc;
     }
+    for (int i = 0; i < GG_MOE_GRADS && !rc; ++i) rc = check_gradient(l, b, &h, dev, off, ref64, i, got, ref, chk);
     long bad = 0;
     for (int i = 0; i < GG_MOE_GRADS; ++i) bad += chk->bad[i];
     chk->pass = !rc && bad == 0;
     if (rc && !*gg_error()) gg_error_set("the backward's reference failed");
     cudaFree(dev);
     routing_free(&h);
-    for (int i = 0; i < GG_MOE_GRADS; ++i) free(got[i]), free(ref[i]), free(ref64[i]);
+    free(got);
+    free(ref);
+    for (int i = 0; i < GG_MOE_GRADS; ++i) free(ref64[i]);
     return rc;
 }
 

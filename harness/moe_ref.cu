@@ -86,7 +86,8 @@ __global__ void swiglu_backward_ref(const float *u, const float *dh, int rows, i
 }
 
 // dlogits [T x E] in bf16, a thread per token, from the layer's fp32 logits, choice and weights:
-// p = softmax(z); w_s = p_{e_s} (raw) or p_{e_s} / sum_s p_{e_s} (renorm); c = sum_s dw_s w_s;
+// p = softmax(z), a NaN logit taken as -inf (p = 0) as the forward's route takes it; w_s =
+// p_{e_s} (raw) or p_{e_s} / sum_s p_{e_s} (renorm); c = sum_s dw_s w_s;
 // dz_j = q_j (g_j - c), q = p over every expert (raw) or w over the chosen alone (renorm).
 __global__ void router_backward_ref(const float *logits, const int *expert, const float *w, const float *dw,
                                     int tokens, int experts, int topk, int renorm, uint16_t *dlogits) {
@@ -94,11 +95,11 @@ __global__ void router_backward_ref(const float *logits, const int *expert, cons
          t += (size_t)gridDim.x * blockDim.x) {
         const float *z = logits + t * experts;
         float top = -INFINITY, sum = 0.f, c = 0.f;
-        for (int e = 0; e < experts; ++e) top = fmaxf(top, z[e]);
-        for (int e = 0; e < experts; ++e) sum += expf(z[e] - top);
+        for (int e = 0; e < experts; ++e) top = fmaxf(top, isnan(z[e]) ? -INFINITY : z[e]);
+        for (int e = 0; e < experts; ++e) sum += expf((isnan(z[e]) ? -INFINITY : z[e]) - top);
         for (int s = 0; s < topk; ++s) c += dw[t * topk + s] * w[t * topk + s];
         for (int e = 0; e < experts; ++e) {
-            float g = 0.f, q = renorm ? 0.f : expf(z[e] - top) / sum;
+            float g = 0.f, q = renorm ? 0.f : expf((isnan(z[e]) ? -INFINITY : z[e]) - top) / sum;
             for (int s = 0; s < topk; ++s)
                 if (expert[t * topk + s] == e) {
                     g = dw[t * topk + s];

@@ -22,18 +22,22 @@ int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len) {
     return 1;
 }
 
-/* k5_wgrad's scratch for one launch of these sizes (gg_wgrad.h's rule, as the kernel asks it). */
-static size_t wgrad_bytes(int experts, int tokens, int k, int n, int num_sms) {
-    if (tokens <= 0) return 0;
-    const GgWgradParams p = gg_wgrad_params(experts, tokens, k, n, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
-    return (size_t)gg_wgrad_workspace_bytes(&p);
+/* The launch description of each wgrad (experts, reduction rows, k, n), as k5_moe_backward
+ * issues them, and its work list's parameters (gg_wgrad.h's rule, as the kernel asks it). */
+static GgWgradParams wgrad_params(const GgMoeShape *s, int num_sms, K5MoeWgrad which) {
+    const int rows = s->tokens * s->topk;
+    const int experts = which == K5_MOE_WGRAD_DWR ? 1 : s->experts, m = which == K5_MOE_WGRAD_DWR ? s->tokens : rows;
+    const int k = which == K5_MOE_WGRAD_DW2 ? s->f : s->d;
+    const int n = which == K5_MOE_WGRAD_DW2 ? s->d : which == K5_MOE_WGRAD_DW1 ? 2 * s->f : k4_router_n(s->experts);
+    return gg_wgrad_params(experts, m, k, n, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
 }
 
-enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_WGRAD, BUFS };
-static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS]) {
+enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_WGRAD,
+       BUFS = WS_WGRAD + K5_MOE_WGRADS };
+/* Bytes of each buffer; tickets[i]: the ticket bytes at the start of wgrad launch i's slice. */
+static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS], size_t tickets[K5_MOE_WGRADS]) {
     const size_t t = (size_t)s->tokens, r = t * s->topk, d = (size_t)s->d, f = (size_t)s->f;
     const size_t np = (size_t)k4_router_n(s->experts);
-    const int rows = s->tokens * s->topk;
     bytes[WS_DW] = 4 * r;
     bytes[WS_DY] = 2 * r * d;
     bytes[WS_DH] = 2 * r * f;
@@ -42,28 +46,28 @@ static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS]) {
     bytes[WS_DX_ROUTER] = 2 * t * d;
     bytes[WS_DWR_PADDED] = 2 * d * np;
     bytes[WS_ROUTER_OFFSETS] = 2 * 4;
-    /* One scratch for the three wgrad launches: they run in turn on one stream and each leaves
-     * the tickets at zero, so the largest suffices. */
-    size_t w = wgrad_bytes(s->experts, rows, s->f, s->d, num_sms);                /* dW2 */
-    const size_t w1 = wgrad_bytes(s->experts, rows, s->d, 2 * s->f, num_sms),     /* dW1 */
-        wr = wgrad_bytes(1, s->tokens, s->d, (int)np, num_sms);                  /* dWr */
-    if (w1 > w) w = w1;
-    if (wr > w) w = wr;
-    bytes[WS_WGRAD] = w;
+    for (int i = 0; i < K5_MOE_WGRADS; ++i) { /* a slice each, none when there are no rows */
+        const GgWgradParams p = wgrad_params(s, num_sms, (K5MoeWgrad)i);
+        bytes[WS_WGRAD + i] = s->tokens > 0 ? (size_t)gg_wgrad_workspace_bytes(&p) : 0;
+        tickets[i] = s->tokens > 0 ? (size_t)gg_wgrad_ticket_bytes(&p) : 0;
+    }
 }
 
 static size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
-size_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms) {
-    size_t b[BUFS], total = 0;
-    sizes(s, num_sms, b);
+cudaError_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms, size_t *bytes) {
+    if (num_sms <= 0) return cudaErrorInvalidValue;
+    size_t b[BUFS], tickets[K5_MOE_WGRADS], total = 0;
+    sizes(s, num_sms, b, tickets);
     for (int i = 0; i < BUFS; ++i) total += round256(b[i]);
-    return total;
+    *bytes = total;
+    return cudaSuccess;
 }
 
-void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws) {
-    size_t b[BUFS];
-    sizes(s, num_sms, b);
+cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws) {
+    if (num_sms <= 0) return cudaErrorInvalidValue;
+    size_t b[BUFS], tickets[K5_MOE_WGRADS];
+    sizes(s, num_sms, b, tickets);
     char *p = base;
     void *slot[BUFS];
     for (int i = 0; i < BUFS; ++i) {
@@ -78,29 +82,31 @@ void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5M
     ws->dx_router = slot[WS_DX_ROUTER];
     ws->dwr_padded = slot[WS_DWR_PADDED];
     ws->router_offsets = slot[WS_ROUTER_OFFSETS];
-    ws->wgrad = slot[WS_WGRAD];
-}
-
-cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
-    const GgMoeShape *s = &b->layer->s;
-    size_t bytes[BUFS];
-    sizes(s, b->layer->num_sms, bytes);
-    if (b->ws.wgrad && bytes[WS_WGRAD]) {
-        cudaError_t e = cudaMemsetAsync(b->ws.wgrad, 0, bytes[WS_WGRAD], b->layer->stream);
-        if (e != cudaSuccess) return e;
-    }
+    for (int i = 0; i < K5_MOE_WGRADS; ++i) ws->wgrad[i] = slot[WS_WGRAD + i];
     return cudaSuccess;
 }
 
-/* One k5 launch: a, b, c as GgPass says for the configuration's pass. */
-static cudaError_t k5_gemm(const K5MoeBackward *b, GgPass pass, const uint16_t *a, const uint16_t *bb, uint16_t *c,
-                           int rows, int experts, int k, int n, const int *offsets) {
+cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
+    if (b->layer->num_sms <= 0) return cudaErrorInvalidValue; /* the workspace was sized for a count */
+    size_t bytes[BUFS], tickets[K5_MOE_WGRADS];
+    sizes(&b->layer->s, b->layer->num_sms, bytes, tickets);
+    for (int i = 0; i < K5_MOE_WGRADS; ++i)
+        if (b->ws.wgrad[i] && tickets[i]) {
+            cudaError_t e = cudaMemsetAsync(b->ws.wgrad[i], 0, tickets[i], b->layer->stream);
+            if (e != cudaSuccess) return e;
+        }
+    return cudaSuccess;
+}
+
+/* One k5 launch: a, b, c as GgPass says for the configuration's pass; workspace: a wgrad's slice. */
+static cudaError_t k5_gemm(const K5MoeBackward *b, GgPass pass, void *workspace, const uint16_t *a,
+                           const uint16_t *bb, uint16_t *c, int rows, int experts, int k, int n, const int *offsets) {
     GgLaunch g = {0};
     g.a = a;
     g.b = bb;
     g.c = c;
     g.pass = pass;
-    g.workspace = pass == GG_PASS_WGRAD ? b->ws.wgrad : NULL;
+    g.workspace = workspace;
     g.tokens = rows;
     g.experts = experts;
     g.k = k;
@@ -129,6 +135,7 @@ cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
     const K5MoeGrads *g = &b->grads;
     const int T = s->tokens, R = s->tokens * s->topk, E = s->experts, d = s->d, F = s->f;
     const int np = k4_router_n(E);
+    if (l->num_sms <= 0) return cudaErrorInvalidValue; /* k5_wgrad would size its split for another grid */
     if (T == 0) { /* no rows: dX is empty and every weight gradient an empty sum, zeros */
         STEP(cudaMemsetAsync(g->dw1, 0, 2 * (size_t)E * d * 2 * F, l->stream));
         STEP(cudaMemsetAsync(g->dw2, 0, 2 * (size_t)E * F * d, l->stream));
@@ -138,20 +145,23 @@ cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
     MARK(K5_MOE_BWD_COMBINE);
     STEP(k5_moe_combine_backward(b->dout, f->y, f->row_of, f->topk_weight, T, s->topk, d, w->dw, w->dy, l->stream));
     MARK(K5_MOE_BWD_GEMM2);
-    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dy, l->w2, w->dh, R, E, F, d, f->row_offsets));   /* dH = dY W2^T */
-    STEP(k5_gemm(b, GG_PASS_WGRAD, f->h, w->dy, g->dw2, R, E, F, d, f->row_offsets));   /* dW2 = H^T dY */
+    STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->dy, l->w2, w->dh, R, E, F, d, f->row_offsets)); /* dH = dY W2^T */
+    STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DW2], f->h, w->dy, g->dw2, R, E, F, d, /* dW2 = H^T dY */
+                 f->row_offsets));
     MARK(K5_MOE_BWD_GEMM1);
     STEP(k5_moe_swiglu_backward(f->u, w->dh, R, F, w->du, l->stream));
     uint16_t *dxg = w->dy; /* dY is dead: dXg takes its place */
-    STEP(k5_gemm(b, GG_PASS_DGRAD, w->du, l->w1, dxg, R, E, d, 2 * F, f->row_offsets));   /* dXg = dU W1^T */
-    STEP(k5_gemm(b, GG_PASS_WGRAD, f->xg, w->du, g->dw1, R, E, d, 2 * F, f->row_offsets)); /* dW1 = Xg^T dU */
+    STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->du, l->w1, dxg, R, E, d, 2 * F, f->row_offsets)); /* dXg = dU W1^T */
+    STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DW1], f->xg, w->du, g->dw1, R, E, d, 2 * F, /* dW1 = Xg^T dU */
+                 f->row_offsets));
     MARK(K5_MOE_BWD_ROUTE);
     STEP(k5_moe_router_backward(f->logits, f->topk_expert, f->topk_weight, w->dw, T, E, s->topk, s->renorm,
                                 w->dlogits, w->router_offsets, l->stream));
     /* The router as one expert of T rows, on the padded width (16-byte rows; the pad columns of
      * dlogits and Wr_padded are zero, so they add nothing, and dWr's are not copied out). */
-    STEP(k5_gemm(b, GG_PASS_WGRAD, l->x, w->dlogits, w->dwr_padded, T, 1, d, np, w->router_offsets));
-    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dlogits, l->wr_padded, w->dx_router, T, 1, d, np, w->router_offsets));
+    STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DWR], l->x, w->dlogits, w->dwr_padded, T, 1, d, np,
+                 w->router_offsets));
+    STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->dlogits, l->wr_padded, w->dx_router, T, 1, d, np, w->router_offsets));
     STEP(cudaMemcpy2DAsync(g->dwr, 2 * (size_t)E, w->dwr_padded, 2 * (size_t)np, 2 * (size_t)E, (size_t)d,
                            cudaMemcpyDeviceToDevice, l->stream));
     MARK(K5_MOE_BWD_PERMUTE);
@@ -166,10 +176,10 @@ void k5_moe_router_grad_token(const float *z, int experts, const int *chosen, co
                               int topk, int renorm, double *dz) {
     double c = 0, top = -INFINITY, sum = 0;
     for (int s = 0; s < topk; ++s) c += (double)dw[s] * w[s];
-    for (int e = 0; e < experts; ++e) top = fmax(top, z[e]);
-    for (int e = 0; e < experts; ++e) sum += exp(z[e] - top);
+    for (int e = 0; e < experts; ++e) top = fmax(top, k5_router_logit(z[e]));
+    for (int e = 0; e < experts; ++e) sum += exp(k5_router_logit(z[e]) - top);
     /* pass 1: every logit as if not chosen; pass 2: the chosen ones */
-    for (int e = 0; e < experts; ++e) dz[e] = renorm ? 0.0 : exp(z[e] - top) / sum * (0.0 - c);
+    for (int e = 0; e < experts; ++e) dz[e] = renorm ? 0.0 : exp(k5_router_logit(z[e]) - top) / sum * (0.0 - c);
     for (int s = 0; s < topk; ++s) dz[chosen[s]] = (double)w[s] * (dw[s] - c);
 }
 

@@ -39,17 +39,25 @@ typedef struct K5MoeGrads {
     uint16_t *dw2;  /* [E x F x d] */
 } K5MoeGrads;
 
+/* The backward's three k5_wgrad launches, in the order they run. Each has its own slice of k5_wgrad
+ * scratch (tickets, then fp32 partials, gg_wgrad.h): the ticket area's size differs between
+ * them, so in one shared slice a later launch's tickets could lie on an earlier launch's partial
+ * floats, which nothing clears. */
+typedef enum { K5_MOE_WGRAD_DW2, K5_MOE_WGRAD_DW1, K5_MOE_WGRAD_DWR, K5_MOE_WGRADS } K5MoeWgrad;
+
 /* Scratch of one backward, carved from one allocation by k5_moe_backward_workspace. */
 typedef struct K5MoeBackwardWorkspace {
     float *dw;            /* [T x topk] dLoss / d(routing weight) */
     uint16_t *dy;         /* [R x d] dY; then dXg (dY is dead once dH and dW2 are written) */
     uint16_t *dh;         /* [R x F] */
     uint16_t *du;         /* [R x 2F] dG | dU */
-    uint16_t *dlogits;    /* [T x k4_router_n(E)] bf16 (the router GEMMs' operand), pad columns 0 */
+    uint16_t *dlogits;    /* [T x k4_router_n(E)] bf16 (the router GEMMs' operand); the router kernel
+                             writes every column each call, the pad columns 0 */
     uint16_t *dx_router;  /* [T x d] dlogits Wr^T */
     uint16_t *dwr_padded; /* [d x k4_router_n(E)] */
     int *router_offsets;  /* [2] = {0, T}: the router GEMMs' one expert (the dlogits kernel writes it) */
-    void *wgrad;          /* k5_wgrad's workspace (tickets, partials): zeroed once, left zero by each launch */
+    void *wgrad[K5_MOE_WGRADS]; /* each launch's k5_wgrad workspace (NULL: it never splits); its
+                                   tickets zeroed once by setup, left zero by each launch */
 } K5MoeBackwardWorkspace;
 
 typedef struct K5MoeBackward {
@@ -62,11 +70,14 @@ typedef struct K5MoeBackward {
 /* 1 if the backward can run shape s (k4_moe_can_implement's, and k5_wgrad's 1..1024 experts);
  * else 0 and one line in why. */
 int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len);
-/* Workspace bytes for shape s on num_sms SMs (> 0: the launches' GgLaunch.num_sms; k5_wgrad's
- * split rule and so its scratch depend on it), and the carving of base. No GPU needed. */
-size_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms);
-void k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws);
-/* Once per workspace: zero k5_wgrad's tickets and the dlogits pad columns. */
+/* Workspace bytes for shape s on num_sms SMs (the launches' GgLaunch.num_sms: k5_wgrad's split
+ * rule and so its scratch depend on it), and the carving of base. No GPU needed. num_sms <= 0
+ * (which a launch would read as "this GPU's count", unknown here) is cudaErrorInvalidValue, as is
+ * a layer's num_sms <= 0 in setup and in the backward. */
+cudaError_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms, size_t *bytes);
+cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws);
+/* Once per workspace: zero each wgrad launch's tickets (they stay zero: the last split of a
+ * tile resets its ticket, so a graph of the backward replays). */
 cudaError_t k5_moe_backward_setup(const K5MoeBackward *b);
 /* One backward (after k4_moe_forward(layer, fused = 0)). marks: NULL, or K5_MOE_BWD_STEPS + 1
  * events recorded before each step and after the last. */
@@ -113,6 +124,10 @@ GG_HD void k5_swiglu_grad(float g, float u, float dh, float *dg, float *du) {
  * k5_router_dlogit(w_s, dw_s, c); an expert not chosen: k5_router_dlogit(p_j, 0, c) raw, 0
  * renormalised. */
 GG_HD float k5_router_dlogit(float q, float g, float c) { return q * (g - c); }
+/* A logit as the softmax reads it: NaN as -inf (p = 0), the forward's convention (k4_moe_steps.cu's
+ * route_kernel never chooses it and gives it no weight), so that one NaN logit does not make the
+ * token's every dlogit NaN. */
+GG_HD float k5_router_logit(float z) { return isnan(z) ? -INFINITY : z; }
 
 /* One token's dz [E] in double from its fp32 logits z [E], chosen experts, weights and dw (the
  * fp64 CPU reference and the tests; the kernel is the same two passes, a warp per token). */

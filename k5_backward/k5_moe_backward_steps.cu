@@ -94,9 +94,9 @@ __global__ void swiglu_backward_kernel(const uint4 *__restrict__ u, const uint4 
 // ---- router backward: a warp per token ----
 // c = sum_s dw_s w_s (lanes over slots, a warp tree). Pass 1, lanes over the np = k4_router_n(E)
 // columns: raw weights, every logit as not chosen, p_j (0 - c), p_j = softmax of the forward's
-// logits (max and sum as k4_route takes them); renormalised, 0; the pad columns 0. Pass 2, after
-// __syncwarp (which orders the warp's global writes), lanes over slots: the chosen experts'
-// w_s (dw_s - c) over pass 1's value. Block 0 also writes the router GEMMs' offsets {0, T}.
+// logits (max and sum as k4_route takes them, a NaN logit as -inf: k5_router_logit); renormalised,
+// 0; the pad columns 0. Pass 2, after __syncwarp (which orders the warp's global writes), lanes
+// over slots: the chosen experts' w_s (dw_s - c) over pass 1's value. Block 0 also writes the router GEMMs' offsets {0, T}.
 __global__ void __launch_bounds__(ROUTER_THREADS)
 router_backward_kernel(const float *__restrict__ logits, const int *__restrict__ topk_expert,
                        const float *__restrict__ topk_weight, const float *__restrict__ dw, int tokens, int experts,
@@ -117,13 +117,15 @@ router_backward_kernel(const float *__restrict__ logits, const int *__restrict__
     for (int o = WARP / 2; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
     float top = -INFINITY, sum = 0.f;
     if (!renorm) {
-        for (int e = lane; e < experts; e += WARP) top = fmaxf(top, z[e]);
+        for (int e = lane; e < experts; e += WARP) top = fmaxf(top, k5_router_logit(z[e]));
         for (int o = WARP / 2; o > 0; o /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
-        for (int e = lane; e < experts; e += WARP) sum += expf(z[e] - top);
+        for (int e = lane; e < experts; e += WARP) sum += expf(k5_router_logit(z[e]) - top);
         for (int o = WARP / 2; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     }
     for (int e = lane; e < np; e += WARP)
-        out[e] = float_to_bf16(renorm || e >= experts ? 0.f : k5_router_dlogit(expf(z[e] - top) / sum, 0.f, c));
+        out[e] = float_to_bf16(renorm || e >= experts
+                                   ? 0.f
+                                   : k5_router_dlogit(expf(k5_router_logit(z[e]) - top) / sum, 0.f, c));
     __syncwarp();
     for (int s = lane; s < topk; s += WARP) out[chosen[s]] = float_to_bf16(k5_router_dlogit(w[s], g[s], c));
 }

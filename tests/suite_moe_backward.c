@@ -71,6 +71,33 @@ START_TEST(router_grad_matches_finite_differences) {
 }
 END_TEST
 
+/* A NaN logit, which the forward's route takes as -inf (never chosen, no weight): the gradient
+ * is the one at -inf there, bit for bit, finite everywhere, 0 at the NaN expert; raw and
+ * renormalised, the NaN first, last and among the others. */
+START_TEST(router_grad_nan_logit_as_minus_infinity) {
+    enum { E = 8, K = 2 };
+    static const int nan_at[] = {0, 3, 7};
+    const int chosen[K] = {5, 1};
+    const float w[K] = {0.375f, 0.25f}, dw[K] = {0.5f, -1.25f};
+    for (size_t i = 0; i < sizeof nan_at / sizeof nan_at[0]; ++i)
+        for (int renorm = 0; renorm <= 1; ++renorm) {
+            float z[E] = {0.25f, 1.5f, -0.5f, 0.75f, -2.0f, 2.0f, 0.125f, -1.0f}, zinf[E];
+            double dz[E], dz_inf[E];
+            memcpy(zinf, z, sizeof z);
+            z[nan_at[i]] = NAN;
+            zinf[nan_at[i]] = -INFINITY;
+            k5_moe_router_grad_token(z, E, chosen, w, dw, K, renorm, dz);
+            k5_moe_router_grad_token(zinf, E, chosen, w, dw, K, renorm, dz_inf);
+            for (int e = 0; e < E; ++e) {
+                ck_assert_msg(isfinite(dz[e]) && dz[e] == dz_inf[e], "NaN at %d, renorm %d: dz[%d] = %g, at -inf %g",
+                              nan_at[i], renorm, e, dz[e], dz_inf[e]);
+                if (e == nan_at[i]) ck_assert(dz[e] == 0.0);
+            }
+            ck_assert(k5_router_logit(NAN) == -INFINITY && k5_router_logit(1.5f) == 1.5f);
+        }
+}
+END_TEST
+
 /* SwiGLU h = silu(g) u: k5_swiglu_grad's dg and du against central differences in double, over
  * the gates a layer sees (silu' crosses zero near g = -1.28). */
 START_TEST(swiglu_grad_matches_finite_differences) {
@@ -149,35 +176,121 @@ START_TEST(scatter_and_gather_sum_are_the_adjoints) {
 }
 END_TEST
 
-/* The carving: every buffer 256-byte aligned, inside the bytes, disjoint; k5_wgrad's scratch at
- * least what each of the three wgrad launches asks (gg_wgrad.h). */
+/* k5_wgrad's parameters of the backward's three wgrad launches, from their descriptions in
+ * k5_moe_backward.c (experts, reduction rows, k, n), written out again here. */
+static void wgrad_launches(const GgMoeShape *s, int num_sms, GgWgradParams p[K5_MOE_WGRADS]) {
+    const int r = s->tokens * s->topk;
+    p[K5_MOE_WGRAD_DW2] = gg_wgrad_params(s->experts, r, s->f, s->d, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
+    p[K5_MOE_WGRAD_DW1] = gg_wgrad_params(s->experts, r, s->d, 2 * s->f, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
+    p[K5_MOE_WGRAD_DWR] =
+        gg_wgrad_params(1, s->tokens, s->d, k4_router_n(s->experts), K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
+}
+
+/* Layers whose wgrad launches split (long experts beside few output tiles): the one that showed
+ * the shared scratch's fault (a launch's tickets on another's partials), and more. */
+static const GgMoeShape splitting[] = {
+    {100000, 128, 128, 8, 2, 1}, {20000, 128, 128, 8, 2, 0}, {50000, 256, 192, 4, 1, 1}, {4096, 64, 64, 1, 1, 1}};
+static const int sm_counts[] = {132, 16}; /* the chunk rule, and so the split, depends on the grid */
+
+/* The carving: every buffer 256-byte aligned, inside the bytes, disjoint, each wgrad launch's
+ * slice as large as that launch asks (gg_wgrad.h) and NULL only where it asks nothing; for the
+ * models at T = 4096 and for the splitting layers, on 132 and on 16 SMs. */
 START_TEST(workspace_disjoint_aligned_inside) {
-    for (int m = 0; m < gg_moe_model_count; ++m) {
-        const GgMoeModel *md = &gg_moe_models[m];
-        const GgMoeShape s = {4096, md->d, md->f, md->experts, md->topk, md->renorm};
-        const size_t bytes = k5_moe_backward_workspace_bytes(&s, 132);
-        K5MoeBackwardWorkspace ws;
-        char *base = (char *)(uintptr_t)4096;
-        k5_moe_backward_workspace(base, &s, 132, &ws);
-        const size_t t = 4096, r = t * md->topk, np = (size_t)k4_router_n(md->experts);
-        const struct {
-            void *p;
-            size_t n;
-        } b[] = {{ws.dw, 4 * r}, {ws.dy, 2 * r * md->d}, {ws.dh, 2 * r * md->f}, {ws.du, 4 * r * md->f},
-                 {ws.dlogits, 2 * t * np}, {ws.dx_router, 2 * t * md->d}, {ws.dwr_padded, 2 * np * md->d},
-                 {ws.router_offsets, 8}, {ws.wgrad, 1}};
-        const int nb = (int)(sizeof b / sizeof b[0]);
-        for (int i = 0; i < nb; ++i) {
-            const char *p = b[i].p;
-            ck_assert_ptr_nonnull(p);
-            ck_assert_int_eq((uintptr_t)p % 256, 0);
-            ck_assert(p >= base && p + b[i].n <= base + bytes);
-            for (int j = 0; j < i; ++j)
-                ck_assert((const char *)b[j].p + b[j].n <= p || p + b[i].n <= (const char *)b[j].p);
+    const int models = gg_moe_model_count, count = models + (int)(sizeof splitting / sizeof splitting[0]);
+    for (int m = 0; m < count; ++m)
+        for (int g = 0; g < 2; ++g) {
+            const int sms = sm_counts[g];
+            const GgMoeModel *md = m < models ? &gg_moe_models[m] : NULL;
+            const GgMoeShape s = md ? (GgMoeShape){4096, md->d, md->f, md->experts, md->topk, md->renorm}
+                                    : splitting[m - models];
+            size_t bytes = 0;
+            ck_assert_int_eq(k5_moe_backward_workspace_bytes(&s, sms, &bytes), cudaSuccess);
+            K5MoeBackwardWorkspace ws;
+            char *base = (char *)(uintptr_t)4096;
+            ck_assert_int_eq(k5_moe_backward_workspace(base, &s, sms, &ws), cudaSuccess);
+            const size_t t = (size_t)s.tokens, r = t * s.topk, np = (size_t)k4_router_n(s.experts);
+            GgWgradParams p[K5_MOE_WGRADS];
+            wgrad_launches(&s, sms, p);
+            const struct {
+                void *p;
+                size_t n;
+            } b[] = {{ws.dw, 4 * r},
+                     {ws.dy, 2 * r * s.d},
+                     {ws.dh, 2 * r * s.f},
+                     {ws.du, 4 * r * s.f},
+                     {ws.dlogits, 2 * t * np},
+                     {ws.dx_router, 2 * t * s.d},
+                     {ws.dwr_padded, 2 * np * s.d},
+                     {ws.router_offsets, 8},
+                     {ws.wgrad[K5_MOE_WGRAD_DW2], (size_t)gg_wgrad_workspace_bytes(&p[K5_MOE_WGRAD_DW2])},
+                     {ws.wgrad[K5_MOE_WGRAD_DW1], (size_t)gg_wgrad_workspace_bytes(&p[K5_MOE_WGRAD_DW1])},
+                     {ws.wgrad[K5_MOE_WGRAD_DWR], (size_t)gg_wgrad_workspace_bytes(&p[K5_MOE_WGRAD_DWR])}};
+            const int nb = (int)(sizeof b / sizeof b[0]);
+            for (int i = 0; i < nb; ++i) {
+                const char *q = b[i].p;
+                if (!b[i].n) continue; /* a launch that never splits needs no scratch */
+                ck_assert_ptr_nonnull(q);
+                ck_assert_int_eq((uintptr_t)q % 256, 0);
+                ck_assert(q >= base && q + b[i].n <= base + bytes);
+                for (int j = 0; j < i; ++j)
+                    if (b[j].n) ck_assert((const char *)b[j].p + b[j].n <= q || q + b[i].n <= (const char *)b[j].p);
+            }
         }
-        const GgWgradParams p2 = gg_wgrad_params(md->experts, (int)r, md->d, 2 * md->f, K5_WGRAD_TILE_M,
-                                                 K5_WGRAD_TILE_N, 132);
-        ck_assert((char *)ws.wgrad + gg_wgrad_workspace_bytes(&p2) <= base + bytes);
+}
+END_TEST
+
+/* The three wgrad launches run in turn on one stream, each leaving its own tickets at zero and its
+ * partials as they are: so no launch's ticket range may overlap any byte another launch writes
+ * (its tickets or partials). On the splitting layers (which must split: dW1 and dW2 both). */
+START_TEST(wgrad_tickets_apart_from_other_launches) {
+    for (size_t m = 0; m < sizeof splitting / sizeof splitting[0]; ++m)
+        for (int g = 0; g < 2; ++g) {
+            const int sms = sm_counts[g];
+            const GgMoeShape *s = &splitting[m];
+            K5MoeBackwardWorkspace ws;
+            char *base = (char *)(uintptr_t)4096;
+            ck_assert_int_eq(k5_moe_backward_workspace(base, s, sms, &ws), cudaSuccess);
+            GgWgradParams p[K5_MOE_WGRADS];
+            wgrad_launches(s, sms, p);
+            ck_assert_msg(gg_wgrad_max_slots(&p[K5_MOE_WGRAD_DW1]) > 0 && gg_wgrad_max_slots(&p[K5_MOE_WGRAD_DW2]) > 0,
+                          "layer %zu on %d SMs does not split", m, sms);
+            for (int i = 0; i < K5_MOE_WGRADS; ++i) {
+                const char *tickets = ws.wgrad[i];
+                const long ticket_bytes = gg_wgrad_ticket_bytes(&p[i]);
+                if (!ticket_bytes) continue;
+                ck_assert_ptr_nonnull(tickets);
+                for (int j = 0; j < K5_MOE_WGRADS; ++j) {
+                    const char *other = ws.wgrad[j];
+                    const long other_bytes = gg_wgrad_workspace_bytes(&p[j]);
+                    if (j == i || !other_bytes) continue;
+                    ck_assert_msg(other + other_bytes <= tickets || tickets + ticket_bytes <= other,
+                                  "layer %zu, %d SMs: launch %d's tickets overlap launch %d's scratch", m, sms, i, j);
+                }
+            }
+        }
+}
+END_TEST
+
+/* The workspace's size depends on the SM count (k5_wgrad's chunk rule): without one (<= 0, which
+ * a launch would read as this GPU's count) the sizing, the carving, the setup and the backward
+ * refuse with cudaErrorInvalidValue before touching the GPU. */
+START_TEST(workspace_needs_an_sm_count) {
+    const GgMoeShape s = {100000, 128, 128, 8, 2, 1};
+    for (int sms = 0; sms >= -1; --sms) {
+        size_t bytes = 12345;
+        K5MoeBackwardWorkspace ws;
+        ck_assert_int_eq(k5_moe_backward_workspace_bytes(&s, sms, &bytes), cudaErrorInvalidValue);
+        ck_assert_uint_eq(bytes, 12345); /* left alone */
+        ck_assert_int_eq(k5_moe_backward_workspace((void *)(uintptr_t)4096, &s, sms, &ws), cudaErrorInvalidValue);
+        GgMoeLayer layer;
+        memset(&layer, 0, sizeof layer);
+        layer.s = s;
+        layer.num_sms = sms;
+        K5MoeBackward b;
+        memset(&b, 0, sizeof b);
+        b.layer = &layer;
+        ck_assert_int_eq(k5_moe_backward_setup(&b), cudaErrorInvalidValue);
+        ck_assert_int_eq(k5_moe_backward(&b, NULL), cudaErrorInvalidValue);
     }
 }
 END_TEST
@@ -211,9 +324,12 @@ Suite *moe_backward_suite(void) {
     Suite *s = suite_create("moe_backward");
     TCase *t = tcase_create("host");
     tcase_add_test(t, router_grad_matches_finite_differences);
+    tcase_add_test(t, router_grad_nan_logit_as_minus_infinity);
     tcase_add_test(t, swiglu_grad_matches_finite_differences);
     tcase_add_test(t, scatter_and_gather_sum_are_the_adjoints);
     tcase_add_test(t, workspace_disjoint_aligned_inside);
+    tcase_add_test(t, wgrad_tickets_apart_from_other_launches);
+    tcase_add_test(t, workspace_needs_an_sm_count);
     tcase_add_test(t, can_implement_flops_and_floor);
     suite_add_tcase(s, t);
     return s;

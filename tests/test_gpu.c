@@ -453,7 +453,7 @@ static void moe_check_backward(const GgMoeShape *s, unsigned long long seed, int
         printf("  k5_moe_backward on '%s': refused (%s)\n", what, why);
         return;
     }
-    ck_assert_msg(gg_moe_open(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
+    ck_assert_msg(gg_moe_open_unfused(&r, s, dev.sms) == 0 && gg_moe_fill(&r, seed) == 0, "%s: %s", what, gg_error());
     ck_assert_msg(gg_moe_bwd_open(&b, &r) == 0 && gg_moe_bwd_fill(&b, seed + 1) == 0, "%s: %s", what, gg_error());
     ck_assert_int_eq(gg_moe_poison(&r), 0);
     ck_assert_int_eq(k4_moe_forward(&r.layer, 0, NULL), cudaSuccess);
@@ -467,6 +467,55 @@ static void moe_check_backward(const GgMoeShape *s, unsigned long long seed, int
     if (cpu_ref && s->tokens > 0 && macs <= GG_MOE_BWD_CPU_REF_MACS)
         ck_assert_msg(chk.cpu_ref, "k5_moe_backward on '%s': fp64 CPU reference not used", what);
 }
+
+/* The backward again on the same workspace, where k5_wgrad's split tiles take tickets: a layer
+ * whose dW2, dW1 and dWr reductions all split (tests/suite_moe_backward.c's splitting layers),
+ * the backward run twice, then captured in a CUDA graph and replayed twice (a new dOut before the
+ * second), gradients poisoned before each run and checked after it. Each wgrad launch must find
+ * its tickets at zero in its own slice of the scratch: with one slice for the three, a launch's
+ * tickets lay on another's partials and the second run's split tiles were never stored. */
+START_TEST(moe_backward_again_and_in_a_graph) {
+    if (!moe_here()) return;
+    const GgMoeShape s = {20000, 128, 128, 8, 2, 1};
+    const GgWgradParams dw2 = gg_wgrad_params(s.experts, s.tokens * s.topk, s.f, s.d, K5_WGRAD_TILE_M,
+                                              K5_WGRAD_TILE_N, dev.sms),
+                        dwr = gg_wgrad_params(1, s.tokens, s.d, k4_router_n(s.experts), K5_WGRAD_TILE_M,
+                                              K5_WGRAD_TILE_N, dev.sms);
+    ck_assert_msg(gg_wgrad_max_slots(&dw2) > 0 && gg_wgrad_max_slots(&dwr) > 0, "the layer must split on %d SMs",
+                  dev.sms);
+    GgMoeRun r;
+    GgMoeBwdRun b;
+    ck_assert_msg(gg_moe_open_unfused(&r, &s, dev.sms) == 0 && gg_moe_fill(&r, 960) == 0, "%s", gg_error());
+    ck_assert_msg(gg_moe_bwd_open(&b, &r) == 0 && gg_moe_bwd_fill(&b, 961) == 0, "%s", gg_error());
+    ck_assert_int_eq(gg_moe_poison(&r), 0);
+    ck_assert_int_eq(k4_moe_forward(&r.layer, 0, NULL), cudaSuccess);
+    cudaStream_t st = r.layer.stream;
+    cudaGraphExec_t exec = NULL;
+    static const char *const runs[] = {"first run", "second run", "graph replay", "graph replay, new dOut"};
+    for (int run = 0; run < 4; ++run) {
+        if (run == 3) ck_assert_int_eq(gg_moe_bwd_fill(&b, 962), 0); /* new dOut, gradients NaN */
+        else ck_assert_int_eq(gg_moe_bwd_poison(&b), 0);
+        if (run == 2) { /* capture once, after two runs on the stream */
+            cudaGraph_t graph = NULL;
+            ck_assert_int_eq(cudaStreamSynchronize(st), cudaSuccess);
+            ck_assert_int_eq(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+            const cudaError_t be = k5_moe_backward(&b.b, NULL), ce = cudaStreamEndCapture(st, &graph);
+            ck_assert_msg(be == cudaSuccess && ce == cudaSuccess, "capturing the backward: %s",
+                          cudaGetErrorString(be != cudaSuccess ? be : ce));
+            ck_assert_int_eq(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+            cudaGraphDestroy(graph);
+        }
+        ck_assert_int_eq(run < 2 ? k5_moe_backward(&b.b, NULL) : cudaGraphLaunch(exec, st), cudaSuccess);
+        GgMoeBwdCheck chk;
+        const int rc = gg_moe_bwd_check(&r, &b, 0, &chk);
+        ck_assert_msg(rc == 0, "k5_moe_backward, %s: %s", runs[run], gg_error());
+        ck_assert_msg(chk.pass, "k5_moe_backward, %s: %s", runs[run], chk.why);
+    }
+    cudaGraphExecDestroy(exec);
+    gg_moe_bwd_close(&b);
+    gg_moe_close(&r);
+}
+END_TEST
 
 /* Every edge layer (empty and 1-row experts, E = 1, top-k = E, no tokens, F / 64 odd, ...), raw
  * and renormalised weights; those past k5_wgrad's 1024 experts are refused with one line. */
@@ -483,7 +532,14 @@ START_TEST(moe_backward_edge_layers) {
 }
 END_TEST
 
-/* Long: every model of the table at T = 4096, cuBLAS reference only. */
+/* Long: every model of the table at T = 4096, cuBLAS reference only. The largest, kimi-k2 (d 7168,
+ * F 2048, 384 experts, top-8), at its peak of device memory (from the buffers' sizes): the
+ * unfused layer 35.3 GB (W1 22.5, W2 11.3; no packed W1), the backward's buffers 35.0 GB (dW1
+ * 22.5, dW2 11.3, workspace 1.0), then the larger of the forward's check (2.2 GB) and the
+ * backward's reference (4.5 GB: the layer over its 32768 routed rows, one expert's fp32 dW1_e and
+ * dW2_e), one after the other: 74.7 GB, plus the CUDA context and cuBLAS's workspace, inside an
+ * H200's 141 GB (before the weight gradients went expert by expert: 165 GB). On the host, one
+ * expert's block of each, 0.2 GB. */
 START_TEST(moe_backward_long_models) {
     if (!moe_here()) return;
     for (int m = 0; m < gg_moe_model_count; ++m) {
@@ -529,6 +585,7 @@ int main(int argc, char **argv) {
         tcase_add_test(moe, moe_routing_any_experts);
         tcase_add_test(moe, moe_routing_wide_seeds);
         tcase_add_test(moe, moe_backward_edge_layers);
+        tcase_add_test(moe, moe_backward_again_and_in_a_graph);
     }
     suite_add_tcase(s, moe);
     SRunner *r = srunner_create(s);
