@@ -111,8 +111,16 @@ int gg_moe_fill(GgMoeRun *r, unsigned long long seed) {
 
 int gg_moe_poison(GgMoeRun *r) {
     const GgMoeLayer *l = &r->layer;
-    if (l->s.tokens > 0 && l->out)
-        GG_CUDA(cudaMemsetAsync(l->out, 0xff, 2 * (size_t)l->s.tokens * l->s.d, l->stream)); /* NaN */
+    if (l->s.tokens <= 0) return GG_EXIT_OK;
+    /* NaN (0xffff) in the output and in every routed-row buffer a step writes: an unfused and a
+     * fused run of one shape share the workspace's layout (often its addresses too), so a row or
+     * column of H that one path forgot to write must not find the other path's values there. */
+    const size_t rows = (size_t)l->s.tokens * l->s.topk, d = (size_t)l->s.d, f = (size_t)l->s.f;
+    if (l->out) GG_CUDA(cudaMemsetAsync(l->out, 0xff, 2 * (size_t)l->s.tokens * d, l->stream));
+    if (l->ws.xg) GG_CUDA(cudaMemsetAsync(l->ws.xg, 0xff, 2 * rows * d, l->stream));
+    if (l->ws.u) GG_CUDA(cudaMemsetAsync(l->ws.u, 0xff, 2 * rows * 2 * f, l->stream));
+    if (l->ws.h) GG_CUDA(cudaMemsetAsync(l->ws.h, 0xff, 2 * rows * f, l->stream));
+    if (l->ws.y) GG_CUDA(cudaMemsetAsync(l->ws.y, 0xff, 2 * rows * d, l->stream));
     return GG_EXIT_OK;
 }
 

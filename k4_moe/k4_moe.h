@@ -131,8 +131,8 @@ cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int *src_token,
  * most experts: the harness's GG_MAX_EXPERTS, all that the device schedule's two-level index
  * covers (GG_SCHED_MAX_EXPERTS, common/gg_schedule.h), for the fused GEMM1 and k3_wgmma alike. */
 enum { K4_PACK_N = 128, K4_GLU_PANEL = 64, K4_MAX_EXPERTS = 4096 };
-/* The most routed rows T x topk: row indices are int in the kernels and in k3's launch, and
- * R x max(d, 2F) elements must stay far from 2^31 in the row tiles' arithmetic. */
+/* The most routed rows T x topk: row indices are int in the kernels and in k3's launch (element
+ * offsets are size_t). */
 #define K4_MAX_ROWS (1 << 24)
 
 /* The TMA gather's byte count (k4_gemm1_swiglu.cu). A tile has up to K4_GATHER_ROWS rows, each

@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(what, "kernel") && argc == 3) return kernel(argv[2]);
     else if (!strcmp(what, "glu") && argc == 3) {
         if (gg_parse_int(argv[2], K4_PACK_N, 1 << 18, &a) || a % K4_PACK_N)
-            return usage("glu F: F a multiple of 128");
+            return usage("glu F: F a multiple of 128 (the diagram draws one whole block of two gate/up pairs)");
         glu(a);
     }
     else return usage("unknown layout or wrong arguments");

@@ -11,6 +11,7 @@
 
 #include "gg_moe.h"
 #include "harness/gg_moe_bound.h"
+#include "k3_wgmma/k3_wgmma.h"
 #include "k4_moe/k4_moe.h"
 
 /* Expert widths F: multiples of 128 (whole 256-column blocks) and of 64 only (F / 64 odd: the last
@@ -451,6 +452,22 @@ START_TEST(topk_exact_accepts_only_the_top_k) {
 }
 END_TEST
 
+/* The fused GEMM1's 64-row paths (a gate/up pair per consumer; consumer 1 idle on a one-pair
+ * block) run only where k3's cost model turns adaptive rows on (k4_gemm1_swiglu's launcher): at
+ * least one GPU edge layer with F / 64 odd must get them under the built-in calibration, or a
+ * recalibration could drop that path from the tests unnoticed. */
+START_TEST(edge_layers_reach_the_one_pair_64_row_path) {
+    int reached = 0;
+    for (int i = 0; i < gg_moe_edge_layer_count; ++i) {
+        const GgMoeShape *s = &gg_moe_edge_layers[i].s;
+        if (s->tokens == 0 || (s->f / 64) % 2 == 0) continue;
+        const GgShape gemm1 = {s->tokens * s->topk, s->experts, s->d, 2 * s->f};
+        reached |= k3_wgmma_adaptive_rows(&gemm1, NULL, 2 * K4_PACK_N);
+    }
+    ck_assert_msg(reached, "no edge layer with F / 64 odd runs 64-row tiles in the fused GEMM1");
+}
+END_TEST
+
 Suite *moe_suite(void) {
     Suite *s = suite_create("moe");
     TCase *t = tcase_create("host");
@@ -461,6 +478,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, can_implement_refuses_and_accepts);
     tcase_add_test(t, edge_layers_run_and_fit_the_cpu_reference);
     tcase_add_test(t, floor_grows_with_tokens);
+    tcase_add_test(t, edge_layers_reach_the_one_pair_64_row_path);
     tcase_add_test(t, gather_bytes_add_up_to_the_stage);
     tcase_add_test(t, router_padding_and_split);
     tcase_add_test(t, route_chunks_cover_and_bound_reads);
