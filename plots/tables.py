@@ -10,9 +10,11 @@ eta, roofline and instruction-ceiling columns); `targets` (every k3_wgmma config
 torch, top level and k3_wgmma), and k3_wgmma's `targets-entry` (the entry point against its own
 targets) and `models`; from the moe.csv next to the sweep (when there is one), k4_moe's `moe`
 (the whole layer against torch_moe, with liger_moe's rows where the run has them), `moe-steps` (per-step medians), `moe-targets`, `k4-ncu` and
-`k4-split64`. Which kernel belongs to which stage comes from `ggemm list --format csv`, the
+`k4-split64`; and `results-age-NAME` for each CSV beside the sweep (plots/results_age.py: empty, or
+which of the code that wrote it has changed since the commit it was measured at). Which kernel belongs to which stage comes from `ggemm list --format csv`, the
 registry. Prints "updated" or "unchanged" for every block it writes; --check writes nothing and
-exits 1 if a block would change. Standard library only.
+exits 1 if a block would change (a `results-age-NAME` block where git cannot tell is left unchecked,
+with one line). Standard library only.
 """
 import argparse
 import csv
@@ -25,6 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from names import new_name  # noqa: E402  (old configuration names in the evidence -> today's)
 from readme_block import ROOT, front_files, missing, replace_block, stage_files  # noqa: E402
+import results_age  # noqa: E402
 
 STAGE_OF = {}  # kernel -> stage folder, from the registry (main() fills it)
 PASS_OF = {}  # kernel or peer -> "forward", "dgrad" or "wgrad" (the registry's GgPass; main() fills it)
@@ -705,6 +708,12 @@ def main():
         write(front + k3, "targets", table, check)
     write(stage_files("k4_moe"), "moe-models", moe_models(), check)
     moe_blocks(path, check)
+    results = os.path.dirname(path)
+    for tag, text, known in results_age.blocks(results):
+        if check and not known:
+            print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
+        else:
+            write(results_age.files(results), tag, text, check)
     sys.exit(1 if STALE else 0)
 
 
