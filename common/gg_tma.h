@@ -24,6 +24,9 @@ int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *d
  * B [experts x k x n] in boxes of 64 columns x 64 k of one expert (columns past n: zeros). */
 int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows);
 int gg_tmap_b(CUtensorMap *map, const GgLaunch *p);
+/* Any row-major bf16 matrix [rows x cols] as A's map is built: boxes of 64 columns x box_rows
+ * rows, 128B swizzle, rows and columns past the ends read as zeros (gg_tmap_a is this on A). */
+int gg_tmap_rows(CUtensorMap *map, const void *base, int cols, int rows, uint32_t box_rows);
 
 /* 1 if A, B and C start on 16 bytes (TMA needs it of a global address; the k3 epilogues store
  * 16 bytes at a time); else 0, after one line on stderr naming `who`. */

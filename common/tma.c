@@ -46,11 +46,15 @@ int gg_launch_aligned16(const GgLaunch *p, const char *who) {
     return 0;
 }
 
-int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) {
-    const uint64_t dims[2] = {(uint64_t)p->k, (uint64_t)p->tokens};
-    const uint64_t strides[1] = {(uint64_t)p->k * 2};
+int gg_tmap_rows(CUtensorMap *map, const void *base, int cols, int rows, uint32_t box_rows) {
+    const uint64_t dims[2] = {(uint64_t)cols, (uint64_t)rows};
+    const uint64_t strides[1] = {(uint64_t)cols * 2};
     const uint32_t box[2] = {64, box_rows};
-    return gg_tmap_bf16(map, p->a, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+    return gg_tmap_bf16(map, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) {
+    return gg_tmap_rows(map, p->a, p->k, p->tokens, box_rows);
 }
 
 int gg_tmap_b(CUtensorMap *map, const GgLaunch *p) {

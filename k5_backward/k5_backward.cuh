@@ -79,14 +79,4 @@ __device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint
     for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
 }
 
-// A 2-D bf16 tensor map [rows x cols], row-major, in boxes of 64 columns x 64 rows, 128B
-// swizzle: every k5 operand but B (which is k3's gg_tmap_b). Rows past `rows` and columns past
-// `cols` read as zeros.
-inline int tmap_rows(CUtensorMap *map, const void *base, int cols, int rows) {
-    const uint64_t dims[2] = {(uint64_t)cols, (uint64_t)rows};
-    const uint64_t strides[1] = {(uint64_t)cols * 2};
-    const uint32_t box[2] = {64, 64};
-    return gg_tmap_bf16(map, base, 2, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
-}
-
 }  // namespace k5

@@ -110,7 +110,7 @@ cudaError_t launch_dgrad(const GgLaunch *p, const typename gg::Trace<TRACE>::Sin
     if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!gg_launch_aligned16(p, "k5_dgrad")) return cudaErrorInvalidValue;
     CUtensorMap tmap_dc, tmap_b;  // dC [tokens x n]; B [experts x k x n] exactly as the forward's
-    if (tmap_rows(&tmap_dc, p->a, p->n, p->tokens) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
+    if (gg_tmap_rows(&tmap_dc, p->a, p->n, p->tokens, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
     const void *kernel = (const void *)dgrad_kernel<BLOCK_N, TRACE>;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
     cudaLaunchConfig_t cfg = {};

@@ -270,7 +270,8 @@ cudaError_t launch_wgrad(const GgLaunch *p, const typename gg::Trace<TRACE>::Sin
     }
     // With no rows at all every item is an empty expert's and no map is read: none is encoded.
     CUtensorMap tmap_a = {}, tmap_dc = {};
-    if (p->tokens > 0 && (tmap_rows(&tmap_a, p->a, p->k, p->tokens) || tmap_rows(&tmap_dc, p->b, p->n, p->tokens)))
+    if (p->tokens > 0 && (gg_tmap_rows(&tmap_a, p->a, p->k, p->tokens, GG_WGRAD_BLOCK_R) ||
+                          gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
         return cudaErrorInvalidValue;
     const void *kernel = (const void *)wgrad_kernel<BLOCK_N, TRACE>;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
