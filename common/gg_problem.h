@@ -68,10 +68,14 @@ typedef struct GgPassShape {
     size_t a, b, c;   /* elements */
     int c_cols;       /* row length of c: n (forward, wgrad), k (dgrad) */
     int reduction;    /* k (forward), n (dgrad), max m_e (wgrad) */
+    int expert_rows;  /* rows of c per expert when c is one matrix per expert: k (wgrad's dB_e);
+                         0 when c's rows are tokens (forward, dgrad) */
     double flops;     /* useful: 2 tokens k n in every pass */
     double bytes;     /* compulsory DRAM bytes (above) */
 } GgPassShape;
 GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass);
+/* The pass's name as --pass and `ggemm list` spell it: forward, dgrad, wgrad. */
+const char *gg_pass_name(GgPass pass);
 /* The FLOPs whole tiles of block_m ragged rows x block_n output columns compute: the ragged
  * rows padded to block_m per expert (forward, dgrad: output rows; wgrad: reduction rows, the
  * caller passing its 64-row stage, GgKernelInfo.block_k), times the other dimension, times the

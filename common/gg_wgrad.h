@@ -94,6 +94,16 @@ GG_HD int gg_wgrad_slots(const GgWgradParams *p, int m) {
     return s > 1 ? p->tiles * s : 0;
 }
 
+/* The kernel's two exclusive prefix sums over the experts (experts + 1 entries each), on one
+ * thread, from each expert's m[e] rows: the host's list (`ggemm tiles`, tests/suite_wgrad.c). */
+GG_HD void gg_wgrad_tables(const GgWgradParams *p, const int *m, int *item_start, int *slot_start) {
+    item_start[0] = slot_start[0] = 0;
+    for (int e = 0; e < p->experts; ++e) {
+        item_start[e + 1] = item_start[e] + gg_wgrad_items(p, m[e]);
+        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(p, m[e]);
+    }
+}
+
 /* Slots any split of `tokens` rows can need, from sizes alone: a split expert has
  * m > 64 chunk rows and ceil(m / (64 chunk)) < 2 m / (64 chunk) splits, so all of them together
  * fewer than 2 tokens / (64 chunk). */

@@ -145,14 +145,19 @@ GgPassShape gg_pass_shape(const GgProblem *p, GgPass pass) {
     const size_t tk = (size_t)p->tokens * p->k, tn = (size_t)p->tokens * p->n, ekn = (size_t)p->experts * p->k * p->n;
     GgPassShape s;
     switch (pass) {
-    case GG_PASS_DGRAD: s = (GgPassShape){tn, ekn, tk, p->k, p->n, 0, 0}; break;
-    case GG_PASS_WGRAD: s = (GgPassShape){tk, tn, ekn, p->n, gg_m_max(p), 0, 0}; break;
-    default: s = (GgPassShape){tk, ekn, tn, p->n, p->k, 0, 0}; break;
+    case GG_PASS_DGRAD: s = (GgPassShape){tn, ekn, tk, p->k, p->n, 0, 0, 0}; break;
+    case GG_PASS_WGRAD: s = (GgPassShape){tk, tn, ekn, p->n, gg_m_max(p), p->k, 0, 0}; break;
+    default: s = (GgPassShape){tk, ekn, tn, p->n, p->k, 0, 0, 0}; break;
     }
     s.flops = gg_useful_flops(p);
     /* dgrad moves what the forward moves (dC for C, dA for A); wgrad writes every expert's dB. */
     s.bytes = pass == GG_PASS_WGRAD ? 2.0 * ((double)tk + (double)tn + (double)ekn) : gg_min_bytes(p);
     return s;
+}
+
+const char *gg_pass_name(GgPass pass) {
+    static const char *const names[] = {"forward", "dgrad", "wgrad"};
+    return names[pass];
 }
 
 double gg_pass_scheduled_flops(const GgProblem *p, GgPass pass, int block_m, int block_n) {

@@ -144,14 +144,13 @@ int gg_check_output(const GgLaunch *l, const GgProblem *p, int cpu_ref, GgCheck 
     }
     if (!rc) {
         /* wgrad's output is one k x n matrix per expert: a bad element is named (expert, row, col) */
-        const int expert_rows = l->pass == GG_PASS_WGRAD ? p->k : 0;
-        gg_check_compare(out, ref, NULL, c_n, ps.c_cols, ps.reduction, expert_rows, chk);
+        gg_check_compare(out, ref, NULL, c_n, ps.c_cols, ps.reduction, ps.expert_rows, chk);
         if (cpu_ref && chk->pass) {
             double *ref64 = NULL;
             rc = reference_cpu(l, p, &ref64);
             if (!rc) {
                 GgCheck cpu;
-                gg_check_compare(out, NULL, ref64, c_n, ps.c_cols, ps.reduction, expert_rows, &cpu);
+                gg_check_compare(out, NULL, ref64, c_n, ps.c_cols, ps.reduction, ps.expert_rows, &cpu);
                 if (!cpu.pass) *chk = cpu;
                 chk->cpu_ref = 1;
             }

@@ -422,11 +422,10 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         case OPT_NO_CHECK: o->check = 0; break;
         case OPT_FROM: o->from = v; break;
         case OPT_PASS:
-            if (!strcmp(v, "forward")) o->passes = 1u << GG_PASS_FORWARD;
-            else if (!strcmp(v, "dgrad")) o->passes = 1u << GG_PASS_DGRAD;
-            else if (!strcmp(v, "wgrad")) o->passes = 1u << GG_PASS_WGRAD;
-            else if (!strcmp(v, "backward")) o->passes = (1u << GG_PASS_DGRAD) | (1u << GG_PASS_WGRAD);
-            else FAIL("--pass: '%s' is not forward, backward, dgrad or wgrad", v);
+            o->passes = !strcmp(v, "backward") ? (1u << GG_PASS_DGRAD) | (1u << GG_PASS_WGRAD) : 0;
+            for (int pass = GG_PASS_FORWARD; pass <= GG_PASS_WGRAD; ++pass)
+                if (!strcmp(v, gg_pass_name((GgPass)pass))) o->passes = 1u << pass;
+            if (!o->passes) FAIL("--pass: '%s' is not forward, backward, dgrad or wgrad", v);
             break;
         case OPT_SMS:
             if (gg_parse_int(v, 1, 100000, &o->sms)) FAIL("--sms: '%s' is not an integer in [1, 100000]", v);

@@ -119,8 +119,7 @@ int gg_cmd_list(const GgOptions *o) {
             if (r.ok && info->cluster > 1) printf(",%d,", r.clusters);
             else printf(",,");
             if (step) printf("%d", step);
-            static const char *const pass_names[] = {"forward", "dgrad", "wgrad"};
-            printf(",%s\n", pass_names[impl.info.pass]);
+            printf(",%s\n", gg_pass_name(impl.info.pass));
             continue;
         }
         if (!impl.kernel) {

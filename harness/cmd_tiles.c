@@ -27,13 +27,9 @@ static int write_list(const GgProblem *pr, int sms) {
         free(item_start), free(slot_start), free(cta_end);
         return 1;
     }
-    item_start[0] = slot_start[0] = 0; /* the kernel's two prefix sums */
+    gg_wgrad_tables(&p, pr->m, item_start, slot_start); /* the kernel's two prefix sums */
     int split_tiles = 0;
-    for (int e = 0; e < pr->experts; ++e) {
-        item_start[e + 1] = item_start[e] + gg_wgrad_items(&p, pr->m[e]);
-        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(&p, pr->m[e]);
-        split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
-    }
+    for (int e = 0; e < pr->experts; ++e) split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
     const int items = item_start[pr->experts];
     GgWgradItem *list = malloc(sizeof(GgWgradItem) * (size_t)(items > 0 ? items : 1));
     int *start = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));

@@ -9,16 +9,6 @@
 #include "gg_problem.h"
 #include "gg_wgrad.h"
 
-/* The kernel's two prefix sums over the experts, from the row offsets. */
-static void tables(const GgWgradParams *p, const int *off, int *item_start, int *slot_start) {
-    item_start[0] = slot_start[0] = 0;
-    for (int e = 0; e < p->experts; ++e) {
-        const int m = off[e + 1] - off[e];
-        item_start[e + 1] = item_start[e] + gg_wgrad_items(p, m);
-        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(p, m);
-    }
-}
-
 /* Every item of a split: each (expert, tile) has splits items, split 0.. in order, covering the
  * expert's rows exactly, in chunks of at most 64 chunk rows; slots are distinct, inside the
  * bound from sizes; the ticket is split 0's slot; empty experts have one item of no rows. */
@@ -28,7 +18,7 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
     const GgWgradParams p = gg_wgrad_params(experts, pr.tokens, k, n, 128, 192, ctas);
     ck_assert_int_ge(p.chunk, GG_WGRAD_MIN_CHUNK);
     int *item_start = malloc(sizeof(int) * (size_t)(experts + 1)), *slot_start = malloc(sizeof(int) * (size_t)(experts + 1));
-    tables(&p, pr.offsets, item_start, slot_start);
+    gg_wgrad_tables(&p, m, item_start, slot_start);
     const int items = item_start[experts], slots = slot_start[experts];
     ck_assert_int_le(slots, gg_wgrad_max_slots(&p));
     /* The launch's grid: at most the SMs, and its bound (any SM count) is at least the items. */
