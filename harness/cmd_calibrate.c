@@ -4,7 +4,6 @@
  * same run. The file it writes is what GG_CALIBRATION names; run.sh writes
  * results/<gpu>/calibration.csv, and the H200's is compiled in as the fallback. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +39,9 @@ static int fit(K3Calibration *cal) {
     }
     k3_model_fit_all(cal, infos);
     for (int i = 0; i < cal->configs; ++i) { /* what the file reader would refuse, refused here */
-        const K3CalConfig *c = &cal->c[i];
-        if (!(c->kblock_us > 0) || !(c->power_kblock_us > 0) || !(c->sustain_us >= 0) || !isfinite(c->overhead_us) ||
-            !isfinite(c->tile_us) || !isfinite(c->kblock_us) || !isfinite(c->power_kblock_us) ||
-            !isfinite(c->sustain_us)) {
+        if (!k3_cal_config_valid(&cal->c[i])) {
             fprintf(stderr, "ggemm: calibrate: %s: its measured times fit no rates > 0 (noisy or out of order)\n",
-                    c->name);
+                    cal->c[i].name);
             return GG_EXIT_USAGE;
         }
     }

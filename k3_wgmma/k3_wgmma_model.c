@@ -218,6 +218,11 @@ void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos) {
     for (int i = 0; i < cal->configs; ++i) k3_model_fit(&cal->c[i], &infos[i], cal->sms, cal->copy_gbps, median);
 }
 
+int k3_cal_config_valid(const K3CalConfig *c) {
+    return c->kblock_us > 0 && c->power_kblock_us > 0 && c->sustain_us >= 0 && isfinite(c->overhead_us) &&
+           isfinite(c->tile_us) && isfinite(c->kblock_us) && isfinite(c->power_kblock_us) && isfinite(c->sustain_us);
+}
+
 /* ---- the calibration file ---- */
 
 /* Its columns: the constants, then each calibration shape's measured time, then the SUSTAIN
@@ -333,7 +338,7 @@ int k3_calibration_parse(const char *text, const char *source, K3Calibration *ca
                 *column_value(c, col) = v;
             }
         }
-        if (!(c->kblock_us > 0) || !(c->power_kblock_us > 0) || c->sustain_us < 0) {
+        if (!k3_cal_config_valid(c)) {
             snprintf(why, len, "%s:%d: kblock_us and power_kblock_us must be > 0, sustain_us >= 0", source, line_no);
             return 1;
         }

@@ -96,6 +96,9 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy
  * each gets the median of their estimates, and its other constants are fit again with it. */
 void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos);
 
+/* Whether c's constants are usable: all finite, kblock_us and power_kblock_us > 0, sustain_us >= 0
+ * (what the fit must give and the file reader accepts). */
+int k3_cal_config_valid(const K3CalConfig *c);
 /* Parse a calibration CSV (the file `ggemm calibrate` writes; its columns found by the header's
  * names, every number finite, lines up to 1023 characters): 0, or 1 with one line in why. */
 int k3_calibration_parse(const char *text, const char *source, K3Calibration *cal, char *why, size_t len);

@@ -512,14 +512,11 @@ def moe_targets(meta, rows, path):
     ok = {(r["model"], r["tokens"], r["path"]): r for r in rows if r["impl"] == "k4_moe" and r["check"] == "pass"}
     fused = {(m, t): float(r["time_us_median"]) for (m, t, p), r in ok.items() if p == "fused"}
     lines = []  # (target, measured, met)
-    for m, x in MOE_SPEEDUP_4096.items():
-        if (m, "4096") in fused and (m, "4096") in torch:
-            sp = torch[(m, "4096")] / fused[(m, "4096")]
-            lines.append((f"{m}, T=4096: fused ≥ {x:.2f}× torch_moe", f"{sp:.2f}×", sp >= x))
-    for m, x in MOE_SPEEDUP_LIGER_4096.items():
-        if (m, "4096") in fused and (m, "4096") in liger:
-            sp = liger[(m, "4096")] / fused[(m, "4096")]
-            lines.append((f"{m}, T=4096: fused ≥ {x:.2f}× liger_moe", f"{sp:.2f}×", sp >= x))
+    for peer, times, targets in (("torch_moe", torch, MOE_SPEEDUP_4096), ("liger_moe", liger, MOE_SPEEDUP_LIGER_4096)):
+        for m, x in targets.items():
+            if (m, "4096") in fused and (m, "4096") in times:
+                sp = times[(m, "4096")] / fused[(m, "4096")]
+                lines.append((f"{m}, T=4096: fused ≥ {x:.2f}× {peer}", f"{sp:.2f}×", sp >= x))
     for m in dict.fromkeys(r["model"] for r in rows):
         r = ok.get((m, "16384", "fused"))
         if r:

@@ -17,6 +17,7 @@ with warnings.catch_warnings():
     except ImportError as e:
         print(f"peers_grouped_mm_cpu: skip: {e} (pip install torch)")
         sys.exit(77)
+import peer_common  # noqa: E402
 import torch_grouped_mm  # noqa: E402
 
 
@@ -67,7 +68,7 @@ for kernel, line in zip(torch_grouped_mm.PASSES, rows):
 # The check, expert by expert: a NaN (an unwritten element) fails and is the max abs err, as in
 # check.c; one wrong element fails; an all-zero output of an all-zero wgrad is rel err 0.
 g = torch.Generator().manual_seed(1)
-a, dc = (torch_grouped_mm.uniform_bf16(torch, s, g, "cpu") for s in ((128, 64), (128, 48)))
+a, dc = (peer_common.uniform_bf16(torch, s, g, "cpu") for s in ((128, 64), (128, 48)))
 m = [0, 1, 37, 90]
 out = torch._grouped_mm(a.t(), dc, offs=torch.tensor([0, 1, 38, 128], dtype=torch.int32), out_dtype=torch.bfloat16)
 checks = {"clean": torch_grouped_mm.check(torch, "wgrad", out, a, None, dc, m, 90)}

@@ -258,6 +258,21 @@ class CaseLoop(unittest.TestCase):
         self.assertEqual(kind, "error")
 
 
+# moe.csv's columns before the pass column (`ggemm moe --backward` appends it).
+MOE_COLUMNS = ("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,"
+               "time_us_p10,time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,"
+               "roofline_pct,useful_tflops,check,max_abs_err,rel_err,seed")
+
+
+def write_files(tmp, moe_text, cases_text):
+    """moe.csv and a case list with these contents in tmp; their paths."""
+    paths = os.path.join(tmp, "moe.csv"), os.path.join(tmp, "cases.csv")
+    for path, text in zip(paths, (moe_text, cases_text)):
+        with open(path, "w") as f:
+            f.write(text)
+    return paths
+
+
 class Common(unittest.TestCase):
     def test_median_p10_p90(self):
         # harness/timing.c: the median of an even count averages the middle two; p10/p90 round.
@@ -271,17 +286,13 @@ class Common(unittest.TestCase):
             self.assertEqual(peer_common.input_scale(k), s)
 
     def test_cases_floors_and_row(self):
+        columns = MOE_COLUMNS
         with tempfile.TemporaryDirectory() as tmp:
-            moe, cases = os.path.join(tmp, "moe.csv"), os.path.join(tmp, "cases.csv")
-            columns = ("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,"
-                       "time_us_p10,time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,"
-                       "roofline_pct,useful_tflops,check,max_abs_err,rel_err,seed")
-            with open(moe, "w") as f:
-                f.write("# device=test\n" + columns + "\n")
-                f.write("k4_moe,fused,qwen3,4096" + ",0" * 15 + ",400.00" + ",0" * 6 + "\n")
-            with open(cases, "w") as f:
-                f.write("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops\n"
-                        "qwen3,4096,2048,768,128,8,1,1,410.5,1.2e12\nolmoe,256,2048,1024,64,8,0,1,90.25,1e11\n")
+            moe, cases = write_files(tmp, "# device=test\n" + columns + "\n"
+                                     "k4_moe,fused,qwen3,4096" + ",0" * 15 + ",400.00" + ",0" * 6 + "\n",
+                                     "model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops\n"
+                                     "qwen3,4096,2048,768,128,8,1,1,410.5,1.2e12\n"
+                                     "olmoe,256,2048,1024,64,8,0,1,90.25,1e11\n")
             got = peer_common.read_cases(cases)
             peer_common.same_run_floors(moe, got)
             self.assertEqual([c["floor_us"] for c in got], [400.0, 90.25])  # the same run's k4_moe floor first
@@ -292,26 +303,21 @@ class Common(unittest.TestCase):
             self.assertEqual(v["roofline_pct"], "50.0")  # floor / median, as ggemm moe
             self.assertEqual(v["useful_tflops"], "1500.00")
             self.assertEqual(v["routed_rows"], 4096 * 8)
-            row = peer_common.moe_row(columns.split(","), v).split(",")
+            row = peer_common.csv_row(columns.split(","), v).split(",")
             self.assertEqual(len(row), len(columns.split(",")))
             self.assertEqual(row[:3] + row[14:19], ["liger_moe", "fused", "qwen3", "1.00", "2.00", "3.00", "4.00", "5.00"])
 
     def test_backward_rows_and_cases(self):
         # `ggemm moe --backward`: a pass column last; the backward's cases and floors apart from the
         # forward's, and a backward row without per-step times.
+        columns = MOE_COLUMNS + ",pass"
         with tempfile.TemporaryDirectory() as tmp:
-            moe, cases = os.path.join(tmp, "moe.csv"), os.path.join(tmp, "cases.csv")
-            columns = ("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,"
-                       "time_us_p10,time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,"
-                       "roofline_pct,useful_tflops,check,max_abs_err,rel_err,seed,pass")
-            with open(moe, "w") as f:
-                f.write(columns + "\n")
-                f.write("k4_moe,unfused,qwen3,4096" + ",0" * 15 + ",400.00" + ",0" * 6 + ",forward\n")
-                f.write("k4_moe,unfused,qwen3,4096" + ",0" * 15 + ",900.00" + ",0" * 6 + ",backward\n")
-            with open(cases, "w") as f:
-                f.write("model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops,pass\n"
-                        "qwen3,4096,2048,768,128,8,1,1,410.5,1.2e12,forward\n"
-                        "qwen3,4096,2048,768,128,8,1,1,950.5,2.4e12,backward\n")
+            moe, cases = write_files(tmp, columns + "\n"
+                                     "k4_moe,unfused,qwen3,4096" + ",0" * 15 + ",400.00" + ",0" * 6 + ",forward\n"
+                                     "k4_moe,unfused,qwen3,4096" + ",0" * 15 + ",900.00" + ",0" * 6 + ",backward\n",
+                                     "model,tokens,d,f,experts,topk,renorm,seed,floor_us,gemm_flops,pass\n"
+                                     "qwen3,4096,2048,768,128,8,1,1,410.5,1.2e12,forward\n"
+                                     "qwen3,4096,2048,768,128,8,1,1,950.5,2.4e12,backward\n")
             fwd, bwd = peer_common.read_cases(cases), peer_common.read_cases(cases, "backward")
             self.assertEqual([c["gemm_flops"] for c in fwd + bwd], [1.2e12, 2.4e12])
             peer_common.same_run_floors(moe, fwd)
@@ -319,7 +325,7 @@ class Common(unittest.TestCase):
             self.assertEqual([c["floor_us"] for c in fwd + bwd], [400.0, 900.0])
             v = peer_common.moe_values(bwd[0], "torch_moe", "eager", 128, (1800.0, 1700.0, 1900.0), None,
                                        (True, 0.01, 0.001), "backward")
-            row = peer_common.moe_row(columns.split(","), v).split(",")
+            row = peer_common.csv_row(columns.split(","), v).split(",")
             self.assertEqual(row[-1], "backward")
             self.assertEqual(row[14:19], [""] * 5)
             self.assertEqual(v["roofline_pct"], "50.0")

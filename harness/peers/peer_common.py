@@ -174,6 +174,21 @@ def each_case(torch, name, items, run, write):
     return 1 if failed else 0
 
 
+def uniform_bf16(torch, shape, g, dev, scale=None):
+    """U[-1, 1) from generator g, times scale if given, in bf16, drawn in place: one fp32 copy of
+    the operand at a time (Kimi-K2's W1 is 42 GiB in fp32; the wgrad of DeepSeek-V3's layer has a
+    256 x 7168 x 4096 output: out of place, two or three copies would not fit in an H200)."""
+    t = torch.rand(*shape, generator=g, device=dev).mul_(2).sub_(1)
+    return (t.mul_(scale) if scale is not None else t).to(torch.bfloat16)
+
+
+def cuda_and_flush(torch):
+    """The GPU (TF32 off: the references are fp32) and ggemm's L2 flush buffer on it, twice the L2."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    return dev, torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+
+
 def append_line(path, line):
     """One line appended to the CSV ggemm wrote."""
     with open(path, "a") as f:
@@ -230,8 +245,9 @@ def input_scale(fan_in):
     return 2.0 ** (2 - math.floor(0.5 * math.log2(fan_in) + 0.5))
 
 
-def moe_row(columns, values):
-    """One moe.csv line: values in the file's own column order, empty where a peer has none."""
+def csv_row(columns, values):
+    """One CSV line (moe.csv's, the sweep's): values in the file's own column order, empty where a
+    peer has none."""
     return ",".join(str(values.get(c, "")) for c in columns)
 
 
@@ -258,13 +274,9 @@ def moe_inputs(torch, case, dev):
     the case's seed: every MoE peer gets the same tensors (not ggemm's: another generator)."""
     T, d, F, E = (case[c] for c in ("tokens", "d", "f", "experts"))
     g = torch.Generator(device=dev).manual_seed(case["seed"])
-
-    def uniform(*shape, fan_in=None):
-        scale = input_scale(fan_in) if fan_in else 1.0
-        # In place: one fp32 copy at a time (Kimi-K2's W1 is 42 GiB in fp32; out of place, two).
-        return torch.rand(*shape, generator=g, device=dev).mul_(2).sub_(1).mul_(scale).to(torch.bfloat16)
-
-    return uniform(T, d), uniform(d, E, fan_in=d), uniform(E, d, 2 * F, fan_in=d), uniform(E, F, d, fan_in=F)
+    return (uniform_bf16(torch, (T, d), g, dev), uniform_bf16(torch, (d, E), g, dev, input_scale(d)),
+            uniform_bf16(torch, (E, d, 2 * F), g, dev, input_scale(d)),
+            uniform_bf16(torch, (E, F, d), g, dev, input_scale(F)))
 
 
 def moe_route(torch, x, wr, k, renorm, ids_dtype=None):
@@ -394,7 +406,7 @@ def moe_backward_case(torch, case, args, flush, peer):
     dev = flush.device
     x, wr, w1, w2 = (t.requires_grad_(True) for t in moe_inputs(torch, case, dev))
     g = torch.Generator(device=dev).manual_seed(case["seed"] + 1)
-    dout = torch.rand(T, case["d"], generator=g, device=dev).mul_(2).sub_(1).to(torch.bfloat16)
+    dout = uniform_bf16(torch, (T, case["d"]), g, dev)
     forward, _ = peer.layer(torch, case, x, w1, w2)
     grads_of = getattr(forward, "grads", None) or (lambda: (w1.grad, w2.grad))
     idx, w = moe_route(torch, x, wr, k, case["renorm"], peer.ids_dtype)
@@ -463,9 +475,7 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
     if not columns or "impl" not in columns:
         print(f"{impl}: {args.csv} has no column header", file=sys.stderr)
         sys.exit(2)
-    torch.backends.cuda.matmul.allow_tf32 = False  # the reference is fp32, not TF32
-    dev = torch.device("cuda")
-    flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+    _, flush = cuda_and_flush(torch)
 
     def run(numbered):
         n, case = numbered
@@ -479,4 +489,4 @@ def moe_main(doc, impl, path, layer, round_u, ids_dtype=None, grouped_mm=True, l
 
     suffix = " backward" if args.backward else ""
     items = [(f"{c['model']} T={c['tokens']}{suffix}", (n, c)) for n, c in enumerate(cases)]
-    sys.exit(each_case(torch, impl, items, run, lambda fields: append_line(args.csv, moe_row(columns, fields))))
+    sys.exit(each_case(torch, impl, items, run, lambda fields: append_line(args.csv, csv_row(columns, fields))))

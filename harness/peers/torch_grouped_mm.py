@@ -75,21 +75,12 @@ def main():
     if not columns or "kernel" not in columns:
         print(f"torch_grouped_mm: {args.csv} has no column header", file=sys.stderr)
         sys.exit(2)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    dev = torch.device("cuda")
-    flush = torch.empty(2 * torch.cuda.get_device_properties(dev).L2_cache_size, dtype=torch.uint8, device=dev)
+    dev, flush = peer_common.cuda_and_flush(torch)
 
     def time_us(run):
         return peer_common.time_us(torch, run, flush, args.warmup, args.reps)
 
     sys.exit(sweep(torch, dev, cases, meta, columns, time_us, lambda line: peer_common.append_line(args.csv, line)))
-
-
-def uniform_bf16(torch, shape, g, dev):
-    """U[-1, 1) in bf16, drawn in place: one fp32 copy of the operand at a time (the wgrad of
-    DeepSeek-V3's layer has a 256 x 7168 x 4096 output; three fp32 temporaries of its size would
-    not fit in an H200)."""
-    return torch.rand(*shape, generator=g, device=dev).mul_(2).sub_(1).to(torch.bfloat16)
 
 
 def compare(torch, got, ref, atol, rtol, acc):
@@ -140,7 +131,7 @@ def sweep(torch, dev, cases, meta, columns, time_us, write):
 
     items = [(f"{c['kernel']} case {c['case']}", (n, c)) for n, c in enumerate(cases)]
     return peer_common.each_case(torch, "torch_grouped_mm", items, run,
-                                 lambda fields: write(",".join(str(fields.get(c, "")) for c in columns)))
+                                 lambda fields: write(peer_common.csv_row(columns, fields)))
 
 
 def run_case(torch, dev, case, meta, time_us):
@@ -153,9 +144,9 @@ def run_case(torch, dev, case, meta, time_us):
     # Each pass reads two of A [tokens, k], B [experts, k, n] and an output gradient dC [tokens, n],
     # drawn in that order from the case's seed; the third is not made.
     g = torch.Generator(device=dev).manual_seed(seed)
-    a = uniform_bf16(torch, (tokens, k), g, dev) if pass_ != "dgrad" else None
-    b = uniform_bf16(torch, (experts, k, N), g, dev) if pass_ != "wgrad" else None
-    dc = uniform_bf16(torch, (tokens, N), g, dev) if pass_ != "forward" else None
+    a = peer_common.uniform_bf16(torch, (tokens, k), g, dev) if pass_ != "dgrad" else None
+    b = peer_common.uniform_bf16(torch, (experts, k, N), g, dev) if pass_ != "wgrad" else None
+    dc = peer_common.uniform_bf16(torch, (tokens, N), g, dev) if pass_ != "forward" else None
     if pass_ == "dgrad":
         out_shape, reduction = (tokens, k), N
 
