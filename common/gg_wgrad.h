@@ -120,10 +120,14 @@ GG_HD long gg_wgrad_workspace_bytes(const GgWgradParams *p) {
     return gg_wgrad_ticket_bytes(p) + gg_wgrad_max_slots(p) * p->tile_m * p->tile_n * 4L;
 }
 
-/* The persistent grid: one CTA per SM, no more than there can be items (every expert has
- * `tiles` items, and the split experts at most 2 tokens / (64 chunk) more per tile). */
+/* The most items any split of `tokens` rows can make, from sizes alone: every expert has `tiles`
+ * items, and the split experts at most 2 tokens / (64 chunk) more per tile. */
+GG_HD long gg_wgrad_max_items(const GgWgradParams *p) {
+    return (long)p->tiles * (p->experts + 2L * p->tokens / ((long)GG_WGRAD_BLOCK_R * p->chunk) + 1);
+}
+/* The persistent grid: one CTA per SM, no more than there can be items. */
 GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
-    const long bound = (long)p->tiles * (p->experts + 2L * p->tokens / ((long)GG_WGRAD_BLOCK_R * p->chunk) + 1);
+    const long bound = gg_wgrad_max_items(p);
     return (int)(bound < sms ? bound : sms);
 }
 

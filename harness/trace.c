@@ -17,10 +17,10 @@ long gg_trace_capacity(const GgKernelInfo *info, const GgLaunch *l) {
     if (info->host_tiles) {
         tiles = ctas = l->num_tiles;  /* one CTA per tile of the host list */
     } else if (info->pass == GG_PASS_WGRAD) {
-        /* k5_wgrad: one event per role and work item; gg_wgrad_grid's bound on the items. */
+        /* k5_wgrad: one event per role and work item. */
         const GgWgradParams w =
             gg_wgrad_params(l->experts, l->tokens, l->k, l->n, info->block_m, info->block_n, l->num_sms);
-        tiles = (long)w.tiles * (l->experts + 2L * l->tokens / ((long)GG_WGRAD_BLOCK_R * w.chunk) + 1);
+        tiles = gg_wgrad_max_items(&w);
         ctas = l->num_sms;
     } else {
         /* The adaptive policy has ceil(m / 128) row tiles too; a row pair rounds an expert's
