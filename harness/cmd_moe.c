@@ -17,13 +17,18 @@ typedef struct {
     GgMoeShape s;
 } Case;
 
+/* A comma-separated list: 1 if its item at p is `name`; the item after p's. */
+static int item_is(const char *p, const char *name) {
+    const size_t n = strcspn(p, ",");
+    return n == strlen(name) && !strncmp(p, name, n);
+}
+static const char *next_item(const char *p) { return p + strcspn(p, ",") + (p[strcspn(p, ",")] == ','); }
+
 /* 1 if `name` is in `want`: "all", or model names separated by commas. */
 static int model_wanted(const char *want, const char *name) {
     if (!strcmp(want, "all")) return 1;
-    const size_t n = strlen(name);
-    for (const char *p = want; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
-        if (strcspn(p, ",") == n && !strncmp(p, name, n)) return 1;
-    }
+    for (const char *p = want; *p; p = next_item(p))
+        if (item_is(p, name)) return 1;
     return 0;
 }
 
@@ -55,10 +60,9 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
         }
     }
     int unknown = *count == 0;
-    for (const char *p = want; p && strcmp(want, "all") && *p && !unknown; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+    for (const char *p = want; p && strcmp(want, "all") && *p && !unknown; p = next_item(p)) {
         int found = 0; /* every name of a list is a model */
-        for (int m = 0; m < gg_moe_model_count && !found; ++m)
-            found = strcspn(p, ",") == strlen(gg_moe_models[m].name) && !strncmp(p, gg_moe_models[m].name, strcspn(p, ","));
+        for (int m = 0; m < gg_moe_model_count && !found; ++m) found = item_is(p, gg_moe_models[m].name);
         unknown = !found;
     }
     if (unknown) {
@@ -117,6 +121,24 @@ static int active_experts(const GgMoeRun *r) {
     return n;
 }
 
+/* One moe.csv row (no file: none): the case, its times and step times, the roofline from the
+ * pass's floor_us and GEMM FLOPs, the check's errors; `pass`: forward or backward. */
+static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun *r, const char *path,
+                    const char *pass, const GgTiming *tm, const double steps[GG_MOE_STEPS], double floor_us,
+                    double flops, double max_abs_err, double rel_err) {
+    if (!csv) return;
+    const GgMoeShape *s = &c->s;
+    const double t = tm->median_us;
+    const double roof = t > 0 ? 100.0 * floor_us / t : 0, tflops = t > 0 ? flops / t * 1e-6 : 0;
+    fprintf(csv, "k4_moe,%s,%s,%d,%d,%d,%d,%d,%d,%ld,%d,%.2f,%.2f,%.2f", path, c->model, s->tokens, s->d, s->f,
+            s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm->median_us, tm->p10_us,
+            tm->p90_us);
+    for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
+    fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,%s\n", floor_us, roof, tflops, o->check ? "pass" : "unchecked",
+            max_abs_err, rel_err, o->seed, pass);
+    fflush(csv);
+}
+
 /* One path of one case: forward, check, time. Returns 0, GG_EXIT_CHECK (wrong or a CUDA error). */
 static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, GgMoeRun *r, int fused, FILE *csv) {
     const GgMoeShape *s = &c->s;
@@ -150,20 +172,10 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
         fprintf(stderr, "ggemm: moe %s T=%d %s: %s\n", c->model, s->tokens, path, gg_error());
         return GG_EXIT_CHECK;
     }
-    const double floor_us = k4_moe_floor_us(s, d->gemm_tflops, d->bw_gbps);
-    const double flops = k4_moe_gemm_flops(s), t = tm.median_us;
-    const double roof = t > 0 ? 100.0 * floor_us / t : 0, tflops = t > 0 ? flops / t * 1e-6 : 0;
+    csv_row(csv, o, c, r, path, "forward", &tm, steps, k4_moe_floor_us(s, d->gemm_tflops, d->bw_gbps),
+            k4_moe_gemm_flops(s), chk.max_abs_err, chk.rel_err);
     const char *verdict = o->check ? "pass" : "unchecked";
-    if (csv) {
-        fprintf(csv, "k4_moe,%s,%s,%d,%d,%d,%d,%d,%d,%ld,%d,%.2f,%.2f,%.2f", path, c->model, s->tokens, s->d, s->f,
-                s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm.median_us, tm.p10_us,
-                tm.p90_us);
-        for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
-        fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,forward\n", floor_us, roof, tflops, verdict, chk.max_abs_err,
-                chk.rel_err, o->seed);
-        fflush(csv);
-    }
-    printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, t, tm.p10_us, tm.p90_us);
+    printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < GG_MOE_STEPS; ++i) printf("%s %.1f ", gg_moe_step_names[i], steps[i]);
     printf(" check %s%s (max abs err %.3g)\n", verdict, chk.cpu_ref ? " +CPU fp64" : "", chk.max_abs_err);
     fflush(stdout);
@@ -201,20 +213,10 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
         fprintf(stderr, "ggemm: moe %s T=%d backward: %s\n", c->model, s->tokens, gg_error());
         return rc;
     }
-    const double floor_us = k5_moe_backward_floor_us(s, d->gemm_tflops, d->bw_gbps);
-    const double flops = k5_moe_backward_gemm_flops(s), t = tm.median_us;
-    const double roof = t > 0 ? 100.0 * floor_us / t : 0, tflops = t > 0 ? flops / t * 1e-6 : 0;
+    csv_row(csv, o, c, r, "unfused", "backward", &tm, steps, k5_moe_backward_floor_us(s, d->gemm_tflops, d->bw_gbps),
+            k5_moe_backward_gemm_flops(s), chk.max_abs_err, chk.rel_err);
     const char *verdict = o->check ? "pass" : "unchecked";
-    if (csv) {
-        fprintf(csv, "k4_moe,unfused,%s,%d,%d,%d,%d,%d,%d,%ld,%d,%.2f,%.2f,%.2f", c->model, s->tokens, s->d, s->f,
-                s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm.median_us, tm.p10_us,
-                tm.p90_us);
-        for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
-        fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,backward\n", floor_us, roof, tflops, verdict, chk.max_abs_err,
-                chk.rel_err, o->seed);
-        fflush(csv);
-    }
-    printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, t, tm.p10_us, tm.p90_us);
+    printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < K5_MOE_BWD_STEPS; ++i)
         printf("%s %.1f ", gg_moe_step_names[k5_moe_bwd_step_of[i]], steps[k5_moe_bwd_step_of[i]]);
     printf(" check %s%s (bad dX %ld dWr %ld dW1 %ld dW2 %ld; worst rel err %.3g)\n", verdict,
