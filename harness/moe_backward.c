@@ -52,6 +52,18 @@
 
 const char *const gg_moe_grad_names[GG_MOE_GRADS] = {"dX", "dWr", "dW1", "dW2"};
 
+/* Gradient `which` is checked in blocks: dX and dWr whole (one block), dW1 and dW2 one expert a
+ * block, so that the reference's scratch and the host's copies are one expert's. */
+static size_t block_count(const GgMoeShape *s, int which) { return which < 2 ? 1 : (size_t)s->experts; }
+static size_t block_elements(const GgMoeShape *s, int which) {
+    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts;
+    const size_t n[GG_MOE_GRADS] = {T * d, d * E, d * 2 * f, f * d};
+    return n[which];
+}
+static size_t grad_bytes(const GgMoeShape *s, int which) { /* bf16, all its blocks */
+    return 2 * block_count(s, which) * block_elements(s, which);
+}
+
 int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
     memset(b, 0, sizeof *b);
     const GgMoeShape *s = &r->layer.s;
@@ -60,13 +72,13 @@ int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
         gg_error_set("%s", why);
         return GG_EXIT_USAGE;
     }
-    const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
     size_t ws_bytes = 0;
     if (k5_moe_backward_workspace_bytes(s, r->layer.num_sms, &ws_bytes) != cudaSuccess) {
         gg_error_set("k5_moe_backward needs the layer's SM count > 0 (num_sms = %d)", r->layer.num_sms);
         return GG_EXIT_CHECK;
     }
-    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d, ws_bytes};
+    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * (size_t)s->tokens * s->d, grad_bytes(s, 0), grad_bytes(s, 1),
+                                           grad_bytes(s, 2), grad_bytes(s, 3), ws_bytes};
     for (int i = 0; i < GG_MOE_BWD_BUFS; ++i)
         if (bytes[i] && cudaMalloc(&b->buf[i], bytes[i]) != cudaSuccess) {
             gg_error_set("cudaMalloc of %zu bytes for the MoE backward failed", bytes[i]);
@@ -97,11 +109,12 @@ int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed) {
 int gg_moe_bwd_poison(GgMoeBwdRun *b) {
     const GgMoeLayer *l = b->b.layer;
     const K5MoeBackwardWorkspace *w = &b->b.ws;
-    const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f, e = (size_t)l->s.experts;
+    const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f;
     const size_t r = t * l->s.topk, np = (size_t)k4_router_n(l->s.experts);
-    const size_t bytes[GG_MOE_GRADS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d};
-    for (int i = 0; i < GG_MOE_GRADS; ++i)
-        if (bytes[i]) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes[i], l->stream)); /* NaN */
+    for (int i = 0; i < GG_MOE_GRADS; ++i) { /* NaN */
+        const size_t bytes = grad_bytes(&l->s, i);
+        if (bytes) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes, l->stream));
+    }
     /* and the scratch each step must write in full before the next reads it */
     const struct {
         void *p;
@@ -203,15 +216,6 @@ static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routin
         gg_moe_ref_gather_sum(P(R_DXG, float), l->ws.row_of, P(R_DXR, float), T, K, d, P(R_DX, float), st))
         return GG_EXIT_CHECK;
     return GG_EXIT_OK;
-}
-
-/* Gradient `which` is checked in blocks: dX and dWr whole (one block), dW1 and dW2 one expert a
- * block, so that the reference's scratch and the host's copies are one expert's. */
-static size_t block_count(const GgMoeShape *s, int which) { return which < 2 ? 1 : (size_t)s->experts; }
-static size_t block_elements(const GgMoeShape *s, int which) {
-    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts;
-    const size_t n[GG_MOE_GRADS] = {T * d, d * E, d * 2 * f, f * d};
-    return n[which];
 }
 
 /* Block b of gradient `which` of the reference, on the device: dX and dWr as gpu_reference left
