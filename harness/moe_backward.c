@@ -52,6 +52,18 @@
 
 const char *const gg_moe_grad_names[GG_MOE_GRADS] = {"dX", "dWr", "dW1", "dW2"};
 
+/* Gradient `which` is checked in blocks: dX and dWr whole (one block), dW1 and dW2 one expert a
+ * block, so that the reference's scratch and the host's copies are one expert's. */
+static size_t block_count(const GgMoeShape *s, int which) { return which < 2 ? 1 : (size_t)s->experts; }
+static size_t block_elements(const GgMoeShape *s, int which) {
+    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts;
+    const size_t n[GG_MOE_GRADS] = {T * d, d * E, d * 2 * f, f * d};
+    return n[which];
+}
+static size_t grad_bytes(const GgMoeShape *s, int which) { /* bf16, all its blocks */
+    return 2 * block_count(s, which) * block_elements(s, which);
+}
+
 int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
     memset(b, 0, sizeof *b);
     const GgMoeShape *s = &r->layer.s;
@@ -60,13 +72,13 @@ int gg_moe_bwd_open(GgMoeBwdRun *b, GgMoeRun *r) {
         gg_error_set("%s", why);
         return GG_EXIT_USAGE;
     }
-    const size_t t = (size_t)s->tokens, d = (size_t)s->d, f = (size_t)s->f, e = (size_t)s->experts;
     size_t ws_bytes = 0;
     if (k5_moe_backward_workspace_bytes(s, r->layer.num_sms, &ws_bytes) != cudaSuccess) {
         gg_error_set("k5_moe_backward needs the layer's SM count > 0 (num_sms = %d)", r->layer.num_sms);
         return GG_EXIT_CHECK;
     }
-    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * t * d, 2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d, ws_bytes};
+    const size_t bytes[GG_MOE_BWD_BUFS] = {2 * (size_t)s->tokens * s->d, grad_bytes(s, 0), grad_bytes(s, 1),
+                                           grad_bytes(s, 2), grad_bytes(s, 3), ws_bytes};
     for (int i = 0; i < GG_MOE_BWD_BUFS; ++i)
         if (bytes[i] && cudaMalloc(&b->buf[i], bytes[i]) != cudaSuccess) {
             gg_error_set("cudaMalloc of %zu bytes for the MoE backward failed", bytes[i]);
@@ -97,11 +109,12 @@ int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed) {
 int gg_moe_bwd_poison(GgMoeBwdRun *b) {
     const GgMoeLayer *l = b->b.layer;
     const K5MoeBackwardWorkspace *w = &b->b.ws;
-    const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f, e = (size_t)l->s.experts;
+    const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f;
     const size_t r = t * l->s.topk, np = (size_t)k4_router_n(l->s.experts);
-    const size_t bytes[GG_MOE_GRADS] = {2 * t * d, 2 * d * e, 2 * e * d * 2 * f, 2 * e * f * d};
-    for (int i = 0; i < GG_MOE_GRADS; ++i)
-        if (bytes[i]) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes[i], l->stream)); /* NaN */
+    for (int i = 0; i < GG_MOE_GRADS; ++i) { /* NaN */
+        const size_t bytes = grad_bytes(&l->s, i);
+        if (bytes) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes, l->stream));
+    }
     /* and the scratch each step must write in full before the next reads it */
     const struct {
         void *p;
@@ -168,45 +181,34 @@ static int routing_to_host(const GgMoeLayer *l, Routing *h) {
 enum { R_XG, R_U, R_H, R_Y, R_DW, R_DY, R_DH, R_DU, R_DXG, R_DLOGITS, R_DXR, R_DX, R_DWR, R_DW1_E, R_DW2_E, R_BUFS };
 #define P(i, type) ((type *)(dv + off[i]))
 
+/* C = A_e W_e expert by expert over the rows each holds (form NN: W_e [k x n], NT: W_e [n x k],
+ * block e of W; A [rows x k] bf16 and C [rows x n] fp32, both in the routed rows' order). */
+static int per_expert(const Routing *h, int experts, Form form, const uint16_t *a, const uint16_t *w, float *c, int n,
+                      int k) {
+    for (int e = 0; e < experts; ++e) {
+        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
+        const size_t r0 = (size_t)h->row_offsets[e];
+        if (m && gemm_ref(form, a + r0 * k, w + (size_t)e * k * n, c + r0 * n, m, n, k)) return GG_EXIT_CHECK;
+    }
+    return GG_EXIT_OK;
+}
+
 /* The fp32 reference of everything but dW1 and dW2 into the scratch (ref_block computes an
  * expert's of those from the Xg, H, dY and dU it leaves). */
 static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routing *h, char *dv, const size_t *off) {
     const GgMoeShape *s = &l->s;
     const int T = s->tokens, E = s->experts, K = s->topk, R = T * K, d = s->d, f = s->f;
     cudaStream_t st = l->stream;
-    if (gg_moe_ref_gather(l->x, l->ws.src_token, R, d, P(R_XG, uint16_t), st)) return GG_EXIT_CHECK;
-    for (int e = 0; e < E; ++e) { /* forward, then dH */
-        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
-        const size_t r0 = (size_t)h->row_offsets[e];
-        if (m == 0) continue;
-        if (gemm_ref(NN, P(R_XG, uint16_t) + r0 * d, l->w1 + (size_t)e * d * 2 * f, P(R_U, float) + r0 * 2 * f, m,
-                     2 * f, d))
-            return GG_EXIT_CHECK;
-    }
-    if (gg_moe_ref_swiglu(P(R_U, float), R, f, P(R_H, uint16_t), st)) return GG_EXIT_CHECK;
-    for (int e = 0; e < E; ++e) {
-        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
-        const size_t r0 = (size_t)h->row_offsets[e];
-        if (m && gemm_ref(NN, P(R_H, uint16_t) + r0 * f, l->w2 + (size_t)e * f * d, P(R_Y, float) + r0 * d, m, d, f))
-            return GG_EXIT_CHECK;
-    }
-    if (gg_moe_ref_combine_backward(dout, P(R_Y, float), l->ws.row_of, l->ws.topk_weight, T, K, d, P(R_DW, float),
-                                    P(R_DY, uint16_t), st))
+    if (gg_moe_ref_gather(l->x, l->ws.src_token, R, d, P(R_XG, uint16_t), st) ||
+        per_expert(h, E, NN, P(R_XG, uint16_t), l->w1, P(R_U, float), 2 * f, d) || /* U = Xg W1 */
+        gg_moe_ref_swiglu(P(R_U, float), R, f, P(R_H, uint16_t), st) ||
+        per_expert(h, E, NN, P(R_H, uint16_t), l->w2, P(R_Y, float), d, f) || /* Y = H W2 */
+        gg_moe_ref_combine_backward(dout, P(R_Y, float), l->ws.row_of, l->ws.topk_weight, T, K, d, P(R_DW, float),
+                                    P(R_DY, uint16_t), st) ||
+        per_expert(h, E, NT, P(R_DY, uint16_t), l->w2, P(R_DH, float), f, d) || /* dH = dY W2^T */
+        gg_moe_ref_swiglu_backward(P(R_U, float), P(R_DH, float), R, f, P(R_DU, uint16_t), st) ||
+        per_expert(h, E, NT, P(R_DU, uint16_t), l->w1, P(R_DXG, float), d, 2 * f)) /* dXg = dU W1^T */
         return GG_EXIT_CHECK;
-    for (int e = 0; e < E; ++e) { /* dH */
-        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
-        const size_t r0 = (size_t)h->row_offsets[e];
-        if (m && gemm_ref(NT, P(R_DY, uint16_t) + r0 * d, l->w2 + (size_t)e * f * d, P(R_DH, float) + r0 * f, m, f, d))
-            return GG_EXIT_CHECK;
-    }
-    if (gg_moe_ref_swiglu_backward(P(R_U, float), P(R_DH, float), R, f, P(R_DU, uint16_t), st)) return GG_EXIT_CHECK;
-    for (int e = 0; e < E; ++e) { /* dXg */
-        const int m = h->row_offsets[e + 1] - h->row_offsets[e];
-        const size_t r0 = (size_t)h->row_offsets[e];
-        if (m && gemm_ref(NT, P(R_DU, uint16_t) + r0 * 2 * f, l->w1 + (size_t)e * d * 2 * f, P(R_DXG, float) + r0 * d,
-                          m, d, 2 * f))
-            return GG_EXIT_CHECK;
-    }
     if (gg_moe_ref_router_backward(l->ws.logits, l->ws.topk_expert, l->ws.topk_weight, P(R_DW, float), T, E, K,
                                    s->renorm, P(R_DLOGITS, uint16_t), st) ||
         gemm_ref(TN, l->x, P(R_DLOGITS, uint16_t), P(R_DWR, float), d, E, T) ||
@@ -214,15 +216,6 @@ static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routin
         gg_moe_ref_gather_sum(P(R_DXG, float), l->ws.row_of, P(R_DXR, float), T, K, d, P(R_DX, float), st))
         return GG_EXIT_CHECK;
     return GG_EXIT_OK;
-}
-
-/* Gradient `which` is checked in blocks: dX and dWr whole (one block), dW1 and dW2 one expert a
- * block, so that the reference's scratch and the host's copies are one expert's. */
-static size_t block_count(const GgMoeShape *s, int which) { return which < 2 ? 1 : (size_t)s->experts; }
-static size_t block_elements(const GgMoeShape *s, int which) {
-    const size_t T = s->tokens, d = s->d, f = s->f, E = s->experts;
-    const size_t n[GG_MOE_GRADS] = {T * d, d * E, d * 2 * f, f * d};
-    return n[which];
 }
 
 /* Block b of gradient `which` of the reference, on the device: dX and dWr as gpu_reference left
