@@ -48,43 +48,38 @@ void gg_check_compare(const uint16_t *out, const float *ref, const double *ref64
     chk->pass = chk->bad == 0 && chk->rel_err <= rtol;
 }
 
-/* The backward passes' references (GgPass), per expert in cuBLAS's column-major view, where a
- * row-major [r x c] matrix is its transpose [c x r] with leading dimension c.
- * dgrad: dA_e^T [k x m_e] = B_e [k x n] dC_e^T [n x m_e]: B_e is the transpose of the
- *   column-major [n x k] that B's memory holds (OP_T), dC_e^T is what dC's memory holds (OP_N).
- * wgrad: dB_e^T [n x k] = dC_e^T [n x m_e] A_e [m_e x k]: dC's memory as it is (OP_N), A_e the
- *   transpose of A's memory (OP_T); an empty expert's dB_e is zeros (set here, not by cuBLAS). */
-static int reference_backward(const GgLaunch *l, const GgProblem *p, float *ref) {
+/* cuBLAS is column-major: a row-major [r x c] matrix is its transpose with leading dimension c,
+ * so C^T = op(B)^T op(A)^T is one call whatever the form. */
+int gg_gemm_ref(GgGemmForm form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
     const float one = 1.f, zero = 0.f;
-    for (int e = 0; e < p->experts; ++e) {
-        const size_t row0 = (size_t)p->offsets[e];
-        if (l->pass == GG_PASS_DGRAD && p->m[e] > 0)
-            GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_T, CUBLAS_OP_N, p->k, p->m[e], p->n, &one,
-                                 l->b + (size_t)e * p->k * p->n, CUDA_R_16BF, p->n, l->a + row0 * p->n, CUDA_R_16BF,
-                                 p->n, &zero, ref + row0 * p->k, CUDA_R_32F, p->k, CUBLAS_COMPUTE_32F,
-                                 CUBLAS_GEMM_DEFAULT));
-        if (l->pass != GG_PASS_WGRAD) continue;
-        float *db = ref + (size_t)e * p->k * p->n;
-        if (p->m[e] == 0) GG_CUDA(cudaMemsetAsync(db, 0, sizeof(float) * (size_t)p->k * p->n, gg_stream()));
-        else
-            GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_N, CUBLAS_OP_T, p->n, p->k, p->m[e], &one, l->b + row0 * p->n,
-                                 CUDA_R_16BF, p->n, l->a + row0 * p->k, CUDA_R_16BF, p->k, &zero, db, CUDA_R_32F, p->n,
-                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    }
+    const cublasOperation_t op_b = form == GG_GEMM_NT ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_a = form == GG_GEMM_TN ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldb = form == GG_GEMM_NT ? k : n, lda = form == GG_GEMM_TN ? m : k;
+    GG_BLAS(cublasGemmEx(gg_blas(), op_b, op_a, n, m, k, &one, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &zero, c,
+                         CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return GG_EXIT_OK;
 }
 
-/* cuBLAS per expert, fp32 output: C_e^T = B_e^T A_e^T in cuBLAS's column-major view. */
+/* cuBLAS per expert, fp32 output, for the launch's pass (GgPass):
+ * forward  C_e [m_e x n] = A_e B_e;
+ * dgrad    dA_e [m_e x k] = dC_e [m_e x n] B_e^T (B_e [k x n] as stored: form NT);
+ * wgrad    dB_e [k x n] = A_e^T dC_e (A_e [m_e x k] as stored: form TN); an empty expert's dB_e
+ *          is zeros (set here, not by cuBLAS). */
 static int reference(const GgLaunch *l, const GgProblem *p, float *ref) {
-    const float one = 1.f, zero = 0.f;
-    if (l->pass != GG_PASS_FORWARD) return reference_backward(l, p, ref);
     for (int e = 0; e < p->experts; ++e) {
-        if (p->m[e] == 0) continue;
-        const uint16_t *a = l->a + (size_t)p->offsets[e] * p->k;
-        const uint16_t *b = l->b + (size_t)e * p->k * p->n;
-        GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_N, CUBLAS_OP_N, p->n, p->m[e], p->k, &one, b, CUDA_R_16BF, p->n, a,
-                             CUDA_R_16BF, p->k, &zero, ref + (size_t)p->offsets[e] * p->n, CUDA_R_32F, p->n,
-                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        const size_t row0 = (size_t)p->offsets[e], m = (size_t)p->m[e], k = (size_t)p->k, n = (size_t)p->n;
+        const uint16_t *b_e = l->b + (size_t)e * k * n;
+        int rc = GG_EXIT_OK;
+        if (l->pass == GG_PASS_FORWARD && m > 0)
+            rc = gg_gemm_ref(GG_GEMM_NN, l->a + row0 * k, b_e, ref + row0 * n, p->m[e], p->n, p->k);
+        else if (l->pass == GG_PASS_DGRAD && m > 0)
+            rc = gg_gemm_ref(GG_GEMM_NT, l->a + row0 * n, b_e, ref + row0 * k, p->m[e], p->k, p->n);
+        else if (l->pass == GG_PASS_WGRAD) {
+            float *db = ref + (size_t)e * k * n;
+            if (m == 0) GG_CUDA(cudaMemsetAsync(db, 0, sizeof(float) * k * n, gg_stream()));
+            else rc = gg_gemm_ref(GG_GEMM_TN, l->a + row0 * k, l->b + row0 * n, db, p->k, p->n, p->m[e]);
+        }
+        if (rc) return rc;
     }
     return GG_EXIT_OK;
 }

@@ -237,6 +237,11 @@ enum {
 int gg_buf(int slot, size_t bytes, void **ptr);
 cudaStream_t gg_stream(void);
 void *gg_blas(void);          /* the cublasHandle_t, bound to gg_stream() */
+/* The references' one cuBLAS call (check.c): C [m x n] fp32 = op(A) op(B), A and B bf16 row-major
+ * as stored: NN A [m x k], B [k x n]; NT A [m x k], B [n x k] (dgrad's B^T); TN A [k x m],
+ * B [k x n] (wgrad's A^T). On gg_blas()'s stream; GG_EXIT_OK or GG_EXIT_CHECK. */
+typedef enum { GG_GEMM_NN, GG_GEMM_NT, GG_GEMM_TN } GgGemmForm;
+int gg_gemm_ref(GgGemmForm form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k);
 int gg_pool_open(void);       /* stream, events and cuBLAS handle; idempotent */
 void gg_release_buffers(void);
 

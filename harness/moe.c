@@ -212,15 +212,6 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
     return GG_EXIT_OK;
 }
 
-/* C [m x n] fp32 = A [m x k] bf16 row-major times B [k x n] bf16 row-major (cuBLAS is
- * column-major: C^T = B^T A^T). */
-static int gemm_ref(const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
-    const float one = 1.f, zero = 0.f;
-    GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, n, a, CUDA_R_16BF, k,
-                         &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    return GG_EXIT_OK;
-}
-
 /* fp64 on the CPU, for small shapes: out[t] = sum_j w_tj (bf16(silu(x W1g) (x W1u))) W2. */
 static int cpu_reference(const GgMoeRun *r, const Host *h, double *out) {
     const GgMoeLayer *l = &r->layer;
@@ -406,7 +397,7 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
         for (size_t e = 0; !rc && e < E; ++e) {
             const int m = h.row_offsets[e + 1] - h.row_offsets[e], row0 = h.row_offsets[e];
             if (m == 0) continue;
-            rc = gemm_ref((const uint16_t *)(dv + o_xg) + (size_t)row0 * d, l->w1 + e * d * 2 * f,
+            rc = gg_gemm_ref(GG_GEMM_NN, (const uint16_t *)(dv + o_xg) + (size_t)row0 * d, l->w1 + e * d * 2 * f,
                           (float *)(dv + o_u) + (size_t)row0 * 2 * f, m, (int)(2 * f), (int)d);
         }
         if (!rc && gg_moe_ref_swiglu((const float *)(dv + o_u), (int)R, (int)f, (uint16_t *)(dv + o_h), st))
@@ -414,7 +405,7 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk) {
         for (size_t e = 0; !rc && e < E; ++e) {
             const int m = h.row_offsets[e + 1] - h.row_offsets[e], row0 = h.row_offsets[e];
             if (m == 0) continue;
-            rc = gemm_ref((const uint16_t *)(dv + o_h) + (size_t)row0 * f, l->w2 + e * f * d,
+            rc = gg_gemm_ref(GG_GEMM_NN, (const uint16_t *)(dv + o_h) + (size_t)row0 * f, l->w2 + e * f * d,
                           (float *)(dv + o_y) + (size_t)row0 * d, m, (int)d, (int)f);
         }
         if (!rc && gg_moe_ref_combine((const float *)(dv + o_y), l->ws.row_of, l->ws.topk_weight, (int)T, (int)K,

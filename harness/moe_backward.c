@@ -128,19 +128,6 @@ int gg_moe_bwd_poison(GgMoeBwdRun *b) {
 
 /* ---- the reference ---- */
 
-/* cuBLAS is column-major: a row-major [r x c] matrix is its transpose with leading dimension c.
- * C [m x n] fp32 = op_a(A) op_b(B), A and B bf16 row-major, as stored:
- *   nn: A [m x k], B [k x n];  nt: A [m x k], B [n x k] (dgrad);  tn: A [k x m], B [k x n] (wgrad). */
-typedef enum { NN, NT, TN } Form;
-static int gemm_ref(Form form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
-    const float one = 1.f, zero = 0.f;
-    const cublasOperation_t op_b = form == NT ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = form == TN ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const int ldb = form == NT ? k : n, lda = form == TN ? m : k;
-    GG_BLAS(cublasGemmEx(gg_blas(), op_b, op_a, n, m, k, &one, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &zero, c,
-                         CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    return GG_EXIT_OK;
-}
-
 typedef struct Routing { /* host copies of the forward's (checked) routing */
     int *expert, *row_offsets, *row_of;
     float *weight, *logits;
@@ -183,12 +170,12 @@ enum { R_XG, R_U, R_H, R_Y, R_DW, R_DY, R_DH, R_DU, R_DXG, R_DLOGITS, R_DXR, R_D
 
 /* C = A_e W_e expert by expert over the rows each holds (form NN: W_e [k x n], NT: W_e [n x k],
  * block e of W; A [rows x k] bf16 and C [rows x n] fp32, both in the routed rows' order). */
-static int per_expert(const Routing *h, int experts, Form form, const uint16_t *a, const uint16_t *w, float *c, int n,
-                      int k) {
+static int per_expert(const Routing *h, int experts, GgGemmForm form, const uint16_t *a, const uint16_t *w,
+                      float *c, int n, int k) {
     for (int e = 0; e < experts; ++e) {
         const int m = h->row_offsets[e + 1] - h->row_offsets[e];
         const size_t r0 = (size_t)h->row_offsets[e];
-        if (m && gemm_ref(form, a + r0 * k, w + (size_t)e * k * n, c + r0 * n, m, n, k)) return GG_EXIT_CHECK;
+        if (m && gg_gemm_ref(form, a + r0 * k, w + (size_t)e * k * n, c + r0 * n, m, n, k)) return GG_EXIT_CHECK;
     }
     return GG_EXIT_OK;
 }
@@ -200,19 +187,19 @@ static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routin
     const int T = s->tokens, E = s->experts, K = s->topk, R = T * K, d = s->d, f = s->f;
     cudaStream_t st = l->stream;
     if (gg_moe_ref_gather(l->x, l->ws.src_token, R, d, P(R_XG, uint16_t), st) ||
-        per_expert(h, E, NN, P(R_XG, uint16_t), l->w1, P(R_U, float), 2 * f, d) || /* U = Xg W1 */
+        per_expert(h, E, GG_GEMM_NN, P(R_XG, uint16_t), l->w1, P(R_U, float), 2 * f, d) || /* U = Xg W1 */
         gg_moe_ref_swiglu(P(R_U, float), R, f, P(R_H, uint16_t), st) ||
-        per_expert(h, E, NN, P(R_H, uint16_t), l->w2, P(R_Y, float), d, f) || /* Y = H W2 */
+        per_expert(h, E, GG_GEMM_NN, P(R_H, uint16_t), l->w2, P(R_Y, float), d, f) || /* Y = H W2 */
         gg_moe_ref_combine_backward(dout, P(R_Y, float), l->ws.row_of, l->ws.topk_weight, T, K, d, P(R_DW, float),
                                     P(R_DY, uint16_t), st) ||
-        per_expert(h, E, NT, P(R_DY, uint16_t), l->w2, P(R_DH, float), f, d) || /* dH = dY W2^T */
+        per_expert(h, E, GG_GEMM_NT, P(R_DY, uint16_t), l->w2, P(R_DH, float), f, d) || /* dH = dY W2^T */
         gg_moe_ref_swiglu_backward(P(R_U, float), P(R_DH, float), R, f, P(R_DU, uint16_t), st) ||
-        per_expert(h, E, NT, P(R_DU, uint16_t), l->w1, P(R_DXG, float), d, 2 * f)) /* dXg = dU W1^T */
+        per_expert(h, E, GG_GEMM_NT, P(R_DU, uint16_t), l->w1, P(R_DXG, float), d, 2 * f)) /* dXg = dU W1^T */
         return GG_EXIT_CHECK;
     if (gg_moe_ref_router_backward(l->ws.logits, l->ws.topk_expert, l->ws.topk_weight, P(R_DW, float), T, E, K,
                                    s->renorm, P(R_DLOGITS, uint16_t), st) ||
-        gemm_ref(TN, l->x, P(R_DLOGITS, uint16_t), P(R_DWR, float), d, E, T) ||
-        gemm_ref(NT, P(R_DLOGITS, uint16_t), l->wr, P(R_DXR, float), T, d, E) ||
+        gg_gemm_ref(GG_GEMM_TN, l->x, P(R_DLOGITS, uint16_t), P(R_DWR, float), d, E, T) ||
+        gg_gemm_ref(GG_GEMM_NT, P(R_DLOGITS, uint16_t), l->wr, P(R_DXR, float), T, d, E) ||
         gg_moe_ref_gather_sum(P(R_DXG, float), l->ws.row_of, P(R_DXR, float), T, K, d, P(R_DX, float), st))
         return GG_EXIT_CHECK;
     return GG_EXIT_OK;
@@ -237,8 +224,9 @@ static int ref_block(const GgMoeLayer *l, const Routing *h, char *dv, const size
         GG_CUDA(cudaMemsetAsync(out, 0, 4 * block_elements(s, which), l->stream));
         return GG_EXIT_OK;
     }
-    return which == 2 ? gemm_ref(TN, P(R_XG, uint16_t) + r0 * d, P(R_DU, uint16_t) + r0 * 2 * f, out, d, 2 * f, m)
-                      : gemm_ref(TN, P(R_H, uint16_t) + r0 * f, P(R_DY, uint16_t) + r0 * d, out, f, d, m);
+    return which == 2
+               ? gg_gemm_ref(GG_GEMM_TN, P(R_XG, uint16_t) + r0 * d, P(R_DU, uint16_t) + r0 * 2 * f, out, d, 2 * f, m)
+               : gg_gemm_ref(GG_GEMM_TN, P(R_H, uint16_t) + r0 * f, P(R_DY, uint16_t) + r0 * d, out, f, d, m);
 }
 #undef P
 
