@@ -6,6 +6,7 @@
 
 #include "k3_wgmma/k3_wgmma.h"
 #include "k4_moe.h"
+#include "k4_moe/k4_host.h"
 
 const char *const gg_moe_step_names[GG_MOE_STEPS] = {"route", "permute", "gemm1", "gemm2", "combine"};
 const char *const k4_gather_names[K4_GATHERS] = {"tma_warp", "tma_warpgroup", "cp_async"};
@@ -155,16 +156,6 @@ static cudaError_t grouped_gemm(const GgMoeLayer *l, const uint16_t *a, const ui
     return k3_wgmma_launch(&g);
 }
 
-#define STEP(call)                                      \
-    do {                                                \
-        cudaError_t step_err_ = (call);                 \
-        if (step_err_ != cudaSuccess) return step_err_; \
-    } while (0)
-#define MARK(i)                                                     \
-    do {                                                            \
-        if (marks) STEP(cudaEventRecord(marks[i], l->stream));      \
-    } while (0)
-
 /* Route: the router GEMM (fp32 partial sums per k-split), then one kernel for the softmax, the
  * top-k and each chunk's counts and ranks. Permute: one kernel. Launches and bytes, with
  * S = k4_router_splits, C = k4_route_chunks and R = T top-k:
@@ -223,11 +214,6 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
 #undef STEP
 
 /* One GEMM's floor: max(FLOPs at the dense rate, compulsory bytes at the copy bandwidth). */
-static double floor_s(double flops, double bytes, double tflops, double gbps) {
-    const double compute = tflops > 0 ? flops / (tflops * 1e12) : 0, memory = gbps > 0 ? bytes / (gbps * 1e9) : 0;
-    return compute > memory ? compute : memory;
-}
-
 /* The three GEMMs: FLOPs and compulsory bytes (bf16: 2 bytes an element). GEMM1 reads each
  * token once, its output is H [R x F]; GEMM2 reads H and writes Y [R x d]. */
 static void gemms(const GgMoeShape *s, double flops[3], double bytes[3]) {
@@ -250,6 +236,6 @@ double k4_moe_gemm_flops(const GgMoeShape *s) {
 double k4_moe_floor_us(const GgMoeShape *s, double gemm_tflops, double bw_gbps) {
     double flops[3], bytes[3], sum = 0;
     gemms(s, flops, bytes);
-    for (int i = 0; i < 3; ++i) sum += floor_s(flops[i], bytes[i], gemm_tflops, bw_gbps);
+    for (int i = 0; i < 3; ++i) sum += k4_gemm_floor_s(flops[i], bytes[i], gemm_tflops, bw_gbps);
     return sum * 1e6;
 }

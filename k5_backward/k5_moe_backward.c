@@ -7,6 +7,7 @@
 #include "common/gg_wgrad.h"
 #include "k5_backward.h"
 #include "k5_moe_backward.h"
+#include "k4_moe/k4_host.h"
 
 _Static_assert((int)K5_MOE_BWD_STEPS == (int)GG_MOE_STEPS, "one backward step per forward step");
 const GgMoeStep k5_moe_bwd_step_of[K5_MOE_BWD_STEPS] = {GG_MOE_COMBINE, GG_MOE_GEMM2, GG_MOE_GEMM1, GG_MOE_ROUTE,
@@ -117,16 +118,6 @@ static cudaError_t k5_gemm(const K5MoeBackward *b, GgPass pass, void *workspace,
     return pass == GG_PASS_WGRAD ? k5_wgrad_launch(&g) : k5_dgrad_launch(&g);
 }
 
-#define STEP(call)                                      \
-    do {                                                \
-        cudaError_t step_err_ = (call);                 \
-        if (step_err_ != cudaSuccess) return step_err_; \
-    } while (0)
-#define MARK(i)                                                         \
-    do {                                                                \
-        if (marks) STEP(cudaEventRecord(marks[i], l->stream));          \
-    } while (0)
-
 cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
     const GgMoeLayer *l = b->layer;
     const GgMoeShape *s = &l->s;
@@ -185,11 +176,6 @@ void k5_moe_router_grad_token(const float *z, int experts, const int *chosen, co
 
 /* ---- the floor ---- */
 
-static double floor_s(double flops, double bytes, double tflops, double gbps) {
-    const double compute = tflops > 0 ? flops / (tflops * 1e12) : 0, memory = gbps > 0 ? bytes / (gbps * 1e9) : 0;
-    return compute > memory ? compute : memory;
-}
-
 /* The six GEMMs, FLOPs and compulsory bytes (bf16, 2 bytes an element; min(R, E) experts'
  * weights read or written once, as k4_moe's floor counts them):
  *   router wgrad dWr = X^T dlogits, router dgrad dX_r = dlogits Wr^T,
@@ -220,6 +206,6 @@ double k5_moe_backward_gemm_flops(const GgMoeShape *s) {
 double k5_moe_backward_floor_us(const GgMoeShape *s, double gemm_tflops, double bw_gbps) {
     double flops[GEMMS], bytes[GEMMS], sum = 0;
     gemms(s, flops, bytes);
-    for (int i = 0; i < GEMMS; ++i) sum += floor_s(flops[i], bytes[i], gemm_tflops, bw_gbps);
+    for (int i = 0; i < GEMMS; ++i) sum += k4_gemm_floor_s(flops[i], bytes[i], gemm_tflops, bw_gbps);
     return sum * 1e6;
 }
