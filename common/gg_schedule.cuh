@@ -50,6 +50,17 @@
 
 namespace gg {
 
+// The sum of v over lanes 0..lane of a full warp (a shuffle scan, log2 32 steps): the scans of
+// the schedule's tables here, of k5_wgrad's and of k4's permutation.
+__device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const int up = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += up;
+    }
+    return v;
+}
+
 using SchedTile = GgSchedTile;
 
 template <int MAX_EXPERTS, int TILE_M = 128>
@@ -94,12 +105,7 @@ struct TileSchedule {
                 count[i] = first + i < p.groups ? tile_start[first + i] : 0;
                 chunk_sum += count[i];
             }
-            int inclusive = chunk_sum;  // becomes the sum over lanes 0..lane
-#pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
-                if (lane >= d) inclusive += v;
-            }
+            const int inclusive = warp_inclusive_sum(chunk_sum, lane);  // over lanes 0..lane
             int start = inclusive - chunk_sum;
 #pragma unroll
             for (int i = 0; i < PER_LANE; ++i) {

@@ -21,6 +21,7 @@
 #include "gg_check.h"
 #include "k4_moe.h"
 #include "k4_device.cuh"
+#include "gg_schedule.cuh"
 
 namespace {
 
@@ -151,15 +152,6 @@ route_kernel(float *__restrict__ logits, int splits, int tokens, int experts, in
         chunk_count[(size_t)blockIdx.x * experts + e] = seen[e];
 }
 
-// The sum of v over lanes 0 .. lane of the warp (all 32 lanes call it).
-__device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
-    for (int o = 1; o < WARP; o *= 2) {
-        const int up = __shfl_up_sync(0xffffffffu, v, o);
-        if (lane >= o) v += up;
-    }
-    return v;
-}
-
 // ---- permute: one CTA per routing chunk ----
 // From the route kernel's counts, each CTA c finds for every expert e its rows in chunks < c
 // (start) and in all chunks (total): a flat pass over the count table with integer
@@ -188,10 +180,10 @@ permute_kernel(const int *__restrict__ topk_expert, int tokens, int topk, int ex
     const int e0 = min((int)threadIdx.x * per, experts), e1 = min(e0 + per, experts);
     int mine = 0;
     for (int e = e0; e < e1; ++e) mine += total[e];
-    const int incl = warp_inclusive_sum(mine, lane);
+    const int incl = gg::warp_inclusive_sum(mine, lane);
     if (lane == WARP - 1) warp_sum[warp] = incl;
     __syncthreads();
-    if (warp == 0) warp_sum[lane] = warp_inclusive_sum(warp_sum[lane], lane);
+    if (warp == 0) warp_sum[lane] = gg::warp_inclusive_sum(warp_sum[lane], lane);
     __syncthreads();
     int run = (warp > 0 ? warp_sum[warp - 1] : 0) + incl - mine;
     for (int e = e0; e < e1; ++e) {

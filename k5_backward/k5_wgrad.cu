@@ -92,14 +92,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             items += item_start[e];
             slots += slot_start[e];
         }
-        int items_in = items, slots_in = slots;  // inclusive over lanes 0..lane
-        for (int d = 1; d < 32; d <<= 1) {
-            const int i = __shfl_up_sync(0xffffffffu, items_in, d), s = __shfl_up_sync(0xffffffffu, slots_in, d);
-            if (lane >= d) {
-                items_in += i;
-                slots_in += s;
-            }
-        }
+        const int items_in = gg::warp_inclusive_sum(items, lane), slots_in = gg::warp_inclusive_sum(slots, lane);
         int item = items_in - items, slot = slots_in - slots;
         for (int e = first; e < first + per && e < prm.experts; ++e) {
             const int ni = item_start[e], ns = slot_start[e];
