@@ -66,6 +66,10 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk);
 int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long seed, int cpu_ref, GgMoeCheck *chk);
 /* The layer timed with gg_time's protocol, then the per-step medians (events between steps). */
 int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);
+/* The per-step breakdown of either direction: reps runs of run(ctx, marks) (steps + 1 events, at
+ * most 16 steps), each after the L2 flush; median_us[s] the median time of step s. */
+int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
+                      int tokens, int reps, double *median_us);
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */
 int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
                               GgMoeCheck *second);

@@ -478,49 +478,54 @@ typedef struct {
     GgMoeRun *r;
     int fused;
 } Ctx;
-static cudaError_t forward(void *p) {
+static cudaError_t forward_marked(void *p, cudaEvent_t *marks) {
     Ctx *c = p;
-    return k4_moe_forward(&c->r->layer, c->fused, NULL);
+    return k4_moe_forward(&c->r->layer, c->fused, marks);
 }
+static cudaError_t forward(void *p) { return forward_marked(p, NULL); }
 
-int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
-    Ctx c = {r, fused};
-    if (gg_time(forward, &c, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
-    /* The breakdown: the same protocol, events between the steps, medians per step. */
-    cudaEvent_t marks[GG_MOE_STEPS + 1];
+int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
+                      int tokens, int reps, double *median_us) {
+    enum { MOST = 16 };
+    cudaEvent_t marks[MOST + 1];
     int made = 0, rc = GG_EXIT_OK;
-    for (; made <= GG_MOE_STEPS; ++made)
+    for (; made <= steps && steps <= MOST; ++made)
         if (cudaEventCreate(&marks[made]) != cudaSuccess) break;
-    double *t = malloc(sizeof(double) * reps * GG_MOE_STEPS);
-    if (made <= GG_MOE_STEPS || !t) {
+    double *t = malloc(sizeof(double) * reps * steps);
+    if (made <= steps || !t) {
         gg_error_set("events or host memory for the step timing");
         rc = GG_EXIT_CHECK;
     }
     for (int i = 0; !rc && i < reps; ++i) {
-        float ms;
-        if (gg_flush_l2() || k4_moe_forward(&r->layer, fused, marks) != cudaSuccess ||
-            cudaEventSynchronize(marks[GG_MOE_STEPS]) != cudaSuccess) {
-            gg_error_set("a forward failed while timing its steps");
+        if (gg_flush_l2() || run(ctx, marks) != cudaSuccess || cudaEventSynchronize(marks[steps]) != cudaSuccess) {
+            gg_error_set("a %s failed while timing its steps", what);
             rc = GG_EXIT_CHECK;
             break;
         }
-        for (int s = 0; s < GG_MOE_STEPS; ++s) {
-            ms = 0;
-            if (r->layer.s.tokens > 0 && cudaEventElapsedTime(&ms, marks[s], marks[s + 1]) != cudaSuccess) {
+        for (int s = 0; s < steps; ++s) {
+            float ms = 0;
+            if (tokens > 0 && cudaEventElapsedTime(&ms, marks[s], marks[s + 1]) != cudaSuccess) {
                 gg_error_set("reading the step events failed");
                 rc = GG_EXIT_CHECK;
             }
             t[s * reps + i] = ms * 1e3;
         }
     }
-    for (int s = 0; !rc && s < GG_MOE_STEPS; ++s) {
+    for (int s = 0; !rc && s < steps; ++s) {
         GgTiming step;
         gg_timing_summarize(t + s * reps, reps, &step);
-        step_us[s] = step.median_us;
+        median_us[s] = step.median_us;
     }
     for (int i = 0; i < made; ++i) cudaEventDestroy(marks[i]);
     free(t);
     return rc;
+}
+
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
+    Ctx c = {r, fused};
+    if (gg_time(forward, &c, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
+    /* The breakdown: the same protocol, events between the steps, medians per step. */
+    return gg_moe_time_steps(forward_marked, &c, "forward", GG_MOE_STEPS, r->layer.s.tokens, reps, step_us);
 }
 
 /* ---- graph replay ---- */

@@ -442,40 +442,13 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
 /* ---- timing ---- */
 
 static cudaError_t backward(void *p) { return k5_moe_backward(p, NULL); }
+static cudaError_t backward_marked(void *p, cudaEvent_t *marks) { return k5_moe_backward(p, marks); }
 
 int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
     if (gg_time(backward, &b->b, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
-    cudaEvent_t marks[K5_MOE_BWD_STEPS + 1];
-    int made = 0, rc = GG_EXIT_OK;
-    for (; made <= K5_MOE_BWD_STEPS; ++made)
-        if (cudaEventCreate(&marks[made]) != cudaSuccess) break;
-    double *t = malloc(sizeof(double) * reps * K5_MOE_BWD_STEPS);
-    if (made <= K5_MOE_BWD_STEPS || !t) {
-        gg_error_set("events or host memory for the step timing");
-        rc = GG_EXIT_CHECK;
-    }
-    for (int i = 0; !rc && i < reps; ++i) {
-        if (gg_flush_l2() || k5_moe_backward(&b->b, marks) != cudaSuccess ||
-            cudaEventSynchronize(marks[K5_MOE_BWD_STEPS]) != cudaSuccess) {
-            gg_error_set("a backward failed while timing its steps");
-            rc = GG_EXIT_CHECK;
-            break;
-        }
-        for (int s = 0; s < K5_MOE_BWD_STEPS; ++s) {
-            float ms = 0;
-            if (b->b.layer->s.tokens > 0 && cudaEventElapsedTime(&ms, marks[s], marks[s + 1]) != cudaSuccess) {
-                gg_error_set("reading the step events failed");
-                rc = GG_EXIT_CHECK;
-            }
-            t[s * reps + i] = ms * 1e3;
-        }
-    }
-    for (int s = 0; !rc && s < K5_MOE_BWD_STEPS; ++s) {
-        GgTiming step;
-        gg_timing_summarize(t + s * reps, reps, &step);
-        step_us[k5_moe_bwd_step_of[s]] = step.median_us;
-    }
-    for (int i = 0; i < made; ++i) cudaEventDestroy(marks[i]);
-    free(t);
-    return rc;
+    double median[K5_MOE_BWD_STEPS];
+    if (gg_moe_time_steps(backward_marked, &b->b, "backward", K5_MOE_BWD_STEPS, b->b.layer->s.tokens, reps, median))
+        return GG_EXIT_CHECK;
+    for (int s = 0; s < K5_MOE_BWD_STEPS; ++s) step_us[k5_moe_bwd_step_of[s]] = median[s];
+    return GG_EXIT_OK;
 }
