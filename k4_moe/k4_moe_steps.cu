@@ -83,11 +83,11 @@ route_kernel(float *__restrict__ logits, int splits, int tokens, int experts, in
             v[i] = isnan(l) ? -INFINITY : l;
             top = fmaxf(top, v[i]);
         }
-        for (int o = WARP / 2; o > 0; o /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
+        top = k4::warp_max(top);
         float sum = 0.f;
 #pragma unroll
         for (int i = 0; i < PER_LANE; ++i) sum += lane + i * WARP < experts ? expf(v[i] - top) : 0.f;
-        for (int o = WARP / 2; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        sum = k4::warp_sum(sum);
 
         float chosen_sum = 0.f, my_weight = 0.f;
         int my_expert = -1;  // lane j % 32 keeps slot j until its group of 32 slots is written

@@ -56,7 +56,7 @@ combine_backward_kernel(const uint4 *__restrict__ dout, const uint4 *__restrict_
             }
             dy[r * d8 + c] = o4;
         }
-        for (int o = WARP / 2; o > 0; o /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        dot = k4::warp_sum(dot);
         if (lane == 0) warp_dot[warp] = dot;
         __syncthreads();
         if (threadIdx.x == 0) {
@@ -114,13 +114,13 @@ router_backward_kernel(const float *__restrict__ logits, const int *__restrict__
     uint16_t *out = dlogits + (size_t)t * np;
     float c = 0.f;
     for (int s = lane; s < topk; s += WARP) c = fmaf(g[s], w[s], c);
-    for (int o = WARP / 2; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+    c = k4::warp_sum(c);
     float top = -INFINITY, sum = 0.f;
     if (!renorm) {
         for (int e = lane; e < experts; e += WARP) top = fmaxf(top, k5_router_logit(z[e]));
-        for (int o = WARP / 2; o > 0; o /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, o));
+        top = k4::warp_max(top);
         for (int e = lane; e < experts; e += WARP) sum += expf(k5_router_logit(z[e]) - top);
-        for (int o = WARP / 2; o > 0; o /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        sum = k4::warp_sum(sum);
     }
     for (int e = lane; e < np; e += WARP)
         out[e] = float_to_bf16(renorm || e >= experts
