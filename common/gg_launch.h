@@ -35,6 +35,9 @@ cudaError_t gg_launch_max_clusters(const void *kernel, const cudaLaunchConfig_t 
 cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
                                       const cudaLaunchConfig_t *cfg, int cluster, int tile_m,
                                       int tile_n, int *ctas);
+/* The same grid from the slots alone (#SMs / cluster, or fewer resident clusters), no GPU asked:
+ * clusters = min(slots, that bound on tiles), at least 1; what `ggemm tiles` deals the tiles to. */
+long gg_persistent_clusters(long slots, long tokens, long experts, long n, int tile_m, int tile_n);
 
 /* The GgGpu (gg_kernel.h) a launch runs on: the current device's SMs and name, asked once per
  * device (up to 64; thread-safe), with the launch's own SM count (p->num_sms, the persistent

@@ -78,12 +78,16 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
         if ((err = gg_launch_max_clusters(kernel, cfg, cluster, &resident)) != cudaSuccess) return err;
         if (resident < slots) slots = resident;
     }
-    long row_tiles = (long)p->tokens / tile_m + p->experts;
-    if (row_tiles > p->tokens) row_tiles = p->tokens;
-    const long bound = row_tiles * ((p->n + tile_n - 1) / tile_n);
-    const long clusters = bound < slots ? bound : slots;
-    *ctas = cluster * (int)(clusters > 1 ? clusters : 1);
+    *ctas = cluster * (int)gg_persistent_clusters(slots, p->tokens, p->experts, p->n, tile_m, tile_n);
     return cudaSuccess;
+}
+
+long gg_persistent_clusters(long slots, long tokens, long experts, long n, int tile_m, int tile_n) {
+    long row_tiles = tokens / tile_m + experts;
+    if (row_tiles > tokens) row_tiles = tokens;
+    const long bound = row_tiles * ((n + tile_n - 1) / tile_n);
+    const long clusters = bound < slots ? bound : slots;
+    return clusters > 1 ? clusters : 1;
 }
 
 cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu) {

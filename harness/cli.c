@@ -102,9 +102,10 @@ static const struct {
      "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON);\n"
      "           --backward: also the layer's backward (k5_moe_backward) after each case's forward rows,\n"
      "           checked and timed (with --list: the backward's floors)"},
-    {"tiles", GG_CMD_TILES, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS), 0,
-     "tiles    [--pass wgrad] [shape: as problem] [--sms N]   k5_wgrad's work list as CSV, no GPU: per item\n"
-     "           its CTA, expert, K and N block, split and fix-up (common/gg_wgrad.h); N SMs (default 132)"},
+    {"tiles", GG_CMD_TILES, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS) | BIT(OPT_KERNEL), 0,
+     "tiles    [--pass wgrad | --kernel NAME] [shape: as problem] [--sms N]   a work list as CSV, no GPU:\n"
+     "           k5_wgrad's per item (CTA, expert, K and N block, split, fix-up; common/gg_wgrad.h), or a\n"
+     "           persistent k3_wgmma configuration's tiles per CTA (common/gg_schedule.h); N SMs (default 132)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,

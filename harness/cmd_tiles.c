@@ -1,15 +1,28 @@
-/* ggemm tiles: k5_wgrad's work list as CSV, from the functions the kernel runs (common/gg_wgrad.h),
- * no GPU. One row per item, in list order: the CTA that takes it (the kernel's persistent loop,
- * item t on CTA t % grid), the expert, the output tile as K and N block, the split, the
- * reduction rows, the fp32 slot and ticket of a split tile, and where the item sits in its CTA's
- * sequence measured in 64-row reduction blocks (start, end: work, not time). The fix-up of a
- * split tile is done by whichever split draws the last ticket; fixup_cta is the CTA that does it
- * when every CTA reduces a block in the same time, a tie going to the later split (the sum is
- * the same bits whoever adds it).
- * The first line, '# key=value,...', gives the list's parameters; plots/diagrams.py draws it. */
+/* ggemm tiles: a schedule's work list as CSV, from the functions the kernels run, no GPU.
+ *
+ * --pass wgrad (the default): k5_wgrad's work list (common/gg_wgrad.h). One row per item, in
+ * list order: the CTA that takes it (the kernel's persistent loop, item t on CTA t % grid), the
+ * expert, the output tile as K and N block, the split, the reduction rows, the fp32 slot and
+ * ticket of a split tile, and where the item sits in its CTA's sequence measured in 64-row
+ * reduction blocks (start, end: work, not time). The fix-up of a split tile is done by whichever
+ * split draws the last ticket; fixup_cta is the CTA that does it when every CTA reduces a block
+ * in the same time, a tie going to the later split (the sum is the same bits whoever adds it).
+ *
+ * --kernel NAME (a persistent forward configuration of k3_wgmma, or the entry point, which
+ * lists what it picks): the device schedule's tiles (common/gg_schedule.h), tile t on CTA
+ * t % grid with the grid of gg_persistent_clusters. One row per tile: the CTA, the expert, its
+ * rows (row0, valid rows, rows computed), its columns (col0, valid width), and the CTA's B
+ * stream before and after it in columns of B loaded (start, end: every tile loads K rows of its
+ * valid columns; the cost model's B share is the largest end over the mean).
+ *
+ * The first line, '# key=value,...', gives the list's parameters; plots/diagrams.py and
+ * plots/k3_grid.py read it. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "gg_commands.h"
+#include "gg_launch.h"
+#include "gg_schedule.h"
 #include "gg_wgrad.h"
 #include "k5_backward/k5_backward.h"
 
@@ -67,13 +80,91 @@ static int write_list(const GgProblem *pr, int sms) {
     return 0;
 }
 
-int gg_cmd_tiles(const GgOptions *o) {
-    if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
-        fprintf(stderr, "ggemm: tiles lists k5_wgrad's work list only (--pass wgrad); the forward's and dgrad's "
-                        "tiles are k3's schedule ('ggemm problem')\n");
+/* The forward schedule's tiles for impl's configuration (persistent, no cluster, forward). */
+static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms) {
+    enum { TILE_M = 128 }; /* k3's schedule: 128-row tiles, 64-row remainders when adaptive */
+    const GgKernelInfo *info = &impl->info;
+    const GgSchedParams p = gg_sched_params(pr->experts, pr->tokens, pr->n, info->block_n, info->block_m == 0,
+                                            GG_PAIR_NONE, GG_SCHED_MAX_GROUPS);
+    const int grid = (int)gg_persistent_clusters(sms, pr->tokens, pr->experts, pr->n, TILE_M, info->block_n);
+    int *row_start = malloc(sizeof(int) * (size_t)(p.groups + 1));
+    int *entry_start = malloc(sizeof(int) * (size_t)(p.groups + 1));
+    long *stream = calloc((size_t)grid, sizeof(long));
+    if (!row_start || !entry_start || !stream) {
+        free(row_start), free(entry_start), free(stream);
+        return 1;
+    }
+    entry_start[0] = 0; /* what TileSchedule::build puts in shared memory */
+    for (int g = 0; g <= p.groups; ++g) {
+        row_start[g] = gg_sched_group_row(pr->offsets, &p, g);
+        if (g < p.groups)
+            entry_start[g + 1] = entry_start[g] + gg_sched_group_entries(pr->offsets, &p, g, TILE_M, GG_SCHED_MAX_SPAN);
+    }
+    const int tiles = entry_start[p.groups];
+    printf("# pass=forward,kernel=%s,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,block_n=%d,adaptive=%d,sms=%d,grid=%d,"
+           "tiles=%d,m_e=",
+           impl->kernel->name, pr->tokens, pr->experts,
+           pr->k, pr->n, TILE_M, info->block_n, info->block_m == 0, sms, grid, tiles);
+    for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
+    puts("\ntile,cta,expert,row0,rows,height,col0,width,start,end");
+    for (int t = 0; t < tiles; ++t) {
+        const GgSchedTile tile = gg_sched_at(row_start, entry_start, pr->offsets, &p, t, 0, TILE_M, GG_SCHED_MAX_SPAN);
+        const int width = pr->n - tile.col0 < info->block_n ? pr->n - tile.col0 : info->block_n;
+        const long start = stream[t % grid];
+        stream[t % grid] += width;
+        printf("%d,%d,%d,%d,%d,%d,%d,%d,%ld,%ld\n", t, t % grid, tile.expert, tile.row0, tile.rows, tile.height,
+               tile.col0, width, start, stream[t % grid]);
+    }
+    free(row_start), free(entry_start), free(stream);
+    return 0;
+}
+
+/* The forward tiles of --kernel NAME: a persistent configuration of one CTA per cluster that
+ * schedules on the device (an entry point: the one it picks here). */
+static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
+    GgImpl impl;
+    if (gg_impl_find(o->kernel, &impl) || gg_impl_resolve(&impl, shape)) {
+        fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
+    const GgKernelInfo *info = &impl.info;
+    if (!impl.kernel || info->pass != GG_PASS_FORWARD || info->host_tiles || info->cluster > 1 ||
+        strncmp(impl.kernel->name, "k3_wgmma", 8) != 0) {
+        fprintf(stderr, "ggemm: tiles --kernel lists the device schedule of k3_wgmma's persistent configurations "
+                        "without clusters; %s is not one ('ggemm list')\n", o->kernel);
+        return GG_EXIT_USAGE;
+    }
+    char why[256];
+    if (!impl.kernel->can_implement(shape, why, sizeof why)) {
+        fprintf(stderr, "ggemm: %s\n", why);
+        return GG_EXIT_USAGE;
+    }
+    GgProblem p;
+    if (gg_options_problem(o, &p)) {
+        fprintf(stderr, "ggemm: %s\n", gg_error());
+        return GG_EXIT_USAGE;
+    }
+    const int rc = write_tiles(&p, &impl, sms);
+    gg_problem_free(&p);
+    if (rc) fprintf(stderr, "ggemm: out of host memory for the tile list\n");
+    return rc ? GG_EXIT_USAGE : GG_EXIT_OK;
+}
+
+int gg_cmd_tiles(const GgOptions *o) {
     const GgShape shape = {o->tokens.v[0], o->experts.v[0], o->k.v[0], o->n.v[0]};
+    const int sms = o->sms > 0 ? o->sms : TILES_DEFAULT_SMS;
+    if (o->kernel) {
+        if (o->passes && o->passes != 1u << GG_PASS_FORWARD) {
+            fprintf(stderr, "ggemm: tiles --kernel lists a forward schedule; drop --pass or give --pass forward\n");
+            return GG_EXIT_USAGE;
+        }
+        return forward_tiles(o, &shape, sms);
+    }
+    if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
+        fprintf(stderr, "ggemm: tiles lists k5_wgrad's work list (--pass wgrad), or with --kernel NAME a forward "
+                        "configuration's tiles; dgrad's are k3's schedule with n = k\n");
+        return GG_EXIT_USAGE;
+    }
     char why[256];
     if (!k5_wgrad_can_implement(&shape, why, sizeof why)) {
         fprintf(stderr, "ggemm: %s\n", why);
@@ -84,7 +175,7 @@ int gg_cmd_tiles(const GgOptions *o) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
-    const int rc = write_list(&p, o->sms > 0 ? o->sms : TILES_DEFAULT_SMS);
+    const int rc = write_list(&p, sms);
     gg_problem_free(&p);
     if (rc) fprintf(stderr, "ggemm: out of host memory for the work list\n");
     return rc ? GG_EXIT_USAGE : GG_EXIT_OK;

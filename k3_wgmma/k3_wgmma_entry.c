@@ -81,9 +81,9 @@ static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t 
         const K3Prediction *p = &pred[best];
         int used = snprintf(why, len,
                             "%s: predicted %.1f us (%.0f tiles in %.0f waves; t_tiles %.1f, t_power %.1f, "
-                            "t_run %.1f, t_dram %.1f us); next",
+                            "t_run %.1f, t_dram %.1f us at B share %.3f); next",
                             choices[best].name, p->time_us, p->tiles, p->waves, p->t_tiles_us, p->t_power_us,
-                            p->t_run_us, p->t_dram_us);
+                            p->t_run_us, p->t_dram_us, p->b_share);
         int order[CHOICES], n = 0; /* the runners-up, fastest first */
         for (int i = 0; i < CHOICES; ++i)
             if (i != best && pred[i].time_us >= 0) order[n++] = i;

@@ -21,6 +21,42 @@ const char *const k3_calibration_shape_names[K3_CAL_SHAPES] = {"waves8_k1024", "
 
 static int k_blocks(int k) { return (k + 63) / 64; }
 
+double k3_model_stream_share(long long active, long long col_blocks, long long row_tiles, double last_width,
+                             int sms) {
+    enum { MAX_CTAS = 1024 };
+    const long long tiles = active * col_blocks * row_tiles, per_expert = col_blocks * row_tiles;
+    if (active <= 0 || col_blocks <= 0 || row_tiles <= 0 || sms <= 0 || sms > MAX_CTAS) return 1;
+    const long long ctas = tiles < sms ? tiles : sms; /* the persistent grid: no more CTAs than tiles */
+    /* tiles of the last column block each CTA holds: expert a's are the row_tiles consecutive
+     * tiles from a * per_expert + (col_blocks - 1) * row_tiles, dealt round the CTAs */
+    long long last[MAX_CTAS + 1] = {0};
+    long long every = 0; /* tiles of the last block every CTA holds */
+    if (last_width < 1) {
+        for (long long a = 0; a < active; ++a) {
+            const long long start = (a * per_expert + (col_blocks - 1) * row_tiles) % ctas, rest = row_tiles % ctas;
+            every += row_tiles / ctas;
+            if (rest == 0) continue;
+            last[start] += 1; /* a run of `rest` CTAs from start, wrapping round */
+            if (start + rest <= ctas) {
+                last[start + rest] -= 1;
+            } else {
+                last[ctas] -= 1;
+                last[0] += 1;
+                last[start + rest - ctas] -= 1;
+            }
+        }
+    }
+    double most = 0, sum = 0;
+    long long run = 0;
+    for (long long c = 0; c < ctas; ++c) {
+        run += last[c];
+        const double stream = (double)((tiles - c + ctas - 1) / ctas) - (1 - last_width) * (double)(every + run);
+        most = stream > most ? stream : most;
+        sum += stream;
+    }
+    return sum > 0 ? most * ctas / sum : 1;
+}
+
 void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exact, K3Work *w) {
     const int block_n = info->block_n, adaptive = info->block_m == 0;
     const double col_blocks = (s->n + block_n - 1) / block_n;
@@ -46,6 +82,10 @@ void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exac
     /* adaptive rows: the row tiles of a column block no longer run in step (a 64-row tile
      * finishes its k-loop early), so B's panel is read again for each of them (TRIALS.md) */
     w->b_reads = 1 + (adaptive ? p_half * (row_tiles - 1) : 0);
+    const int last = s->n - (int)(col_blocks - 1) * block_n;
+    w->b_share = k3_model_stream_share((long long)w->active, (long long)col_blocks,
+                                       row_tiles < 1.5 ? 1 : (long long)floor(row_tiles + 0.5),
+                                       (double)last / block_n, sms);
 }
 
 K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const K3CalConfig *c, double copy_gbps,
@@ -56,6 +96,7 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
     p.tiles = w.tiles;
     p.units = w.units;
     p.waves = w.waves;
+    p.b_share = w.b_share;
     const int kb = k_blocks(s->k);
     if (p.tiles > 0) {
         p.t_tiles_us = p.waves * (p.units / p.tiles) * (c->tile_us + c->kblock_us * kb);
@@ -64,7 +105,7 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
         p.t_run_us = p.t_tiles_us + limited * fmax(0, p.t_power_us - p.t_tiles_us);
         const double bytes =
             2.0 * ((double)s->tokens * s->k + w.active * w.b_reads * s->k * s->n + (double)s->tokens * s->n);
-        p.t_dram_us = bytes / (copy_gbps * 1e3);
+        p.t_dram_us = w.b_share * bytes / (copy_gbps * 1e3);
     }
     const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
     p.time_us = c->overhead_us + pow(t4, 0.25);

@@ -19,7 +19,12 @@
  *   t_run         t_tiles + f x max(0, t_power - t_tiles), f = max(0, 1 - sustain_us / t_tiles):
  *                 the clocks hold for about sustain_us of full load, then the power limit sets
  *                 the rate (short runs never reach it)
- *   t_dram        (A + B reads x B of the experts with rows + C) bytes / copy bandwidth
+ *   B share       the busiest CTA's share of the B stream over the mean: the static stride deals
+ *                 the tiles round the CTAs, and a CTA that holds more tiles, or fewer of the
+ *                 narrow last column block (N not a multiple of BLOCK_N), streams more of B
+ *   t_dram        B share x (A + B reads x B of the experts with rows + C) bytes / copy bandwidth:
+ *                 while every SM streams, each gets about the same share of DRAM (the same ring
+ *                 in flight), so the CTA with the most to read ends the launch
  *   time          overhead_us + (t_run^4 + t_dram^4)^(1/4)
  * The soft maximum (a 4-norm) makes a bound that is nearly reached still cost a little.
  *
@@ -70,7 +75,7 @@ typedef struct K3Calibration {
 
 /* What the configuration does with this shape, and its predicted time. */
 typedef struct K3Prediction {
-    double tiles, units, waves;
+    double tiles, units, waves, b_share;
     double t_tiles_us, t_power_us, t_run_us, t_dram_us, time_us;
 } K3Prediction;
 
@@ -80,12 +85,19 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
                               int sms, int exact);
 /* What a configuration's schedule does with a shape: experts with rows (the rows spread evenly
  * over min(experts, tokens) of them), row tiles x column blocks, units, waves, and how many
- * times each expert's B is read from DRAM. exact: the shape is an even split whose rows are
- * known (the calibration shapes); else each expert's last row tile holds a random remainder. */
+ * times each expert's B is read from DRAM, and the B share. exact: the shape is an even split
+ * whose rows are known (the calibration shapes); else each expert's last row tile holds a random
+ * remainder. */
 typedef struct K3Work {
-    double active, tiles, units, waves, b_reads;
+    double active, tiles, units, waves, b_reads, b_share;
 } K3Work;
 void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exact, K3Work *w);
+/* The B share: `active` experts alike, each col_blocks column blocks of row_tiles row tiles
+ * (rows inner, as the schedule orders them), the last block last_width of a whole one wide,
+ * dealt tile t to CTA t mod min(sms, tiles): the largest CTA's sum of tile widths over the mean
+ * (>= 1; 1 where sms is out of range, 1..1024). O(active + sms). */
+double k3_model_stream_share(long long active, long long col_blocks, long long row_tiles, double last_width,
+                             int sms);
 /* The constants of one configuration from its measured times: the ones whose model times of
  * the five calibration shapes (this model, DRAM term at copy_gbps included) are the measured
  * ones, solved together. sustain_us < 0: all five from the timings (the SUSTAIN run's capped %,

@@ -127,6 +127,44 @@ START_TEST(work_of_a_shape) {
 }
 END_TEST
 
+/* The B share against a loop that deals every tile: the busiest CTA's sum of tile widths over
+ * the mean. Qwen3-Next-like up projection at 192 wide: 6 column blocks, the last a third wide,
+ * and 132 CTAs a multiple of 6, so 22 CTAs hold only last-block tiles and the rest whole ones. */
+static double stream_share_by_dealing(long long active, long long col_blocks, long long row_tiles, double last_width,
+                                      int sms) {
+    const long long tiles = active * col_blocks * row_tiles, ctas = tiles < sms ? tiles : sms;
+    double stream[1024] = {0}, most = 0, sum = 0;
+    for (long long t = 0; t < tiles; ++t) {
+        const long long block = t % (col_blocks * row_tiles) / row_tiles;
+        stream[t % ctas] += block == col_blocks - 1 ? last_width : 1;
+    }
+    for (long long c = 0; c < ctas; ++c) {
+        most = stream[c] > most ? stream[c] : most;
+        sum += stream[c];
+    }
+    return most * ctas / sum;
+}
+
+START_TEST(stream_share_deals_the_tiles) {
+    /* 3072 tiles: CTAs 0..35 hold 24, the others 23; CTA c's column block is c mod 6 */
+    const double qwen3_next = k3_model_stream_share(512, 6, 1, 1.0 / 3, 132);
+    ck_assert_double_eq_tol(qwen3_next, 24 * 132 / (512 * (5 + 1.0 / 3)), 1e-12);
+    ck_assert_double_eq_tol(qwen3_next, stream_share_by_dealing(512, 6, 1, 1.0 / 3, 132), 1e-12);
+    ck_assert_double_eq_tol(k3_model_stream_share(64, 6, 33, 1, 132), 1, 1e-12); /* whole waves, whole blocks */
+    /* a tile per CTA: 32 CTAs, 8 of them a half-wide tile */
+    ck_assert_double_eq_tol(k3_model_stream_share(8, 4, 1, 0.5, 132), 32 / (24 + 8 * 0.5), 1e-12);
+    unsigned seed = 7;
+    for (int i = 0; i < 2000; ++i) {
+        seed = seed * 1103515245u + 12345u;
+        const long long active = 1 + seed % 300, col_blocks = 1 + (seed >> 9) % 40, row_tiles = 1 + (seed >> 17) % 7;
+        const double last_width = ((seed >> 20) % 4 + 1) / 4.0;
+        const int sms = 1 + (int)((seed >> 3) % 200);
+        ck_assert_double_eq_tol(k3_model_stream_share(active, col_blocks, row_tiles, last_width, sms),
+                                stream_share_by_dealing(active, col_blocks, row_tiles, last_width, sms), 1e-9);
+    }
+}
+END_TEST
+
 /* The choice is the least predicted time, on shapes of every kind. */
 START_TEST(choice_is_the_least_prediction) {
     const GgShape shapes[] = {{16384, 64, 1024, 2688}, {32768, 128, 4096, 3072}, {256, 64, 1024, 2688},
@@ -319,6 +357,7 @@ Suite *entry_suite(void) {
     tcase_add_test(t, fit_all_recovers_constants);
     tcase_add_test(t, builtin_calibration_covers_every_choice);
     tcase_add_test(t, work_of_a_shape);
+    tcase_add_test(t, stream_share_deals_the_tiles);
     tcase_add_test(t, choice_is_the_least_prediction);
     tcase_add_test(t, prediction_grows_with_work);
     tcase_add_test(t, gpu_given_or_calibrations_own);
