@@ -9,10 +9,15 @@
  *
  * The ragged reduction. Tile (e, t) sums over the m_e rows of expert e, in 64-row blocks
  * (GG_WGRAD_BLOCK_R, one ring stage). An expert of more than `chunk` blocks is split into
- * splits = ceil(m_e / (64 chunk)) items of `chunk` blocks (the last shorter); each writes an fp32
- * partial, and the last of them to finish (an integer ticket, not an fp atomic) adds the partials
- * in split order 0, 1, ... and writes bf16: the same sum, bit for bit, whichever CTA is last.
- * Every other expert, tiny or empty, is one item per tile, stored straight from registers.
+ * splits = ceil(m_e / (64 chunk)) items of whole blocks, as equal as whole blocks allow (split s
+ * takes blocks s B / splits .. (s + 1) B / splits of the expert's B, rounded down: at most
+ * `chunk` each, only the last one ending in a partial block). Equal, not `chunk` blocks and a
+ * short remainder: the round robin deals a tile's adjacent splits to neighbouring CTAs, and
+ * with an even grid and two splits per tile every other CTA got every remainder of an expert
+ * (k5_backward/TRIALS.md). Each split writes an fp32 partial, and the last of them to finish (an
+ * integer ticket, not an fp atomic) adds the partials in split order 0, 1, ... and writes bf16:
+ * the same sum, bit for bit, whichever CTA is last. Every other expert, tiny or empty, is one
+ * item per tile, stored straight from registers.
  *
  * The list is expert-major; inside expert e, local item j is split j % splits of tile
  * j / splits (the splits of one tile adjacent: they run on neighbouring CTAs at the same time, so
@@ -49,7 +54,8 @@ typedef struct GgWgradItem {
     int split;   /* 0 .. splits - 1 */
     int splits;  /* 1: stored from registers; > 1: through the workspace */
     int row0;    /* first reduction row, in A and dC */
-    int rows;    /* reduction rows of this item: 0 (an empty expert) .. 64 chunk */
+    int rows;    /* reduction rows of this item: 0 (an empty expert) .. 64 chunk; a multiple of 64
+                    but in the expert's last item */
     int m0;      /* first row of the tile in dB_e (a k index) */
     int col0;    /* first column of the tile (an n index) */
     int slot;    /* fp32 partial slot, or -1 (splits == 1) */
@@ -135,14 +141,15 @@ GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
 GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, int local,
                                 int slot_start) {
     GgWgradItem it;
-    const int splits = gg_wgrad_splits(p, m), rows = GG_WGRAD_BLOCK_R * p->chunk;
+    const int splits = gg_wgrad_splits(p, m), blocks = gg_wgrad_cdiv(m > 0 ? m : 0, GG_WGRAD_BLOCK_R);
     it.expert = e;
     it.splits = splits;
     it.tile = local / splits;
     it.split = local % splits;
-    it.row0 = row0 + it.split * rows;
-    const int left = m - it.split * rows;
-    it.rows = left < rows ? (left > 0 ? left : 0) : rows;
+    const long first = (long)it.split * blocks / splits, past = (long)(it.split + 1) * blocks / splits;
+    const long end = GG_WGRAD_BLOCK_R * past < m ? GG_WGRAD_BLOCK_R * past : m; /* rows past it: m */
+    it.row0 = row0 + (int)(GG_WGRAD_BLOCK_R * first);
+    it.rows = end > GG_WGRAD_BLOCK_R * first ? (int)(end - GG_WGRAD_BLOCK_R * first) : 0;
     it.m0 = (it.tile / p->n_blocks) * p->tile_m;
     it.col0 = (it.tile % p->n_blocks) * p->tile_n;
     it.slot = splits > 1 ? slot_start + local : -1;

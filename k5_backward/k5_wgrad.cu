@@ -5,8 +5,8 @@
 // expert e's m_e rows, 64 rows per ring stage. Three things are new:
 //   1. The work list (common/gg_wgrad.h, unit-tested on the CPU, drawn by plots/diagrams.py):
 //      items over (expert, tile, split). An expert longer than `chunk` blocks (a rule of the
-//      sizes and the grid) is split into items of `chunk` blocks, so one long reduction does not
-//      hold one SM to the end of the launch; each split item writes an fp32 partial into the
+//      sizes and the grid) is split into equal items of at most `chunk` blocks, so one long
+//      reduction does not hold one SM to the end of the launch; each split item writes an fp32 partial into the
 //      workspace and takes an integer ticket; the last of a tile adds the partials in split
 //      order (the same bits whoever is last) and writes bf16, then sets the ticket back to 0
 //      for the next launch. An unsplit item stores from registers; an empty expert's item

@@ -539,7 +539,7 @@ def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE
     handles = [mpatches.Patch(facecolor=colors[e % 10], edgecolor="black", label=f"expert {e}: {m} rows")
                for e, m in enumerate(meta["m_e"].split())]
     handles += [mpatches.Patch(facecolor="white", edgecolor="black", hatch="///",
-                               label=f"split item: {chunk} blocks, fp32 partial + ticket"),
+                               label=f"split item: equal splits of at most {chunk} blocks, fp32 partial + ticket"),
                 plt.Line2D([], [], marker="*", color="black", linestyle="", markersize=12,
                            label="fix-up: the last ticket adds the partials in split order"),
                 plt.Line2D([], [], marker="x", color="gray", linestyle="", markersize=9, mew=2,

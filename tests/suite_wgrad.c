@@ -47,8 +47,12 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
             ck_assert(it.slot >= 0 && it.slot < slots && !slot_seen[it.slot]);
             slot_seen[it.slot] = 1;
             ck_assert_int_eq(it.ticket, it.slot - it.split);
-            ck_assert_int_eq(it.split < it.splits - 1 ? it.rows : GG_WGRAD_BLOCK_R * p.chunk,
-                             GG_WGRAD_BLOCK_R * p.chunk); /* only the last split is short */
+            /* whole blocks but in the last split; the splits of a tile within one block of each
+             * other: floor(B / splits) or ceil of the expert's B blocks */
+            const int blocks = gg_wgrad_cdiv(m[it.expert], GG_WGRAD_BLOCK_R);
+            if (it.split < it.splits - 1) ck_assert_int_eq(it.rows % GG_WGRAD_BLOCK_R, 0);
+            ck_assert_int_ge(gg_wgrad_cdiv(it.rows, GG_WGRAD_BLOCK_R), blocks / it.splits);
+            ck_assert_int_le(gg_wgrad_cdiv(it.rows, GG_WGRAD_BLOCK_R), gg_wgrad_cdiv(blocks, it.splits));
         } else {
             ck_assert_int_eq(it.slot, -1);
             ck_assert_int_eq(it.ticket, -1);

@@ -3,9 +3,11 @@
  *
  * Expert e owns m[e] consecutive rows (0 allowed), expert 0 from row 0. Its k x n output dB_e is
  * `tiles` tiles, the same count for every expert. The reduction is in 64-row blocks; an expert
- * of more than `chunk` blocks (64 chunk rows) is split: each tile becomes ceil(m / (64 chunk))
- * items of `chunk` blocks, the last one shorter, which write fp32 partials that one of them adds
- * (the fix-up). Every other expert, empty ones too, is one item per tile.
+ * of more than `chunk` blocks (64 chunk rows) is split: each tile becomes S = ceil(m / (64 chunk))
+ * items of whole blocks, as equal as whole blocks allow (of the expert's B = ceil(m / 64) blocks,
+ * split s takes blocks floor(s B / S) .. floor((s + 1) B / S), so only the last one can end in a
+ * partial block), which write fp32 partials that one of them adds (the fix-up). Every other
+ * expert, empty ones too, is one item per tile.
  *   lab_wgrad_splits  items per tile of an expert of m rows
  *   lab_wgrad_fixups  fix-ups over all experts: one per tile of a split expert
  *   lab_wgrad_item    item `index` of the list: expert-major, and inside an expert the splits of
