@@ -9,9 +9,9 @@
  *
  * The ragged reduction. Tile (e, t) sums over the m_e rows of expert e, in 64-row blocks
  * (GG_WGRAD_BLOCK_R, one ring stage). An expert of more than `chunk` blocks is split into
- * splits = ceil(m_e / (64 chunk)) items of whole blocks, as equal as whole blocks allow (split s
- * takes blocks s B / splits .. (s + 1) B / splits of the expert's B, rounded down: at most
- * `chunk` each, only the last one ending in a partial block). Equal, not `chunk` blocks and a
+ * splits = ceil(m_e / (64 chunk)) items of whole blocks, as equal as whole blocks allow: of the
+ * expert's ceil(m_e / 64) blocks, split s takes those from floor(s blocks / splits) up to
+ * floor((s + 1) blocks / splits), at most `chunk`, only the last one ending in a partial block. Equal, not `chunk` blocks and a
  * short remainder: the round robin deals a tile's adjacent splits to neighbouring CTAs, and
  * with an even grid and two splits per tile every other CTA got every remainder of an expert
  * (k5_backward/TRIALS.md). Each split writes an fp32 partial, and the last of them to finish (an
@@ -147,7 +147,7 @@ GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, 
     it.tile = local / splits;
     it.split = local % splits;
     const long first = (long)it.split * blocks / splits, past = (long)(it.split + 1) * blocks / splits;
-    const long end = GG_WGRAD_BLOCK_R * past < m ? GG_WGRAD_BLOCK_R * past : m; /* rows past it: m */
+    const long end = GG_WGRAD_BLOCK_R * past < m ? GG_WGRAD_BLOCK_R * past : m; /* the last block: m */
     it.row0 = row0 + (int)(GG_WGRAD_BLOCK_R * first);
     it.rows = end > GG_WGRAD_BLOCK_R * first ? (int)(end - GG_WGRAD_BLOCK_R * first) : 0;
     it.m0 = (it.tile / p->n_blocks) * p->tile_m;

@@ -9,7 +9,7 @@
  * in the same time, a tie going to the later split (the sum is the same bits whoever adds it).
  *
  * --kernel NAME (a persistent forward configuration of k3_wgmma, or the entry point, which
- * lists what it picks): the device schedule's tiles (common/gg_schedule.h), tile t on CTA
+ * lists what its cost model picks for this shape on N SMs): the device schedule's tiles (common/gg_schedule.h), tile t on CTA
  * t % grid with the grid of gg_persistent_clusters. One row per tile: the CTA, the expert, its
  * rows (row0, valid rows, rows computed), its columns (col0, valid width), and the CTA's B
  * stream before and after it in columns of B loaded (start, end: every tile loads K rows of its
@@ -24,6 +24,7 @@
 #include "gg_launch.h"
 #include "gg_schedule.h"
 #include "gg_wgrad.h"
+#include "k3_wgmma/k3_wgmma.h"
 #include "k5_backward/k5_backward.h"
 
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
@@ -123,9 +124,22 @@ static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms) {
  * schedules on the device (an entry point: the one it picks here). */
 static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
     GgImpl impl;
-    if (gg_impl_find(o->kernel, &impl) || gg_impl_resolve(&impl, shape)) {
+    if (gg_impl_find(o->kernel, &impl)) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
+    }
+    if (impl.kernel && impl.kernel->choose == k3_wgmma_choose) { /* on `sms` SMs, no GPU asked */
+        const GgGpu gpu = {sms, NULL};
+        char why[512];
+        const char *name = k3_wgmma_choose_on(shape, &gpu, why, sizeof why);
+        if (!name) {
+            fprintf(stderr, "ggemm: k3_wgmma chose nothing: %s\n", why);
+            return GG_EXIT_USAGE;
+        }
+        if (gg_impl_find(name, &impl)) {
+            fprintf(stderr, "ggemm: %s\n", gg_error());
+            return GG_EXIT_USAGE;
+        }
     }
     const GgKernelInfo *info = &impl.info;
     if (!impl.kernel || info->pass != GG_PASS_FORWARD || info->host_tiles || info->cluster > 1 ||

@@ -83,9 +83,8 @@ void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exac
      * finishes its k-loop early), so B's panel is read again for each of them (TRIALS.md) */
     w->b_reads = 1 + (adaptive ? p_half * (row_tiles - 1) : 0);
     const int last = s->n - (int)(col_blocks - 1) * block_n;
-    w->b_share = k3_model_stream_share((long long)w->active, (long long)col_blocks,
-                                       row_tiles < 1.5 ? 1 : (long long)floor(row_tiles + 0.5),
-                                       (double)last / block_n, sms);
+    w->b_share = k3_model_stream_share((long long)w->active, (long long)col_blocks, (long long)floor(row_tiles + 0.5),
+                                       (double)last / block_n, sms); /* a deal needs whole row tiles */
 }
 
 K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const K3CalConfig *c, double copy_gbps,
@@ -103,9 +102,11 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
         p.t_power_us = p.units / sms * c->power_kblock_us * kb;
         const double limited = p.t_tiles_us > c->sustain_us ? 1 - c->sustain_us / p.t_tiles_us : 0;
         p.t_run_us = p.t_tiles_us + limited * fmax(0, p.t_power_us - p.t_tiles_us);
-        const double bytes =
-            2.0 * ((double)s->tokens * s->k + w.active * w.b_reads * s->k * s->n + (double)s->tokens * s->n);
-        p.t_dram_us = w.b_share * bytes / (copy_gbps * 1e3);
+        /* B's stream at the busiest CTA's share: A and C are each read or written once, by tiles
+         * of every width alike */
+        const double bytes = 2.0 * ((double)s->tokens * s->k + w.b_share * w.active * w.b_reads * s->k * s->n +
+                                    (double)s->tokens * s->n);
+        p.t_dram_us = bytes / (copy_gbps * 1e3);
     }
     const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
     p.time_us = c->overhead_us + pow(t4, 0.25);

@@ -22,9 +22,9 @@
  *   B share       the busiest CTA's share of the B stream over the mean: the static stride deals
  *                 the tiles round the CTAs, and a CTA that holds more tiles, or fewer of the
  *                 narrow last column block (N not a multiple of BLOCK_N), streams more of B
- *   t_dram        B share x (A + B reads x B of the experts with rows + C) bytes / copy bandwidth:
- *                 while every SM streams, each gets about the same share of DRAM (the same ring
- *                 in flight), so the CTA with the most to read ends the launch
+ *   t_dram        (A + B share x B reads x B of the experts with rows + C) bytes / copy bandwidth:
+ *                 while every SM streams B, each gets about the same share of DRAM (the same
+ *                 ring in flight), so the CTA with the most of B to read ends the launch
  *   time          overhead_us + (t_run^4 + t_dram^4)^(1/4)
  * The soft maximum (a 4-norm) makes a bound that is nearly reached still cost a little.
  *

@@ -6,10 +6,10 @@
 //   1. The work list (common/gg_wgrad.h, unit-tested on the CPU, drawn by plots/diagrams.py):
 //      items over (expert, tile, split). An expert longer than `chunk` blocks (a rule of the
 //      sizes and the grid) is split into equal items of at most `chunk` blocks, so one long
-//      reduction does not hold one SM to the end of the launch; each split item writes an fp32 partial into the
-//      workspace and takes an integer ticket; the last of a tile adds the partials in split
-//      order (the same bits whoever is last) and writes bf16, then sets the ticket back to 0
-//      for the next launch. An unsplit item stores from registers; an empty expert's item
+//      reduction does not hold one SM to the end of the launch; each split item writes an fp32
+//      partial into the workspace and takes an integer ticket; the last of a tile adds the
+//      partials in split order (the same bits whoever is last) and writes bf16, then sets the
+//      ticket back to 0 for the next launch. An unsplit item stores from registers; an empty expert's item
 //      loads nothing and stores zeros. Each CTA builds the per-expert prefix sums in shared
 //      memory from the device-side row offsets (graph-safe, as k3 step 2).
 //   2. The operands: A_e^T is read M-major (imm-trans-a 1) from boxes of A rows, dC_e N-major
