@@ -8,7 +8,8 @@ kernels' own functions compiled for the host, the tile list (common/problem.c, g
 the fragment layouts (gg_fragments.h), the swizzle (gg_swizzle.h), the mbarrier ring
 (gg_pipeline.h) and the kernels' GgKernelInfo; fig13 also reads k3's registers and setmaxnreg
 budgets from BIN_DIR/ggemm with cuobjdump; fig23 is k5_wgrad's work list as `ggemm tiles`
-prints it (common/gg_wgrad.h). Prints one line per figure written, or one line
+prints it (common/gg_wgrad.h), fig25 a k3 configuration's tiles per CTA as `ggemm tiles --kernel`
+prints them (common/gg_schedule.h). Prints one line per figure written, or one line
 saying why a figure was skipped. Needs python3-matplotlib.
 """
 import argparse
@@ -554,6 +555,58 @@ def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE
     fig.savefig(out, dpi=DPI)
 
 
+# ---------------------------------------------------------------- fig25: how the static stride deals B
+FORWARD_EXAMPLE = dict(tokens=1536, experts=12, k=64, n=1024, sms=12)
+
+
+def ggemm_forward_tiles(bin_dir, kernel, tokens, experts, k, n, sms):
+    """Rows of `ggemm tiles --kernel` (common/gg_schedule.h through harness/cmd_tiles.c) and its
+    '# key=value,...' line."""
+    out = subprocess.run([os.path.join(bin_dir, "ggemm"), "tiles", "--kernel", kernel, "--tokens", str(tokens),
+                          "--experts", str(experts), "--k", str(k), "--n", str(n), "--sms", str(sms)], check=True,
+                         capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(","))
+    return [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])], meta
+
+
+def fig_forward_deal(bin_dir, out, ex=FORWARD_EXAMPLE):
+    kernels = ("k3_wgmma_pingpong_m128_n192", "k3_wgmma_coop_m128_n256")
+    colors = plt.cm.tab20.colors
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), sharey=True)
+    for ax, kernel in zip(axes, kernels):
+        tiles, meta = ggemm_forward_tiles(bin_dir, kernel, **ex)
+        grid, block_n = int(meta["grid"]), int(meta["block_n"])
+        ends = {}
+        for t in tiles:
+            narrow = t["width"] < block_n
+            ax.add_patch(mpatches.Rectangle((t["start"], t["cta"] + 0.1), t["end"] - t["start"], 0.8,
+                                            facecolor=colors[t["expert"] % 20], edgecolor="black", linewidth=0.5,
+                                            hatch="///" if narrow else None))
+            if t["end"] - t["start"] >= 128:
+                ax.text((t["start"] + t["end"]) / 2, t["cta"] + 0.5, f"e{t['expert']} c{t['col0'] // block_n}",
+                        ha="center", va="center", fontsize=7)
+            ends[t["cta"]] = t["end"]
+        share = max(ends.values()) * len(ends) / sum(ends.values())
+        ax.set_xlim(0, max(ends.values()) * 1.02)
+        ax.set_ylim(grid, 0)
+        ax.set_yticks([c + 0.5 for c in range(grid)])
+        ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
+        ax.set_xlabel("columns of B loaded, in the CTA's order (each tile reads K rows of its valid columns;\n"
+                      "a count, not a measured time)")
+        ax.set_title(f"{kernel}: {block_n} wide, {len(tiles)} tiles on {grid} CTAs\n"
+                     f"B share (busiest CTA's columns over the mean) = {share:.3f}", fontsize=10)
+    axes[0].set_ylabel("CTA (blockIdx.x): tile t runs on CTA t mod grid")
+    handles = [mpatches.Patch(facecolor="white", edgecolor="black", hatch="///",
+                              label="narrow tile: the last column block, N not a multiple of BLOCK_N"),
+               mpatches.Patch(facecolor=colors[0], edgecolor="black", label="colour: the expert (eE cC: its column block)")]
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8)
+    fig.suptitle(f"How the static stride deals B (`ggemm tiles --kernel`): {ex['experts']} experts of "
+                 f"{ex['tokens'] // ex['experts']} rows, N = {ex['n']}, {ex['sms']} SMs", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.95))
+    fig.savefig(out, dpi=DPI)
+
+
 FIGURES = {
     "fig02-tile-list.png": fig_tile_list,
     "fig04-ldmatrix.png": fig_ldmatrix,
@@ -565,6 +618,7 @@ FIGURES = {
     "fig13-k3-roles.png": fig_k3_roles,
     "fig20-k4-glu-pairing.png": fig_glu,
     "fig23-wgrad-work-list.png": fig_wgrad_list,
+    "fig25-k3-forward-deal.png": fig_forward_deal,
 }
 
 
