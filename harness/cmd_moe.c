@@ -24,14 +24,6 @@ static int item_is(const char *p, const char *name) {
 }
 static const char *next_item(const char *p) { return p + strcspn(p, ",") + (p[strcspn(p, ",")] == ','); }
 
-/* 1 if `name` is in `want`: "all", or model names separated by commas. */
-static int model_wanted(const char *want, const char *name) {
-    if (!strcmp(want, "all")) return 1;
-    for (const char *p = want; *p; p = next_item(p))
-        if (item_is(p, name)) return 1;
-    return 0;
-}
-
 /* The cases the options name: models x tokens. 0, or GG_EXIT_USAGE after one line. */
 static int select_cases(const GgOptions *o, Case *c, int *count) {
     const int nt = o->given_tokens ? o->tokens.count : (int)(sizeof default_tokens / sizeof default_tokens[0]);
@@ -43,7 +35,7 @@ static int select_cases(const GgOptions *o, Case *c, int *count) {
     }
     for (int m = 0; m < (want ? gg_moe_model_count : 1); ++m) {
         const GgMoeModel *md = &gg_moe_models[m];
-        if (want && !model_wanted(want, md->name)) continue;
+        if (want && strcmp(want, "all") && !gg_in_list(want, md->name)) continue;
         for (int i = 0; i < nt; ++i) {
             if (*count == MAX_CASES) {
                 fprintf(stderr, "ggemm: moe: more than %d cases (models x tokens)\n", MAX_CASES);
@@ -90,7 +82,10 @@ static int select_gather(const GgOptions *o, K4Gather *gather) {
     for (int g = 0; g < K4_GATHERS; ++g)
         if (!strcmp(o->gather, k4_gather_names[g])) found = g;
     if (found < 0) {
-        fprintf(stderr, "ggemm: moe: --gather: '%s' is not one of tma_warp, tma_warpgroup, cp_async\n", o->gather);
+        char names[128] = "";
+        for (int g = 0; g < K4_GATHERS; ++g)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", g ? ", " : "", k4_gather_names[g]);
+        fprintf(stderr, "ggemm: moe: --gather: '%s' is not one of %s\n", o->gather, names);
         return GG_EXIT_USAGE;
     }
     if (!k4_gather_built((K4Gather)found)) {

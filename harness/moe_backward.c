@@ -49,6 +49,7 @@
 
 #include "gg_harness.h"
 #include "gg_moe.h"
+#include "k4_moe/k4_host.h"
 
 const char *const gg_moe_grad_names[GG_MOE_GRADS] = {"dX", "dWr", "dW1", "dW2"};
 
@@ -397,7 +398,7 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
     const size_t b_[R_BUFS] = {2 * R * d, 4 * R * 2 * f, 2 * R * f,     4 * R * d, 4 * R,     2 * R * d,
                                4 * R * f, 2 * R * 2 * f, 4 * R * d,     2 * T * E, 4 * T * d, 4 * T * d,
                                4 * d * E, 4 * d * 2 * f, 4 * f * d};
-    for (int i = 0; i < R_BUFS; ++i) off[i + 1] = off[i] + (b_[i] + 255) / 256 * 256;
+    for (int i = 0; i < R_BUFS; ++i) off[i + 1] = off[i] + k4_carve(NULL, &b_[i], 1, NULL);
     for (int i = 0; i < GG_MOE_GRADS; ++i)
         if (block_elements(s, i) > most) most = block_elements(s, i);
     uint16_t *got = malloc(2 * most + 1); /* one block of the layer's gradient and of the reference */

@@ -27,22 +27,32 @@ double k3_model_stream_share(long long active, long long col_blocks, long long r
     const long long tiles = active * col_blocks * row_tiles, per_expert = col_blocks * row_tiles;
     if (active <= 0 || col_blocks <= 0 || row_tiles <= 0 || sms <= 0 || sms > MAX_CTAS) return 1;
     const long long ctas = tiles < sms ? tiles : sms; /* the persistent grid: no more CTAs than tiles */
+    if (last_width >= 1) return (double)((tiles + ctas - 1) / ctas) * ctas / (double)tiles; /* only whole tiles */
     /* tiles of the last column block each CTA holds: expert a's are the row_tiles consecutive
-     * tiles from a * per_expert + (col_blocks - 1) * row_tiles, dealt round the CTAs */
+     * tiles from a * per_expert + (col_blocks - 1) * row_tiles, dealt round the CTAs. Expert a's
+     * run starts where expert a + period's does (period = ctas / gcd(per_expert, ctas)), so the
+     * experts fall into at most `ctas` classes: O(ctas) whatever the expert count, as the entry
+     * point predicts on every launch. */
     long long last[MAX_CTAS + 1] = {0};
-    long long every = 0; /* tiles of the last block every CTA holds */
-    if (last_width < 1) {
-        for (long long a = 0; a < active; ++a) {
-            const long long start = (a * per_expert + (col_blocks - 1) * row_tiles) % ctas, rest = row_tiles % ctas;
-            every += row_tiles / ctas;
-            if (rest == 0) continue;
-            last[start] += 1; /* a run of `rest` CTAs from start, wrapping round */
+    const long long every = active * (row_tiles / ctas), rest = row_tiles % ctas; /* whole rounds; the rest */
+    if (rest > 0) {
+        long long g = ctas, r = per_expert % ctas; /* gcd(per_expert, ctas) */
+        while (r) {
+            const long long t = g % r;
+            g = r;
+            r = t;
+        }
+        const long long period = ctas / g;
+        for (long long a = 0; a < active && a < period; ++a) {
+            const long long start = (a * per_expert + (col_blocks - 1) * row_tiles) % ctas;
+            const long long experts = (active - 1 - a) / period + 1; /* a, a + period, ... */
+            last[start] += experts; /* a run of `rest` CTAs from start, wrapping round */
             if (start + rest <= ctas) {
-                last[start + rest] -= 1;
+                last[start + rest] -= experts;
             } else {
-                last[ctas] -= 1;
-                last[0] += 1;
-                last[start + rest - ctas] -= 1;
+                last[ctas] -= experts;
+                last[0] += experts;
+                last[start + rest - ctas] -= experts;
             }
         }
     }

@@ -95,7 +95,7 @@ void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exac
 /* The B share: `active` experts alike, each col_blocks column blocks of row_tiles row tiles
  * (rows inner, as the schedule orders them), the last block last_width of a whole one wide,
  * dealt tile t to CTA t mod min(sms, tiles): the largest CTA's sum of tile widths over the mean
- * (>= 1; 1 where sms is out of range, 1..1024). O(active + sms). */
+ * (>= 1; 1 where sms is out of range, 1..1024). O(sms): the entry point asks on every launch. */
 double k3_model_stream_share(long long active, long long col_blocks, long long row_tiles, double last_width,
                              int sms);
 /* The constants of one configuration from its measured times: the ones whose model times of

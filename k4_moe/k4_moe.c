@@ -89,24 +89,24 @@ static void sizes(const GgMoeShape *s, int fused, size_t n[BUFS], size_t el[BUFS
     n[WS_Y] = r * s->d, el[WS_Y] = bf16;
 }
 
-static size_t round256(size_t b) { return (b + 255) / 256 * 256; } /* every buffer 256-byte aligned */
+/* Each buffer's bytes (k4_carve aligns them). */
+static void buffer_bytes(const GgMoeShape *s, int fused, size_t bytes[BUFS]) {
+    size_t n[BUFS], el[BUFS];
+    sizes(s, fused, n, el);
+    for (int i = 0; i < BUFS; ++i) bytes[i] = n[i] * el[i];
+}
 
 size_t k4_moe_workspace_bytes(const GgMoeShape *s, int fused) {
-    size_t n[BUFS], el[BUFS], total = 0;
-    sizes(s, fused, n, el);
-    for (int i = 0; i < BUFS; ++i) total += round256(n[i] * el[i]);
-    return total;
+    size_t bytes[BUFS];
+    buffer_bytes(s, fused, bytes);
+    return k4_carve(NULL, bytes, BUFS, NULL);
 }
 
 void k4_moe_workspace(void *base, const GgMoeShape *s, int fused, GgMoeWorkspace *ws) {
-    size_t n[BUFS], el[BUFS];
-    sizes(s, fused, n, el);
-    char *p = base;
+    size_t bytes[BUFS];
     void *slot[BUFS];
-    for (int i = 0; i < BUFS; ++i) {
-        slot[i] = n[i] ? p : NULL;
-        p += round256(n[i] * el[i]);
-    }
+    buffer_bytes(s, fused, bytes);
+    k4_carve(base, bytes, BUFS, slot);
     ws->logits = slot[WS_LOGITS];
     ws->topk_expert = slot[WS_TOPK_EXPERT];
     ws->topk_weight = slot[WS_TOPK_WEIGHT];
@@ -213,7 +213,6 @@ cudaError_t k4_moe_forward(const GgMoeLayer *l, int fused, cudaEvent_t *marks) {
 #undef MARK
 #undef STEP
 
-/* One GEMM's floor: max(FLOPs at the dense rate, compulsory bytes at the copy bandwidth). */
 /* The three GEMMs: FLOPs and compulsory bytes (bf16: 2 bytes an element). GEMM1 reads each
  * token once, its output is H [R x F]; GEMM2 reads H and writes Y [R x d]. */
 static void gemms(const GgMoeShape *s, double flops[3], double bytes[3]) {

@@ -54,27 +54,20 @@ static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS], size_t t
     }
 }
 
-static size_t round256(size_t b) { return (b + 255) / 256 * 256; }
-
 cudaError_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms, size_t *bytes) {
     if (num_sms <= 0) return cudaErrorInvalidValue;
-    size_t b[BUFS], tickets[K5_MOE_WGRADS], total = 0;
+    size_t b[BUFS], tickets[K5_MOE_WGRADS];
     sizes(s, num_sms, b, tickets);
-    for (int i = 0; i < BUFS; ++i) total += round256(b[i]);
-    *bytes = total;
+    *bytes = k4_carve(NULL, b, BUFS, NULL);
     return cudaSuccess;
 }
 
 cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws) {
     if (num_sms <= 0) return cudaErrorInvalidValue;
     size_t b[BUFS], tickets[K5_MOE_WGRADS];
-    sizes(s, num_sms, b, tickets);
-    char *p = base;
     void *slot[BUFS];
-    for (int i = 0; i < BUFS; ++i) {
-        slot[i] = b[i] ? p : NULL;
-        p += round256(b[i]);
-    }
+    sizes(s, num_sms, b, tickets);
+    k4_carve(base, b, BUFS, slot);
     ws->dw = slot[WS_DW];
     ws->dy = slot[WS_DY];
     ws->dh = slot[WS_DH];

@@ -21,6 +21,8 @@ import subprocess
 
 import matplotlib
 
+import work_lists
+
 matplotlib.use("Agg")
 import matplotlib.patches as mpatches  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
@@ -493,19 +495,10 @@ def fig_glu(bin_dir, out, f=768):
 WGRAD_EXAMPLE = dict(m_list="3000,1400,600,200,64,3,0,1", k=256, n=384, sms=16)
 
 
-def ggemm_tiles(bin_dir, m_list, k, n, sms):
-    """Rows of `ggemm tiles --pass wgrad` (common/gg_wgrad.h through harness/cmd_tiles.c) and its
-    '# key=value,...' line."""
-    out = subprocess.run([os.path.join(bin_dir, "ggemm"), "tiles", "--pass", "wgrad", "--m-list", m_list, "--k", str(k),
-                          "--n", str(n), "--sms", str(sms)], check=True, capture_output=True, text=True).stdout
-    lines = out.splitlines()
-    meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(","))
-    return [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])], meta
-
-
 def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE["k"], n=WGRAD_EXAMPLE["n"],
                    sms=WGRAD_EXAMPLE["sms"]):
-    items, meta = ggemm_tiles(bin_dir, m_list, k, n, sms)
+    meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--pass", "wgrad", "--m-list", m_list, "--k", k,
+                                   "--n", n, "--sms", sms)
     grid, chunk = int(meta["grid"]), int(meta["chunk"])
     colors = plt.cm.tab10.colors
     fig, ax = plt.subplots(figsize=(13, 6.8))
@@ -559,23 +552,13 @@ def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE
 FORWARD_EXAMPLE = dict(tokens=1536, experts=12, k=64, n=1024, sms=12)
 
 
-def ggemm_forward_tiles(bin_dir, kernel, tokens, experts, k, n, sms):
-    """Rows of `ggemm tiles --kernel` (common/gg_schedule.h through harness/cmd_tiles.c) and its
-    '# key=value,...' line."""
-    out = subprocess.run([os.path.join(bin_dir, "ggemm"), "tiles", "--kernel", kernel, "--tokens", str(tokens),
-                          "--experts", str(experts), "--k", str(k), "--n", str(n), "--sms", str(sms)], check=True,
-                         capture_output=True, text=True).stdout
-    lines = out.splitlines()
-    meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(","))
-    return [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])], meta
-
-
 def fig_forward_deal(bin_dir, out, ex=FORWARD_EXAMPLE):
     kernels = ("k3_wgmma_pingpong_m128_n192", "k3_wgmma_coop_m128_n256")
     colors = plt.cm.tab20.colors
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), sharey=True)
     for ax, kernel in zip(axes, kernels):
-        tiles, meta = ggemm_forward_tiles(bin_dir, kernel, **ex)
+        meta, tiles = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel,
+                                       *(x for key, v in ex.items() for x in (f"--{key}", v)))
         grid, block_n = int(meta["grid"]), int(meta["block_n"])
         ends = {}
         for t in tiles:

@@ -13,10 +13,10 @@ Standard library only.
 import argparse
 import os
 import random
-import subprocess
 import sys
 
 import readme_block
+import work_lists
 
 ROOT = readme_block.ROOT
 SEED = 1
@@ -45,16 +45,13 @@ def shapes():
 def deal(ggemm, shape_args):
     """The list's parameters, and the busiest CTA's blocks over the mean as the kernel deals it
     (item t to CTA t mod grid) and as a zig-zag would (every other round dealt backwards)."""
-    out = subprocess.run([ggemm, "tiles", "--pass", "wgrad"] + shape_args, capture_output=True, text=True,
-                         check=True).stdout.splitlines()
-    meta = dict(kv.split("=", 1) for kv in out[0][1:].strip().split(",") if "=" in kv)
+    meta, items = work_lists.tiles(ggemm, "--pass", "wgrad", *shape_args)
     grid = int(meta["grid"])
     dealt, zigzag = [0] * grid, [0] * grid
-    for line in out[2:]:
-        f = line.split(",")
-        item, cta, blocks = int(f[0]), int(f[1]), int(f[11]) - int(f[10])
-        dealt[cta] += blocks
-        rnd, c = divmod(item, grid)
+    for it in items:
+        blocks = it["end"] - it["start"]
+        dealt[it["cta"]] += blocks
+        rnd, c = divmod(it["item"], grid)
         zigzag[grid - 1 - c if rnd % 2 else c] += blocks
     return meta, [max(x) * grid / sum(x) for x in (dealt, zigzag)]
 

@@ -1,0 +1,12 @@
+"""`ggemm tiles` read once for every generator that draws or counts a work list (harness/cmd_tiles.c
+writes it: a '# key=value,...' line, then CSV of integers). Standard library only."""
+import csv
+import subprocess
+
+
+def tiles(ggemm, *args):
+    """(meta, rows) of `ggemm tiles ARGS`: meta the first line's keys as strings, rows dicts of ints."""
+    lines = subprocess.run([ggemm, "tiles", *map(str, args)], check=True, capture_output=True,
+                           text=True).stdout.splitlines()
+    meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(",") if "=" in kv)
+    return meta, [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])]
