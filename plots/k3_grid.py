@@ -5,7 +5,8 @@ committed calibration), its measured time in the configuration sweeps, the faste
 it chooses among, the old rule's pick where it was measured, and torch._grouped_mm. Writes the
 `k3-grid` table, the `k3-grid-ablations` table (ablations that beat every choice) and the
 `k3-grid-widths` table (192 against 256 wide, with each schedule's B share from `ggemm tiles`),
-in k3_wgmma/TRIALS.md, and the `k3-grid-summary` lines (k3_wgmma/README.md and TRIALS.md).
+in k3_wgmma/TRIALS.md, the `k3-grid-summary` lines (TRIALS.md) and their short form `k3-grid-brief`
+(README.md).
 
     python3 plots/k3_grid.py [--ggemm build/bin/ggemm] [--check]
 
@@ -15,7 +16,6 @@ the grid that ran every configuration). Standard library only.
 """
 import argparse
 import bisect
-import csv
 import glob
 import math
 import os
@@ -24,6 +24,8 @@ import subprocess
 import sys
 
 import readme_block
+import work_lists
+from tables import load as read_results  # ({header key: value}, rows) of a results CSV
 
 ROOT = readme_block.ROOT
 EVIDENCE = os.path.join(ROOT, "results", "h200", "evidence")
@@ -36,19 +38,6 @@ WINDOW_SAMPLES = 100  # moments at which schedule_of looks at the running tiles
 clock_of = {}  # shape -> configuration -> the SM clock at the end of its series
 
 
-def rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
-
-
-def header(path, key):
-    with open(path) as f:
-        for line in f:
-            if line.startswith(f"# {key}="):
-                return line.split("=", 1)[1].strip()
-    return "?"
-
-
 def shape(r):
     return (r["set"], int(r["tokens"]), int(r["experts"]), int(r["k"]), int(r["n"]), float(r["skew"]))
 
@@ -57,7 +46,7 @@ def load():
     configs, old_pick, torch, first, ablations = {}, {}, {}, {}, {}
     sources = sorted(glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv")))
     for path in sources:
-        for r in rows(path):
+        for r in read_results(path)[1]:
             k, name = shape(r), r["kernel"]
             if name.startswith(PREFIX) and name[len(PREFIX):] in CHOICES:
                 configs.setdefault(k, {})[name[len(PREFIX):]] = float(r["time_us_median"])
@@ -67,7 +56,7 @@ def load():
             elif name.startswith(PREFIX) and name.rsplit("_", 1)[1] in ("solo", "mcb", "mca"):
                 ablations.setdefault(k, {})[name[len(PREFIX):]] = (float(r["time_us_median"]), r["sm_clock_mhz"])
     default = os.path.join(EVIDENCE, "grid-default-177b750.csv")
-    for r in rows(default):
+    for r in read_results(default)[1]:
         if r["kernel"] == "torch_grouped_mm":
             torch[shape(r)] = float(r["time_us_median"])
         elif r["kernel"] == "k3_wgmma":  # the first model (even split, no B re-reads), as it ran
@@ -91,7 +80,7 @@ def sweep_shapes():
     """The committed sweep's shapes that ran every configuration (not grid shapes: a check on
     shapes the model's terms were not found on): shape -> configuration -> median time."""
     times = {}
-    for r in rows(os.path.join(ROOT, "results", "h200", "sweep.csv")):
+    for r in read_results(os.path.join(ROOT, "results", "h200", "sweep.csv"))[1]:
         name = r["kernel"][len(PREFIX):] if r["kernel"].startswith(PREFIX) else ""
         if name in CHOICES:
             times.setdefault(shape(r), {})[name] = float(r["time_us_median"])
@@ -108,15 +97,13 @@ def schedule_of(ggemm, k, config):
     how far apart in the list would the tiles running at one moment be, in grids, averaged until
     the first CTA runs out of tiles. One grid is lockstep; narrow tiles let some CTAs run ahead."""
     _, tokens, experts, kk, n, skew = k
-    out = subprocess.run([ggemm, "tiles", "--kernel", PREFIX + config, "--tokens", str(tokens), "--experts",
-                          str(experts), "--k", str(kk), "--n", str(n), "--skew", str(skew)], capture_output=True,
-                         text=True, check=True).stdout.splitlines()
-    grid, sms, block_n = (int(re.search(rf"{key}=(\d+)", out[0]).group(1)) for key in ("grid", "sms", "block_n"))
+    meta, dealt = work_lists.tiles(ggemm, "--kernel", PREFIX + config, "--tokens", tokens, "--experts", experts,
+                                   "--k", kk, "--n", n, "--skew", skew)
+    grid, sms, block_n = (int(meta[key]) for key in ("grid", "sms", "block_n"))
     ends, tiles = [[] for _ in range(grid)], [[] for _ in range(grid)]  # per CTA, in its order
-    for line in out[2:]:
-        f = line.split(",")
-        ends[int(f[1])].append(int(f[9]) / block_n)
-        tiles[int(f[1])].append(int(f[0]))
+    for t in dealt:
+        ends[t["cta"]].append(t["end"] / block_n)
+        tiles[t["cta"]].append(t["tile"])
     busy = [c for c in range(grid) if ends[c]]
     share = max(ends[c][-1] for c in busy) * len(busy) / sum(ends[c][-1] for c in busy)
     first_out, spans = min(ends[c][-1] for c in busy), []
@@ -132,8 +119,9 @@ def fastest_rates():
     ceiling measured in the same run (each sweep file's header)."""
     best = {}
     for path in sorted(glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv"))):
-        copy = float(header(path, "ceiling_copy_gbps"))
-        for r in rows(path):
+        meta, measured = read_results(path)
+        copy = float(meta["ceiling_copy_gbps"])
+        for r in measured:
             name = r["kernel"][len(PREFIX):] if r["kernel"].startswith(PREFIX) else ""
             t = float(r["time_us_median"])
             if name in CHOICES and (shape(r) not in best or t < best[shape(r)][0]):
@@ -231,7 +219,7 @@ def main():
                      f"| {times[pick]:.1f} | `{best}` | {r:.3f} | {old} | {t:.1f} | {t / times[pick]:.2f} | {share:.3f} |"
                      if t else f"| {k[0]} | … | | | | | `{pick}` | {times[pick]:.1f} | `{best}` | {r:.3f} | {old} | – | – | "
                      f"{share:.3f} |")
-    srcs = ", ".join(f"`{os.path.relpath(p, ROOT)}` (commit {header(p, 'commit')})" for p in sources)
+    srcs = ", ".join(f"`{os.path.relpath(p, ROOT)}` (commit {read_results(p)[0].get('commit', '?')})" for p in sources)
     note = (f"*Generated by `plots/k3_grid.py` from {srcs}, and this build's `ggemm problem` with the committed "
             "calibration (`results/h200/calibration.csv`); the pick's B share is the model's, for its even "
             "split. Times: the median of the configuration sweeps; "
@@ -274,6 +262,15 @@ def main():
         f"{geo(sweep_ratio):.3f}x), `{fixed}` on {sum(x <= 1.05 for x in sweep_fixed)} (worst "
         f"{max(sweep_fixed):.3f}x, geometric mean {geo(sweep_fixed):.3f}x).",
     ]
+    alone_fixed = alone[fixed]
+    brief = [
+        f"*Generated by `plots/k3_grid.py`; the whole comparison is TRIALS.md's `k3-grid-summary`.*",
+        "",
+        f"On the {n} shapes of the validation grid the model's pick is within 5% of the fastest configuration on "
+        f"{within} (worst {max(ratio):.3f}x); the best single configuration, `{fixed}` everywhere, on "
+        f"{sum(x <= 1.05 for x in alone_fixed)} (worst {max(alone_fixed):.3f}x), chosen with the grid's times in "
+        f"hand. Against torch._grouped_mm the pick runs {vt[0]:.2f}x to {vt[-1]:.2f}x (median {vt[len(vt) // 2]:.2f}x).",
+    ]
     rc = 0
     pairs_note = ("*Generated by `plots/k3_grid.py` from `results/h200/evidence/grid-configs-dc5168c.csv` (call A, "
                   "built with the ablations): the grid shapes where an ablation beat every configuration the entry "
@@ -282,6 +279,7 @@ def main():
                               ("k3-grid-ablations", "\n".join([pairs_note, ""] + pairs),
                                readme_block.stage_files("k3_wgmma")),
                               ("k3-grid-summary", "\n".join(summary), readme_block.stage_files("k3_wgmma")),
+                              ("k3-grid-brief", "\n".join(brief), readme_block.stage_files("k3_wgmma")),
                               ("k3-grid-widths", widths_table(a.ggemm, configs), readme_block.stage_files("k3_wgmma"))):
         changed = readme_block.replace_block(paths, name, text, check=a.check)
         if changed is None:
