@@ -104,6 +104,7 @@ typedef struct GgMoeBwdCheck {
     int pass;
     int forward_ok;          /* the forward (gg_moe_check) passed first */
     long bad[GG_MOE_GRADS];  /* elements outside tolerance (or NaN: unwritten), per gradient */
+    double margin[GG_MOE_GRADS]; /* worst |g - ref| / bound over both references (> 1: outside) */
     double max_abs_err, rel_err; /* the worst gradient's (rel_err: max abs err / max |ref|) */
     int cpu_ref;             /* 1: also compared with the fp64 CPU reference */
     char why[256];

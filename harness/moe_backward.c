@@ -322,13 +322,14 @@ static void compare_block(int which, const uint16_t *got, const float *ref32, co
         int bad = 0; /* an element outside either reference's bound counts once */
         for (int r = 0; r < 2; ++r) {
             if (r == 1 && !ref64) break;
-            const double v = r ? ref64[i] : ref32[i], err = fabs(o - v);
+            const double v = r ? ref64[i] : ref32[i], err = fabs(o - v), bound = atol[r] + rtol * fabs(v);
             *max_ref = fmax(*max_ref, fabs(v));
-            if (!(err <= atol[r] + rtol * fabs(v))) { /* NaN (unwritten) fails too */
+            chk->margin[which] = err == err ? fmax(chk->margin[which], bound > 0 ? err / bound : err > 0 ? INFINITY : 0)
+                                            : INFINITY;
+            if (!(err <= bound)) { /* NaN (unwritten) fails too */
                 if (!bad++ && !chk->bad[which] && !chk->why[0])
                     snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
-                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v,
-                             atol[r] + rtol * fabs(v));
+                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v, bound);
             }
             if (err == err) *max_err = fmax(*max_err, err);
         }
@@ -367,8 +368,14 @@ static int check_gradient(const GgMoeLayer *l, const GgMoeBwdRun *b, const Routi
         GG_CUDA(cudaStreamSynchronize(l->stream));
         GG_CUDA(cudaMemcpy(ref, dref, 4 * n, cudaMemcpyDeviceToHost));
         GG_CUDA(cudaMemcpy(got, layer + k * n, 2 * n, cudaMemcpyDeviceToHost));
+        const int first_failure = !chk->why[0];
         compare_block(which, got, ref, ref64[which] ? ref64[which] + k * n : NULL, n, k * n, atol, &max_ref, &max_err,
                       chk);
+        if (first_failure && chk->why[0] && which >= 2) { /* which expert, and how long its reduction */
+            const size_t len = strlen(chk->why);
+            snprintf(chk->why + len, sizeof chk->why - len, ", expert %zu of %d rows",
+                     k, s->tokens > 0 ? h->row_offsets[k + 1] - h->row_offsets[k] : 0);
+        }
     }
     const double rel = max_ref > 0 ? max_err / max_ref : 0;
     if (rel >= chk->rel_err) {

@@ -9,8 +9,9 @@
 #   so its partials, tickets and fix-up run.
 # - --moe: `ggemm moe` on small layers that reach every path of k4_moe's kernels, each unfused
 #   and fused through every gather this build has (one line for a gather it has not).
-# Prints one "== WHAT TOOL" header per run and the tool's summary; exits 1 if any run reports an
-# error or hazard or fails its check, 77 (one line) without compute-sanitizer or a GPU.
+# Prints one "== WHAT TOOL" header per run and the tool's summary, and its report (both accesses,
+# file:line) where it finds something; exits 1 if any run reports an error or hazard or fails
+# its check, 77 (one line) without compute-sanitizer or a GPU.
 # GG_COMPUTE_SANITIZER names the tool where it is not on PATH (CTest passes the toolkit's).
 moe=0
 if [ "$1" = --moe ]; then
@@ -32,6 +33,8 @@ sanitize() {
         out=$("$cs" --tool $tool --error-exitcode 9 "$bin" "$@" --reps 1 --warmup 0 2>&1)
         rc=$?
         printf '%s\n' "$out" | grep -E "check|SUMMARY|ggemm:" | grep -v "^ggemm: [a-z0-9_]*, tokens"
+        # A report: the tool's own lines (hazard kind, both accesses with file:line), the first 80.
+        [ $rc = 9 ] && printf '%s\n' "$out" | grep "^=========" | grep -v SUMMARY | head -n 80
         case $rc in
         0) ;;
         2) if [ $moe = 0 ]; then echo "(refused by can_implement)"; else status=1; fi ;; # every layer is valid
