@@ -104,7 +104,7 @@ typedef struct GgMoeBwdCheck {
     int pass;
     int forward_ok;          /* the forward (gg_moe_check) passed first */
     long bad[GG_MOE_GRADS];  /* elements outside tolerance (or NaN: unwritten), per gradient */
-    double margin[GG_MOE_GRADS]; /* worst |g - ref| / bound over both references (> 1: outside) */
+    double margin[GG_MOE_GRADS][2]; /* worst |g - ref| / bound, [0] the cuBLAS fp32 reference, [1] the fp64 one (> 1: outside) */
     double max_abs_err, rel_err; /* the worst gradient's (rel_err: max abs err / max |ref|) */
     int cpu_ref;             /* 1: also compared with the fp64 CPU reference */
     char why[256];
@@ -121,6 +121,9 @@ int gg_moe_bwd_poison(GgMoeBwdRun *b);
 /* After an unfused forward and a backward: the forward's check, then every gradient against
  * the fp32 reference (cuBLAS per expert) and, where cpu_ref and small, the fp64 CPU one. */
 int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *chk);
+/* "dX a/b dWr .. dW1 .. dW2 ..": each gradient's worst error / bound against the fp32 reference,
+ * then the fp64 one (or "-" where it did not run), into buf. */
+const char *gg_moe_bwd_margins(const GgMoeBwdCheck *chk, char *buf, size_t len);
 /* The backward timed with gg_time's protocol (the forward's state in place), then per step;
  * step_us[s] is the backward of forward step s (k5_moe_bwd_step_of), moe.csv's columns. */
 int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);

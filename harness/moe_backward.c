@@ -324,12 +324,13 @@ static void compare_block(int which, const uint16_t *got, const float *ref32, co
             if (r == 1 && !ref64) break;
             const double v = r ? ref64[i] : ref32[i], err = fabs(o - v), bound = atol[r] + rtol * fabs(v);
             *max_ref = fmax(*max_ref, fabs(v));
-            chk->margin[which] = err == err ? fmax(chk->margin[which], bound > 0 ? err / bound : err > 0 ? INFINITY : 0)
-                                            : INFINITY;
+            double *margin = &chk->margin[which][r];
+            *margin = err == err ? fmax(*margin, bound > 0 ? err / bound : err > 0 ? INFINITY : 0) : INFINITY;
             if (!(err <= bound)) { /* NaN (unwritten) fails too */
                 if (!bad++ && !chk->bad[which] && !chk->why[0])
-                    snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
-                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v, bound);
+                    snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g; %s %.6g)",
+                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v, bound,
+                             ref64 ? (r ? "cuBLAS fp32" : "fp64 CPU") : "no fp64 CPU reference", ref64 ? (r ? ref32[i] : ref64[i]) : 0.0);
             }
             if (err == err) *max_err = fmax(*max_err, err);
         }
@@ -383,6 +384,19 @@ static int check_gradient(const GgMoeLayer *l, const GgMoeBwdRun *b, const Routi
         chk->max_abs_err = max_err;
     }
     return GG_EXIT_OK;
+}
+
+const char *gg_moe_bwd_margins(const GgMoeBwdCheck *chk, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int g = 0; g < GG_MOE_GRADS && used < len; ++g) {
+        const int n = chk->cpu_ref ? snprintf(buf + used, len - used, "%s%s %.3g/%.3g", g ? " " : "", gg_moe_grad_names[g],
+                                              chk->margin[g][0], chk->margin[g][1])
+                                   : snprintf(buf + used, len - used, "%s%s %.3g/-", g ? " " : "", gg_moe_grad_names[g],
+                                              chk->margin[g][0]);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return buf;
 }
 
 int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *chk) {
