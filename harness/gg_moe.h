@@ -86,6 +86,8 @@ cudaError_t gg_moe_ref_router_backward(const float *logits, const int *expert, c
                                        cudaStream_t st);
 cudaError_t gg_moe_ref_gather_sum(const float *dxg, const int *row_of, const float *dxr, int tokens, int topk, int d,
                                   float *dx, cudaStream_t st);
+/* sq[i] = x[i]^2 in fp32 (bf16 x): the terms' sizes of a weight gradient's bound. */
+cudaError_t gg_moe_ref_square(const uint16_t *x, size_t n, float *sq, cudaStream_t st);
 
 /* The fp64 CPU reference of the backward runs up to this many multiply-adds (R d F x 9: the
  * forward's three and the backward's six products). */

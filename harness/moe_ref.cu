@@ -122,8 +122,20 @@ __global__ void gather_sum_ref(const float *dxg, const int *row_of, const float 
     }
 }
 
+__global__ void square_ref(const uint16_t *x, size_t n, float *sq) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const float v = __bfloat162float(__ushort_as_bfloat16(x[i]));
+        sq[i] = v * v;
+    }
+}
+
 }  // namespace
 
+extern "C" cudaError_t gg_moe_ref_square(const uint16_t *x, size_t n, float *sq, cudaStream_t st) {
+    square_ref<<<1024, 256, 0, st>>>(x, n, sq);
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
 extern "C" cudaError_t gg_moe_ref_combine_backward(const uint16_t *dout, const float *y, const int *row_of,
                                                    const float *w, int tokens, int topk, int d, float *dw,
                                                    uint16_t *dy, cudaStream_t st) {
