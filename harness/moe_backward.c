@@ -349,8 +349,9 @@ static int cpu_reference(const GgMoeLayer *l, const uint16_t *dout_dev, const Ro
 
 /* One block of gradient `which` (bf16, host, elements first.. of the gradient) against its
  * references: fp32 (ref32) and, where the CPU one ran, fp64 (ref64); atol[0], atol[1]: the
- * forward's tolerance's first term from each reference's rms. max_ref, max_err: running maxima
- * over the gradient. */
+ * forward's tolerance's first term from each reference's rms; terms: dW1's or dW2's sums of
+ * squared terms per element (NULL for dX and dWr). max_ref, max_err: running maxima over the
+ * gradient. */
 static void compare_block(int which, const uint16_t *got, const float *ref32, const double *ref64, const float *terms,
                           size_t n, size_t first, const double atol[2], double *max_ref, double *max_err,
                           GgMoeBwdCheck *chk) {
