@@ -7,7 +7,9 @@ multiple of Liger's 64-row tiles) against peer_common's fp32 reference, and Lige
 (liger_moe.liger_steps) in order, its output the same with them and its module left as it was; both
 layers' backward against peer_common.moe_reference_grads; moe_check on NaN and zeros; and Liger's
 autotuners all cleared. The interpreter computes bf16 wrongly (numpy has no bf16), so Liger runs in
-fp16 here; its kernels read the dtype from their pointers. The GPU run checks both in bf16.
+fp16 here; its kernels read the dtype from their pointers. Where the interpreter cannot run Liger's
+kernels at all (an error raised inside it on the first Liger forward), Liger's checks are skipped
+with one line and torch's still run. The GPU run checks both in bf16.
 usage: python3 tests/peers_torch_cpu.py"""
 import os
 import sys
@@ -41,6 +43,20 @@ except (AttributeError, RuntimeError) as e:  # NotImplementedError is a RuntimeE
           f"({peer_common.first_line(e)})")
     sys.exit(77)
 
+
+def interpreter_cannot_run(e):
+    """The first line of e if it was raised inside Triton's interpreter (some Triton and numpy
+    pairs cannot interpret Liger's routing kernel: e.g. a loop bound loaded from a tensor), else
+    None: then it is Liger's or this test's error, and fails the test."""
+    tb = e.__traceback__
+    while tb:
+        if tb.tb_frame.f_code.co_filename.endswith(os.path.join("triton", "runtime", "interpreter.py")):
+            return f"{type(e).__name__}: {peer_common.first_line(e)}"
+        tb = tb.tb_next
+    return None
+
+
+liger_skip = None  # set by the first Liger forward the interpreter cannot run: Liger's checks skip
 # (tokens, d, F, experts, top-k, renorm): more routed rows than a tile; experts left empty and
 # with one row; top-1; top-k = 8 without renormalisation.
 LAYERS = [(37, 64, 96, 8, 3, 1), (5, 32, 64, 16, 8, 0), (70, 64, 64, 4, 1, 1), (3, 64, 128, 64, 2, 1)]
@@ -59,11 +75,21 @@ for T, d, F, E, k, renorm in LAYERS:
     print(f"torch_moe {name}: {'pass' if ok else 'FAIL'} (bad {bad}, max abs err {err:.3g}, marks {marks})")
     failed += not ok
 
+    if liger_skip:
+        continue
     idx, w = peer_common.moe_route(torch, x, wr, k, renorm, torch.int32)
     x16, w1_16, w2_16 = x.half(), w1.half(), w2.half()
     forward, _ = liger_moe.layer(torch, case, x16, w1_16, w2_16)
     module = dict(vars(liger_moe.fused_moe))
-    out = forward(idx, w, None)
+    try:
+        out = forward(idx, w, None)
+    except Exception as e:  # anything not raised inside the interpreter is raised again
+        liger_skip = interpreter_cannot_run(e)
+        if not liger_skip:
+            raise
+        print(f"liger_moe: skip: Triton {triton.__version__}'s interpreter cannot run Liger's kernels "
+              f"({liger_skip}); the GPU run checks Liger")
+        continue
     marks = []
     marked = forward(idx, w, marks.append)
     passed, bad, err, _ = peer_common.moe_check(out, peer_common.moe_reference(torch, x16, w1_16, w2_16, idx, w, False))
@@ -90,7 +116,7 @@ for T, d, F, E, k, renorm in LAYERS[:2]:
     name = f"T={T} d={d} F={F} E={E} top-{k} backward"
     dout = torch.rand(T, d, generator=torch.Generator().manual_seed(4)).mul_(2).sub_(1)
     for peer, dtype, ids, round_u in ((torch_moe, torch.bfloat16, None, True),
-                                      (liger_moe, torch.float16, torch.int32, False)):
+                                      (liger_moe, torch.float16, torch.int32, False))[:1 if liger_skip else 2]:
         x, wr, w1, w2 = (t.to(dtype).requires_grad_(True)
                          for t in peer_common.moe_inputs(torch, case, torch.device("cpu")))
         idx, w = peer_common.moe_route(torch, x, wr, k, renorm, ids)
@@ -107,6 +133,8 @@ for T, d, F, E, k, renorm in LAYERS[:2]:
 # Every autotuner of Liger's fused MoE is cleared before a case: the forward's three kernels and
 # the backward's four, each cache emptied (filled here by hand: with one configuration pinned,
 # Triton's autotuner records no choice).
+if liger_skip:
+    sys.exit(1 if failed else 0)
 tuners = [v for v in vars(liger_moe.fused_moe).values() if isinstance(v, triton.runtime.autotuner.Autotuner)]
 for tuner in tuners:
     tuner.cache[("stand-in key",)] = tuner.configs[0]

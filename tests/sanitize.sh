@@ -30,13 +30,26 @@ sanitize() {
     shift
     for tool in memcheck racecheck synccheck; do
         echo "== $header $tool"
-        # cuBLAS's kernels are the check's reference, not under test: racecheck reports shared-memory
-        # hazards inside one of them (nvjet_sm90_tss_*, CUDA 13.0), which are cuBLAS's to answer.
-        out=$("$cs" --tool $tool --kernel-name-exclude kns=nvjet --error-exitcode 9 "$bin" "$@" --reps 1 --warmup 0 2>&1)
+        out=$("$cs" --tool $tool --error-exitcode 9 "$bin" "$@" --reps 1 --warmup 0 2>&1)
         rc=$?
         printf '%s\n' "$out" | grep -E "check|SUMMARY|ggemm:" | grep -v "^ggemm: [a-z0-9_]*, tokens"
         # A report: the tool's own lines (hazard kind, both accesses with file:line), the first 80.
         [ $rc = 9 ] && printf '%s\n' "$out" | grep "^=========" | grep -v SUMMARY | head -n 80
+        # cuBLAS's kernels are the check's reference, not under test: racecheck reports hazards
+        # inside one of them (nvjet_sm90_tss_*, CUDA 13.0), cuBLAS's to answer. Leaving them out of
+        # the tool (--kernel-name-exclude) makes the excluded kernel fault under racecheck, so its
+        # report is read instead: every error a race, every access in a race inside nvjet, and the
+        # check passed, then the run passes.
+        if [ $tool = racecheck ] && [ $rc = 9 ]; then
+            errors=$(printf '%s\n' "$out" | grep -c "^========= *Error")
+            races=$(printf '%s\n' "$out" | grep -c "^========= *Error: Race reported")
+            ours=$(printf '%s\n' "$out" | grep -E "^========= .* access at " | grep -vc " access at nvjet_")
+            if [ "$errors" -gt 0 ] && [ "$errors" = "$races" ] && [ "$ours" = 0 ] &&
+                printf '%s\n' "$out" | grep -q "^check: pass"; then
+                echo "(every hazard is inside cuBLAS's nvjet kernels, the check's reference: not counted)"
+                rc=0
+            fi
+        fi
         case $rc in
         0) ;;
         2) if [ $moe = 0 ]; then echo "(refused by can_implement)"; else status=1; fi ;; # every layer is valid
