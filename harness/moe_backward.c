@@ -13,11 +13,13 @@
  *     as a GEMM operand is rounded here too (cuBLAS takes bf16 operands, as the layer's GEMMs).
  *     dW1 and dW2 go expert by expert through one fp32 [d x 2F] and one [F x d] on the device
  *     and one expert's block on the host, in two passes (the sums of squares for the rms, then
- *     the comparison; each expert's two GEMMs run in both): the whole of them in fp32 would be
- *     68 GB for kimi-k2. Small layers also against the same in fp64 on the CPU.
+ *     the comparison; each expert's GEMM runs in both, and in the second a third GEMM of the
+ *     squared operands for the bound's own term, 2. below, in U's and Y's fp32 scratch): the
+ *     whole of them in fp32 would be 68 GB for kimi-k2. Small layers also against the same in
+ *     fp64 on the CPU.
  *  2. Tolerance, per gradient, the forward's |g - ref| <= 2^-4 rms(ref) + 2^-7 |ref| (and for dW1
- *     and dW2 a third term, below), by the
- *     forward's argument one level down, the rms of dW1 and dW2 taken over the blocks of the
+ *     and dW2 a third term, below), by the forward's argument one level down, the rms of dW1
+ *     and dW2 taken over the blocks of the
  *     experts that have rows. The second term covers the gradient's own bf16 store. The first
  *     covers the bf16 operands that may round to neighbouring values on the two sides: H (as in
  *     the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in bf16
@@ -34,10 +36,12 @@
  *     rms: du and h are products of Gaussian-like factors, heavy-tailed.
  *     So dW1 and dW2 get a third term, each element's own: 2^-4 sqrt(sum_r t_r^2), the root sum
  *     of squares of its m_e terms t_r = x_r du_r (dW1) or h_r dy_r (dW2), an fp32 GEMM of the
- *     reference's squared operands. A term errs by one bf16 step of du or h at most (2^-7 of
- *     it) beside a rounding of its other factor's neighbour: at most 2^-6 |t_r|, so a sum of up
- *     to 16 terms errs by at most 2^-6 sum |t_r| <= 2^-6 sqrt(16) rss = 2^-4 rss, whatever the
- *     signs; a longer one, of random signs, by about 2^-8 rss (6.5 deviations: 2^-5.3). The rms
+ *     reference's squared operands. A term's other factor (x or dy) is the same on both sides,
+ *     so a term errs by what du or h does: one bf16 step at most (2^-7 of it) after a difference
+ *     of the values rounded of about 2^-8, under 2^-6 |t_r| in all; a sum of up to 16 terms errs
+ *     by at most 2^-6 sum |t_r| <= 2^-6 sqrt(16) rss = 2^-4 rss, whatever the signs, and a
+ *     longer one, of random signs, by about 2^-8 rss (6.5 deviations: 2^-5.3). The terms add
+ *     (not the larger of them): the two cover errors of different sources, which add too. The rms
  *     term stays for the elements whose terms are small beside their error: dG = dh u silu'(g)
  *     where silu' crosses zero (g near -1.28), whose error follows dh u, not dG.
  *     Why the experts with rows only in the rms: an empty expert's block is zeros in both, which
@@ -170,7 +174,8 @@ static int routing_to_host(const GgMoeLayer *l, Routing *h) {
 
 /* The fp32 reference's device scratch, in carving order: the layer's tensors over all R routed
  * rows, dX and dWr whole, and one expert's dW1_e [d x 2F] and dW2_e [F x d] (the weight
- * gradients go expert by expert: kimi-k2's dW1 alone is 1.1e10 elements, 45 GB in fp32). */
+ * gradients go expert by expert: kimi-k2's dW1 alone is 1.1e10 elements, 45 GB in fp32) and
+ * the sums of squared terms of either (TERMS_E, [d x 2F] at most). */
 enum { R_XG, R_U, R_H, R_Y, R_DW, R_DY, R_DH, R_DU, R_DXG, R_DLOGITS, R_DXR, R_DX, R_DWR, R_DW1_E, R_DW2_E, R_TERMS_E,
        R_BUFS };
 #define P(i, type) ((type *)(dv + off[i]))

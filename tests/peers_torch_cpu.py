@@ -8,8 +8,8 @@ multiple of Liger's 64-row tiles) against peer_common's fp32 reference, and Lige
 layers' backward against peer_common.moe_reference_grads; moe_check on NaN and zeros; and Liger's
 autotuners all cleared. The interpreter computes bf16 wrongly (numpy has no bf16), so Liger runs in
 fp16 here; its kernels read the dtype from their pointers. Where the interpreter cannot run Liger's
-kernels at all (an error raised inside it on the first Liger forward), Liger's checks are skipped
-with one line and torch's still run. The GPU run checks both in bf16.
+routing kernel (a known numpy error inside it on the first Liger forward: interpreter_cannot_run),
+Liger's layer checks are skipped with one line and torch's still run. The GPU run checks both in bf16.
 usage: python3 tests/peers_torch_cpu.py"""
 import os
 import sys
@@ -45,18 +45,23 @@ except (AttributeError, RuntimeError) as e:  # NotImplementedError is a RuntimeE
 
 
 def interpreter_cannot_run(e):
-    """The first line of e if it was raised inside Triton's interpreter (some Triton and numpy
-    pairs cannot interpret Liger's routing kernel: e.g. a loop bound loaded from a tensor), else
-    None: then it is Liger's or this test's error, and fails the test."""
-    tb = e.__traceback__
-    while tb:
-        if tb.tb_frame.f_code.co_filename.endswith(os.path.join("triton", "runtime", "interpreter.py")):
+    """The first line of the known limitation if e is it, else None (Liger's or this test's error,
+    which fails the test): some Triton and numpy pairs cannot interpret Liger's routing kernel,
+    whose loop bound is loaded from a tensor, and numpy's TypeError ("only 0-dimensional arrays
+    can be converted to Python scalars") is raised in the interpreter's own code, its innermost
+    frame, then re-raised by the interpreter (the cause of what reaches the test)."""
+    while e is not None:
+        tb = e.__traceback__
+        while tb and tb.tb_next:
+            tb = tb.tb_next
+        if (isinstance(e, TypeError) and "0-dimensional arrays" in str(e) and tb
+                and tb.tb_frame.f_code.co_filename.endswith(os.path.join("triton", "runtime", "interpreter.py"))):
             return f"{type(e).__name__}: {peer_common.first_line(e)}"
-        tb = tb.tb_next
+        e = e.__cause__ or e.__context__
     return None
 
 
-liger_skip = None  # set by the first Liger forward the interpreter cannot run: Liger's checks skip
+liger_skip = None  # set where the first Liger forward meets that limitation: Liger's checks skip
 # (tokens, d, F, experts, top-k, renorm): more routed rows than a tile; experts left empty and
 # with one row; top-1; top-k = 8 without renormalisation.
 LAYERS = [(37, 64, 96, 8, 3, 1), (5, 32, 64, 16, 8, 0), (70, 64, 64, 4, 1, 1), (3, 64, 128, 64, 2, 1)]
@@ -83,12 +88,12 @@ for T, d, F, E, k, renorm in LAYERS:
     module = dict(vars(liger_moe.fused_moe))
     try:
         out = forward(idx, w, None)
-    except Exception as e:  # anything not raised inside the interpreter is raised again
-        liger_skip = interpreter_cannot_run(e)
+    except Exception as e:  # anything but the known limitation, on the first layer, is raised again
+        liger_skip = interpreter_cannot_run(e) if (T, d, F, E, k, renorm) == LAYERS[0] else None
         if not liger_skip:
             raise
-        print(f"liger_moe: skip: Triton {triton.__version__}'s interpreter cannot run Liger's kernels "
-              f"({liger_skip}); the GPU run checks Liger")
+        print(f"liger_moe: skip: Triton {triton.__version__}'s interpreter cannot run Liger's routing kernel "
+              f"({liger_skip}); torch's checks still run here, the GPU run checks Liger")
         continue
     marks = []
     marked = forward(idx, w, marks.append)
@@ -133,8 +138,6 @@ for T, d, F, E, k, renorm in LAYERS[:2]:
 # Every autotuner of Liger's fused MoE is cleared before a case: the forward's three kernels and
 # the backward's four, each cache emptied (filled here by hand: with one configuration pinned,
 # Triton's autotuner records no choice).
-if liger_skip:
-    sys.exit(1 if failed else 0)
 tuners = [v for v in vars(liger_moe.fused_moe).values() if isinstance(v, triton.runtime.autotuner.Autotuner)]
 for tuner in tuners:
     tuner.cache[("stand-in key",)] = tuner.configs[0]
