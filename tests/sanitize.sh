@@ -13,7 +13,25 @@
 # file:line) where it finds something; exits 1 if any run reports an error or hazard or fails
 # its check, 77 (one line) without compute-sanitizer or a GPU. Racecheck's hazards inside
 # cuBLAS's nvjet kernels (the check's reference) are not counted, with one line (see below).
+#        tests/sanitize.sh --racecheck-report FILE  (no GPU: how the racecheck report in FILE, - for
+#                                                   stdin, is read; a CPU test feeds it a saved one)
 # GG_COMPUTE_SANITIZER names the tool where it is not on PATH (CTest passes the toolkit's).
+
+# racecheck_read REPORT: sets findings (the tool's lines but its banner, blanks, its summary and
+# races whose both accesses are inside cuBLAS's nvjet kernels) and cublas (races inside nvjet).
+racecheck_read() {
+    findings=$(printf '%s\n' "$1" | grep "^=========" | sed 's/^=========//' |
+        grep -Ev '^ *$|^ *COMPUTE-SANITIZER$|^ *RACECHECK SUMMARY|^ *Error: Race reported between .* access at nvjet_|^ *and .* access at nvjet_' |
+        grep -c .)
+    cublas=$(printf '%s\n' "$1" | grep -c "^========= *Error: Race reported between .* access at nvjet_")
+    return 0
+}
+if [ "$1" = --racecheck-report ]; then
+    report=$(cat -- "${2:?usage: tests/sanitize.sh --racecheck-report FILE}") || exit 2
+    racecheck_read "$report"
+    echo "findings $findings, cuBLAS races $cublas"
+    exit 0
+fi
 moe=0
 if [ "$1" = --moe ]; then
     moe=1
@@ -45,10 +63,7 @@ sanitize() {
         # races whose both accesses are inside nvjet is a finding (a race in our kernels, a
         # warning, an API or internal error).
         if [ $tool = racecheck ]; then
-            findings=$(printf '%s\n' "$out" | grep "^=========" | sed 's/^=========//' |
-                grep -Ev '^ *$|^ *COMPUTE-SANITIZER$|^ *RACECHECK SUMMARY|^ *Error: Race reported between .* access at nvjet_|^ *and .* access at nvjet_' |
-                grep -c .)
-            cublas=$(printf '%s\n' "$out" | grep -c "^========= *Error: Race reported between .* access at nvjet_")
+            racecheck_read "$out"
             if [ "$findings" -gt 0 ]; then
                 [ $rc = 0 ] && rc=9
             elif [ "$cublas" -gt 0 ] && [ $rc = 0 ]; then
