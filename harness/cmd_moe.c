@@ -217,10 +217,13 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
     printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < K5_MOE_BWD_STEPS; ++i)
         printf("%s %.1f ", gg_moe_step_names[k5_moe_bwd_step_of[i]], steps[k5_moe_bwd_step_of[i]]);
-    char m[128] = "-";
-    if (o->check) gg_moe_bwd_margins(&chk, m, sizeof m);
-    printf(" check %s%s (worst error / bound, fp32/fp64 reference: %s; worst rel err %.3g)\n", verdict,
-           chk.cpu_ref ? " +CPU fp64" : "", m, chk.rel_err);
+    char m[128] = "-", rel[32] = "-";
+    if (o->check) {
+        gg_moe_bwd_margins(&chk, m, sizeof m);
+        snprintf(rel, sizeof rel, "%.3g", chk.rel_err);
+    }
+    printf(" check %s%s (worst error / bound, fp32/fp64 reference: %s; worst rel err %s)\n", verdict,
+           chk.cpu_ref ? " +CPU fp64" : "", m, rel);
     fflush(stdout);
     return GG_EXIT_OK;
 }

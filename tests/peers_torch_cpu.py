@@ -50,7 +50,9 @@ def interpreter_cannot_run(e):
     whose loop bound is loaded from a tensor, and numpy's TypeError ("only 0-dimensional arrays
     can be converted to Python scalars") is raised in the interpreter's own code, its innermost
     frame, then re-raised by the interpreter (the cause of what reaches the test)."""
-    while e is not None:
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
         tb = e.__traceback__
         while tb and tb.tb_next:
             tb = tb.tb_next
