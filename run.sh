@@ -50,7 +50,10 @@ peer() {
 }
 slug=
 if name=$($bin device 2>/dev/null); then
-    slug=$(echo "$name" | awk '{print tolower($NF)}')
+    # results/<gpu>: the board's name in lower case without "NVIDIA", runs of other characters as
+    # one '-' (NVIDIA H200 -> h200, NVIDIA H100 80GB HBM3 -> h100-80gb-hbm3): two boards of one
+    # chip (SXM, PCIe) keep apart, as their clocks and power limits do.
+    slug=$(echo "$name" | tr '[:upper:]' '[:lower:]' | sed 's/^nvidia //; s/[^a-z0-9][^a-z0-9]*/-/g; s/^-//; s/-$//')
     mkdir -p "results/$slug"
     csv="results/$slug/sweep.csv"
     # k3_wgmma's entry point chooses with constants measured on this GPU (k3_wgmma/README.md).
