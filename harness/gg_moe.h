@@ -25,6 +25,10 @@ cudaError_t gg_moe_ref_gather(const uint16_t *x, const int *src_token, int rows,
 cudaError_t gg_moe_ref_swiglu(const float *u, int rows, int f, uint16_t *h, cudaStream_t st);
 cudaError_t gg_moe_ref_combine(const float *y, const int *row_of, const float *w, int tokens, int topk, int d,
                                float *out, cudaStream_t st);
+/* One routed row's GEMM1 and SwiGLU in fp64 on the CPU, for the fp64 references of the forward
+ * (moe.c) and the backward (moe_backward.c): u [2F] = x W1_e from bf16 x [d] and W1_e [d x 2F],
+ * h [F] = bf16(silu(gate) up), rounded to bf16 as the layer stores H. */
+void gg_moe_row_forward64(const uint16_t *x, const uint16_t *w1_e, int d, int f, double *u, double *h);
 /* The router's logits X Wr in fp64 [T x E] and sum |x w| of each (gg_moe_bound.h). */
 cudaError_t gg_moe_ref_logits(const uint16_t *x, const uint16_t *wr, int tokens, int experts, int d, double *exact,
                               double *abs_dot, cudaStream_t st);

@@ -212,6 +212,16 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
     return GG_EXIT_OK;
 }
 
+void gg_moe_row_forward64(const uint16_t *x, const uint16_t *w1_e, int d, int f, double *u, double *h) {
+    for (int c = 0; c < 2 * f; ++c) u[c] = 0;
+    for (int q = 0; q < d; ++q) {
+        const double xv = gg_bf16_to_f32(x[q]);
+        const uint16_t *row = w1_e + (size_t)q * 2 * f;
+        for (int c = 0; c < 2 * f; ++c) u[c] += xv * gg_bf16_to_f32(row[c]);
+    }
+    for (int c = 0; c < f; ++c) h[c] = gg_bf16_to_f32(gg_f32_to_bf16((float)(u[c] / (1 + exp(-u[c])) * u[f + c])));
+}
+
 /* fp64 on the CPU, for small shapes: out[t] = sum_j w_tj (bf16(silu(x W1g) (x W1u))) W2. */
 static int cpu_reference(const GgMoeRun *r, const Host *h, double *out) {
     const GgMoeLayer *l = &r->layer;
@@ -231,13 +241,7 @@ static int cpu_reference(const GgMoeRun *r, const Host *h, double *out) {
     for (size_t t = 0; !rc && t < T; ++t)
         for (size_t j = 0; j < K; ++j) {
             const size_t e = (size_t)h->expert[t * K + j];
-            for (size_t c = 0; c < 2 * f; ++c) u[c] = 0;
-            for (size_t q = 0; q < d; ++q) {
-                const double xv = gg_bf16_to_f32(x[t * d + q]);
-                const uint16_t *row = w1 + (e * d + q) * 2 * f;
-                for (size_t c = 0; c < 2 * f; ++c) u[c] += xv * gg_bf16_to_f32(row[c]);
-            }
-            for (size_t c = 0; c < f; ++c) hh[c] = gg_bf16_to_f32(gg_f32_to_bf16((float)(u[c] / (1 + exp(-u[c])) * u[f + c])));
+            gg_moe_row_forward64(x + t * d, w1 + e * d * 2 * f, (int)d, (int)f, u, hh);
             const double w = h->weight[t * K + j];
             for (size_t c = 0; c < f; ++c) {
                 const uint16_t *row = w2 + (e * f + c) * d;

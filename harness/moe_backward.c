@@ -310,10 +310,7 @@ static int cpu_reference(const GgMoeLayer *l, const uint16_t *dout_dev, const Ro
         for (size_t j = 0; j < K; ++j) {
             const size_t e = (size_t)h->expert[t * K + j];
             const uint16_t *xt = x + t * d, *g = dout + t * d;
-            for (size_t c = 0; c < 2 * f; ++c) u[c] = 0;
-            for (size_t q = 0; q < d; ++q)
-                for (size_t c = 0; c < 2 * f; ++c) u[c] += bf(xt[q]) * bf(w1[(e * d + q) * 2 * f + c]);
-            for (size_t c = 0; c < f; ++c) hh[c] = round_bf16(u[c] / (1 + exp(-u[c])) * u[f + c]);
+            gg_moe_row_forward64(xt, w1 + e * d * 2 * f, (int)d, (int)f, u, hh);
             double dot = 0; /* dw = <dOut, Y>, Y = H W2 */
             for (size_t q = 0; q < d; ++q) {
                 double y = 0;

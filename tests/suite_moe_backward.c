@@ -1,5 +1,5 @@
 /* The layer backward's host side on the CPU (k5_backward/k5_moe_backward.h): the router's
- * gradient and SwiGLU's against finite differences, the combine's scatter and the gather-sum as
+ * gradient and SwiGLU's against finite differences, the fp64 references' routed-row forward, the combine's scatter and the gather-sum as
  * the adjoints of the forward's combine and gather on a routing built like k4_permute's, the
  * workspace carving, what can_implement refuses, the FLOPs and the floor. (The kernels and the
  * layer's check: tests/test_gpu.c, case moe_backward.) */
@@ -113,6 +113,30 @@ START_TEST(swiglu_grad_matches_finite_differences) {
             ck_assert_msg(fabs(dg - fd_g) <= 1e-5 + 1e-5 * fabs(fd_g), "g=%g u=%g: dg %.9g, FD %.9g", g, u, dg, fd_g);
             ck_assert_msg(fabs(du - fd_u) <= 1e-5 + 1e-5 * fabs(fd_u), "g=%g u=%g: du %.9g, FD %.9g", g, u, du, fd_u);
         }
+}
+END_TEST
+
+/* The fp64 references' routed-row forward (gg_moe_row_forward64): U = x W1_e with W1_e's gate
+ * columns first, H = silu(gate) up rounded to bf16 (H is what both references multiply by W2 and
+ * differentiate through), on values a bf16 holds exactly. */
+START_TEST(row_forward64_gemm1_and_rounded_swiglu) {
+    enum { D = 2, F = 2 };
+    const float xs[D] = {1, 2}, w1s[D][2 * F] = {{0.5f, 0, 1, 3}, {0.25f, -1, -1, 0.5f}};
+    uint16_t x[D], w1[D * 2 * F];
+    for (int q = 0; q < D; ++q) {
+        x[q] = gg_f32_to_bf16(xs[q]);
+        for (int c = 0; c < 2 * F; ++c) w1[q * 2 * F + c] = gg_f32_to_bf16(w1s[q][c]);
+    }
+    double u[2 * F], h[F];
+    gg_moe_row_forward64(x, w1, D, F, u, h);
+    const double want_u[2 * F] = {1, -2, -1, 4};
+    for (int c = 0; c < 2 * F; ++c) ck_assert_double_eq(u[c], want_u[c]);
+    for (int c = 0; c < F; ++c) {
+        const double exact = u[c] / (1 + exp(-u[c])) * u[F + c];
+        ck_assert_double_eq(h[c], gg_bf16_to_f32(gg_f32_to_bf16((float)exact)));  /* a bf16 value */
+        ck_assert(fabs(h[c] - exact) <= ldexp(fabs(exact), -8));                 /* within half a step */
+        ck_assert(h[c] != exact);                                               /* and rounded */
+    }
 }
 END_TEST
 
@@ -326,6 +350,7 @@ Suite *moe_backward_suite(void) {
     tcase_add_test(t, router_grad_matches_finite_differences);
     tcase_add_test(t, router_grad_nan_logit_as_minus_infinity);
     tcase_add_test(t, swiglu_grad_matches_finite_differences);
+    tcase_add_test(t, row_forward64_gemm1_and_rounded_swiglu);
     tcase_add_test(t, scatter_and_gather_sum_are_the_adjoints);
     tcase_add_test(t, workspace_disjoint_aligned_inside);
     tcase_add_test(t, wgrad_tickets_apart_from_other_launches);
