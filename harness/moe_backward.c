@@ -118,21 +118,16 @@ int gg_moe_bwd_fill(GgMoeBwdRun *b, unsigned long long seed) {
 
 int gg_moe_bwd_poison(GgMoeBwdRun *b) {
     const GgMoeLayer *l = b->b.layer;
-    const K5MoeBackwardWorkspace *w = &b->b.ws;
-    const size_t t = (size_t)l->s.tokens, d = (size_t)l->s.d, f = (size_t)l->s.f;
-    const size_t r = t * l->s.topk, np = (size_t)k4_router_n(l->s.experts);
     for (int i = 0; i < GG_MOE_GRADS; ++i) { /* NaN */
         const size_t bytes = grad_bytes(&l->s, i);
         if (bytes) GG_CUDA(cudaMemsetAsync(b->buf[1 + i], 0xff, bytes, l->stream));
     }
     /* and the scratch each step must write in full before the next reads it */
-    const struct {
-        void *p;
-        size_t bytes;
-    } scratch[] = {{w->dw, 4 * r},           {w->dy, 2 * r * d},          {w->dh, 2 * r * f},
-                   {w->du, 2 * r * 2 * f}, {w->dlogits, 2 * t * np}, {w->dx_router, 2 * t * d}};
-    for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; ++i)
-        if (scratch[i].p && scratch[i].bytes) GG_CUDA(cudaMemsetAsync(scratch[i].p, 0xff, scratch[i].bytes, l->stream));
+    void *scratch[K5_MOE_STEP_SCRATCH];
+    size_t bytes[K5_MOE_STEP_SCRATCH];
+    GG_CUDA(k5_moe_backward_step_scratch(&l->s, l->num_sms, &b->b.ws, scratch, bytes));
+    for (int i = 0; i < K5_MOE_STEP_SCRATCH; ++i)
+        if (scratch[i] && bytes[i]) GG_CUDA(cudaMemsetAsync(scratch[i], 0xff, bytes[i], l->stream));
     return GG_EXIT_OK;
 }
 

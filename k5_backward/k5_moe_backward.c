@@ -80,6 +80,20 @@ cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_s
     return cudaSuccess;
 }
 
+cudaError_t k5_moe_backward_step_scratch(const GgMoeShape *s, int num_sms, const K5MoeBackwardWorkspace *ws,
+                                         void *ptr[K5_MOE_STEP_SCRATCH], size_t bytes[K5_MOE_STEP_SCRATCH]) {
+    if (num_sms <= 0) return cudaErrorInvalidValue;
+    _Static_assert(WS_DX_ROUTER + 1 == K5_MOE_STEP_SCRATCH, "the step scratch is sizes()' first buffers");
+    size_t b[BUFS], tickets[K5_MOE_WGRADS];
+    sizes(s, num_sms, b, tickets);
+    void *const p[K5_MOE_STEP_SCRATCH] = {ws->dw, ws->dy, ws->dh, ws->du, ws->dlogits, ws->dx_router};
+    for (int i = 0; i < K5_MOE_STEP_SCRATCH; ++i) {
+        ptr[i] = p[i];
+        bytes[i] = b[i];
+    }
+    return cudaSuccess;
+}
+
 cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
     if (b->layer->num_sms <= 0) return cudaErrorInvalidValue; /* the workspace was sized for a count */
     size_t bytes[BUFS], tickets[K5_MOE_WGRADS];

@@ -76,6 +76,11 @@ int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len);
  * a layer's num_sms <= 0 in setup and in the backward. */
 cudaError_t k5_moe_backward_workspace_bytes(const GgMoeShape *s, int num_sms, size_t *bytes);
 cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_sms, K5MoeBackwardWorkspace *ws);
+/* The steps' scratch in ws, with its bytes: dw, dY, dH, dU, dlogits, dX_router, each written in
+ * full by one step before the next reads it (a check poisons them to see that). */
+enum { K5_MOE_STEP_SCRATCH = 6 };
+cudaError_t k5_moe_backward_step_scratch(const GgMoeShape *s, int num_sms, const K5MoeBackwardWorkspace *ws,
+                                         void *ptr[K5_MOE_STEP_SCRATCH], size_t bytes[K5_MOE_STEP_SCRATCH]);
 /* Once per workspace: zero each wgrad launch's tickets (they stay zero: the last split of a
  * tile resets its ticket, so a graph of the backward replays). */
 cudaError_t k5_moe_backward_setup(const K5MoeBackward *b);

@@ -217,7 +217,8 @@ static const GgMoeShape splitting[] = {
 static const int sm_counts[] = {132, 16}; /* the chunk rule, and so the split, depends on the grid */
 
 /* The carving: every buffer 256-byte aligned, inside the bytes, disjoint, each wgrad launch's
- * slice as large as that launch asks (gg_wgrad.h) and NULL only where it asks nothing; for the
+ * slice as large as that launch asks (gg_wgrad.h) and NULL only where it asks nothing, the
+ * steps' scratch (k5_moe_backward_step_scratch) its first six buffers; for the
  * models at T = 4096 and for the splitting layers, on 132 and on 16 SMs. */
 START_TEST(workspace_disjoint_aligned_inside) {
     const int models = gg_moe_model_count, count = models + (int)(sizeof splitting / sizeof splitting[0]);
@@ -258,6 +259,14 @@ START_TEST(workspace_disjoint_aligned_inside) {
                 ck_assert(q >= base && q + b[i].n <= base + bytes);
                 for (int j = 0; j < i; ++j)
                     if (b[j].n) ck_assert((const char *)b[j].p + b[j].n <= q || q + b[i].n <= (const char *)b[j].p);
+            }
+            /* the steps' scratch, as the check poisons it: the first six buffers above */
+            void *scratch[K5_MOE_STEP_SCRATCH];
+            size_t scratch_bytes[K5_MOE_STEP_SCRATCH];
+            ck_assert_int_eq(k5_moe_backward_step_scratch(&s, sms, &ws, scratch, scratch_bytes), cudaSuccess);
+            for (int i = 0; i < K5_MOE_STEP_SCRATCH; ++i) {
+                ck_assert_ptr_eq(scratch[i], b[i].p);
+                ck_assert_uint_eq(scratch_bytes[i], b[i].n);
             }
         }
 }
