@@ -19,8 +19,7 @@
  *     fp64 on the CPU.
  *  2. Tolerance, per gradient, the forward's |g - ref| <= 2^-4 rms(ref) + 2^-7 |ref| (and for dW1
  *     and dW2 a third term, below), by the forward's argument one level down, the rms of dW1
- *     and dW2 taken over the blocks of the
- *     experts that have rows. The second term covers the gradient's own bf16 store. The first
+ *     and dW2 taken over the blocks of the experts that have rows. The second term covers the gradient's own bf16 store. The first
  *     covers the bf16 operands that may round to neighbouring values on the two sides: H (as in
  *     the forward) for dW2; dU for dXg, dW1 and dX, from a dH and a U the layer holds in bf16
  *     (2^-9 relative each) against the reference's fp32 ones, and silu' at a G rounded the same
@@ -220,29 +219,36 @@ static int gemm_tn_f32(const float *a, const float *b, float *c, int m, int n, i
     return GG_EXIT_OK;
 }
 
-/* Before dW1's or dW2's blocks: the squares of the reference's two operands over all routed rows,
- * for the sums of squared terms (header, 2.), into fp32 scratch the rest of the reference no
- * longer reads: Y's [R x d] takes the operand d wide (Xg, dY), U's [R x 2F] the other (dU, H). */
-static float *squares(char *dv, const size_t *off, int which, int operand) {
-    return (which == 2) == (operand == 0) ? P(R_Y, float) : P(R_U, float);
+/* dW1 = Xg^T dU [d x 2F] and dW2 = H^T dY [F x d] over all routed rows: the reference's two bf16
+ * operands (a [R x rows], g [R x cols]) and where their fp32 squares go for the sums of squared
+ * terms (header, 2.), scratch the rest of the reference no longer reads: Y's [R x d] takes the
+ * operand d wide (Xg, dY), U's [R x 2F] the other (dU, H). */
+typedef struct WeightGrad {
+    const uint16_t *a, *g;
+    float *sq_a, *sq_g;
+    int rows, cols;
+} WeightGrad;
+static WeightGrad weight_grad(const GgMoeShape *s, char *dv, const size_t *off, int which) {
+    return which == 2 ? (WeightGrad){P(R_XG, uint16_t), P(R_DU, uint16_t), P(R_Y, float), P(R_U, float), s->d, 2 * s->f}
+                      : (WeightGrad){P(R_H, uint16_t), P(R_DY, uint16_t), P(R_U, float), P(R_Y, float), s->f, s->d};
 }
+
+/* Before dW1's or dW2's blocks: the squares of its two operands. */
 static int square_operands(const GgMoeLayer *l, char *dv, const size_t *off, int which) {
-    const size_t R = (size_t)l->s.tokens * l->s.topk, d = l->s.d, f = l->s.f;
-    const uint16_t *a = which == 2 ? P(R_XG, uint16_t) : P(R_H, uint16_t);
-    const uint16_t *b = which == 2 ? P(R_DU, uint16_t) : P(R_DY, uint16_t);
-    const size_t na = R * (which == 2 ? d : f), nb = R * (which == 2 ? 2 * f : d);
-    GG_CUDA(gg_moe_ref_square(a, na, squares(dv, off, which, 0), l->stream));
-    GG_CUDA(gg_moe_ref_square(b, nb, squares(dv, off, which, 1), l->stream));
+    const size_t R = (size_t)l->s.tokens * l->s.topk;
+    const WeightGrad w = weight_grad(&l->s, dv, off, which);
+    GG_CUDA(gg_moe_ref_square(w.a, R * w.rows, w.sq_a, l->stream));
+    GG_CUDA(gg_moe_ref_square(w.g, R * w.cols, w.sq_g, l->stream));
     return GG_EXIT_OK;
 }
 
 /* Block b of gradient `which` of the reference, on the device: dX and dWr as gpu_reference left
  * them; expert b's dW1_e = Xg_e^T dU_e or dW2_e = H_e^T dY_e computed now (zeros for an empty
- * expert, and for every weight gradient of a layer with no tokens). */
+ * expert, and for every weight gradient of a layer with no tokens), and where terms is asked for,
+ * its sums of squared terms from square_operands' squares. */
 static int ref_block(const GgMoeLayer *l, const Routing *h, char *dv, const size_t *off, int which, size_t b,
                      const float **ref, const float **terms) {
     const GgMoeShape *s = &l->s;
-    const int d = s->d, f = s->f;
     if (which < 2) {
         *ref = which == 0 ? P(R_DX, float) : P(R_DWR, float);
         if (terms) *terms = NULL;
@@ -258,14 +264,9 @@ static int ref_block(const GgMoeLayer *l, const Routing *h, char *dv, const size
         if (terms) GG_CUDA(cudaMemsetAsync(sum_sq, 0, 4 * block_elements(s, which), l->stream));
         return GG_EXIT_OK;
     }
-    const uint16_t *a = which == 2 ? P(R_XG, uint16_t) : P(R_H, uint16_t);
-    const uint16_t *g = which == 2 ? P(R_DU, uint16_t) : P(R_DY, uint16_t);
-    const int rows_a = which == 2 ? d : f, cols = which == 2 ? 2 * f : d; /* the block is rows_a x cols */
-    if (gg_gemm_ref(GG_GEMM_TN, a + r0 * rows_a, g + r0 * cols, out, rows_a, cols, m)) return GG_EXIT_CHECK;
-    /* where asked, the sum of its squared terms, from square_operands' squares */
-    return terms ? gemm_tn_f32(squares(dv, off, which, 0) + r0 * rows_a, squares(dv, off, which, 1) + r0 * cols,
-                               sum_sq, rows_a, cols, m)
-                 : GG_EXIT_OK;
+    const WeightGrad w = weight_grad(s, dv, off, which);
+    if (gg_gemm_ref(GG_GEMM_TN, w.a + r0 * w.rows, w.g + r0 * w.cols, out, w.rows, w.cols, m)) return GG_EXIT_CHECK;
+    return terms ? gemm_tn_f32(w.sq_a + r0 * w.rows, w.sq_g + r0 * w.cols, sum_sq, w.rows, w.cols, m) : GG_EXIT_OK;
 }
 #undef P
 
@@ -366,9 +367,15 @@ static void compare_block(int which, const uint16_t *got, const float *ref32, co
             *margin = err == err ? fmax(*margin, bound > 0 ? err / bound : err > 0 ? INFINITY : 0) : INFINITY;
             if (!(err <= bound)) { /* NaN (unwritten) fails too */
                 if (!bad++ && !chk->bad[which] && !chk->why[0])
-                    snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g; %s %.6g)",
-                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v, bound,
-                             ref64 ? (r ? "cuBLAS fp32" : "fp64 CPU") : "no fp64 CPU reference", ref64 ? (r ? ref32[i] : ref64[i]) : 0.0);
+                {
+                    const int len = snprintf(chk->why, sizeof chk->why,
+                                             "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
+                                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v,
+                                             bound);
+                    if (ref64 && len > 0 && (size_t)len < sizeof chk->why) /* and the other reference's value */
+                        snprintf(chk->why + len, sizeof chk->why - len, "; the %s one %.6g",
+                                 r ? "cuBLAS fp32" : "fp64 CPU", r ? ref32[i] : ref64[i]);
+                }
             }
             if (err == err) *max_err = fmax(*max_err, err);
         }
