@@ -28,9 +28,9 @@
  *     to 1.1e10 elements (kimi-k2's dW1, 384 x 7168 x 4096): the largest of them lies about 6.5
  *     standard deviations out, 2^-5.3 rms, 2.5 times inside 2^-4. That holds for dX and dWr
  *     (their sums run over 2F and T terms), not for dW1 and dW2, whose sums run over an expert's
- *     rows: on 256-expert layers of 3 to 16 rows per expert on average the worst error reached
- *     2^-4 rms on every seed tried and passed it by up to 17%, in experts of 6 to 24 rows
- *     (k5_backward/TRIALS.md; the fp64 reference sees the same errors as the fp32 one). A sum of
+ *     rows: on small 256-expert layers the worst error reached 2^-4 rms on every seed tried and
+ *     passed it on several, in experts of a few rows (k5_backward/TRIALS.md and its logs; the
+ *     fp64 reference sees the same errors as the fp32 one). A sum of
  *     a few terms does not average its roundings, and its largest term can be many times the
  *     rms: du and h are products of Gaussian-like factors, heavy-tailed.
  *     So dW1 and dW2 get a third term, each element's own: 2^-4 sqrt(sum_r t_r^2), the root sum
