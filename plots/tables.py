@@ -241,18 +241,19 @@ def targets(meta, rows, path):
 
 # The entry point's targets (k3_wgmma, whatever configuration its rule picks), set after the
 # first targets above were met or missed: (label, case set, tokens, skew, K or None for the set's
-# own shape) -> (minimum speed-up over torch_grouped_mm or None, minimum roofline % or None).
+# own shape) -> (minimum speed-up over torch_grouped_mm or None, minimum roofline % or None,
+# whether it must be at least as fast as dense cuBLAS on the same total shape: the `dense` set).
 ENTRY_TARGETS = [
-    ("16k s=0", "stages", "16384", "0", "1024", None, 85.0),
-    ("16k s=1.2", "stages", "16384", "1.2", "1024", 1.4, 72.0),
-    ("16k s=0 K=8192", "stages", "16384", "0", "8192", None, 93.0),
-    ("2k s=0", "stages", "2048", "0", "1024", None, 90.0),
-    ("2k s=1.2", "stages", "2048", "1.2", "1024", None, 90.0),
-    ("mixtral", "mixtral", None, None, None, 1.0, 90.0),
-    ("qwen3_30b_a3b", "qwen3_30b_a3b", None, None, None, 1.0, 85.0),
-    ("deepseek_v3", "deepseek_v3", None, None, None, 1.0, 85.0),
-    ("olmoe", "olmoe", None, None, None, 1.0, 80.0),
-    ("decode", "decode", None, None, None, 1.0, 90.0),
+    ("16k s=0", "stages", "16384", "0", "1024", None, 85.0, True),
+    ("16k s=1.2", "stages", "16384", "1.2", "1024", 1.4, 72.0, False),
+    ("16k s=0 K=8192", "stages", "16384", "0", "8192", None, 93.0, False),
+    ("2k s=0", "stages", "2048", "0", "1024", None, 90.0, False),
+    ("2k s=1.2", "stages", "2048", "1.2", "1024", None, 90.0, False),
+    ("mixtral", "mixtral", None, None, None, 1.0, 90.0, False),
+    ("qwen3_30b_a3b", "qwen3_30b_a3b", None, None, None, 1.0, 85.0, False),
+    ("deepseek_v3", "deepseek_v3", None, None, None, 1.0, 85.0, False),
+    ("olmoe", "olmoe", None, None, None, 1.0, 80.0, False),
+    ("decode", "decode", None, None, None, 1.0, 90.0, False),
 ]
 
 
@@ -312,7 +313,7 @@ def entry_targets(meta, rows, path):
            "| `k3_wgmma`'s series: SM clock at its end, time power-capped |",
            "|---|---|---|---:|---:|---|---|---|"]
     met = []
-    for label, cset, t, s, k, x, p in ENTRY_TARGETS:
+    for label, cset, t, s, k, x, p, vs_dense in ENTRY_TARGETS:
         mine = [r for r in rows if r["set"] == cset and r["check"] == "pass" and
                 (t is None or (r["tokens"] == t and r["skew"] == s and r["k"] == k))]
         entry = next((r for r in mine if r["kernel"] == "k3_wgmma"), None)
@@ -325,10 +326,19 @@ def entry_targets(meta, rows, path):
         sp = tt / float(entry["time_us_median"])
         roof = float(entry["roofline_pct"])
         ok = (x is None or sp >= x) and (p is None or roof >= p)
-        met.append((label, ok))
         goal = ", ".join(g for g in ((f"≥{x:.1f}x torch" if x else ""), (f"≥{p:g}% roofline" if p else "")) if g)
+        dense = next((r for r in rows if r["set"] == "dense" and r["kernel"] == "cublas_loop" and r["check"] == "pass"
+                      and (r["tokens"], r["k"], r["n"]) == (entry["tokens"], entry["k"], entry["n"])), None)
+        if vs_dense:  # the dense GEMM's time over ours: at least 1 (a sweep without the set: not met)
+            d = float(dense["time_us_median"]) / float(entry["time_us_median"]) if dense else 0
+            ok = ok and d >= 1
+            goal += ", ≥ dense cuBLAS"
+            sp_dense = f" ({d:.2f}x dense cuBLAS)" if dense else " (no dense cuBLAS row)"
+        else:
+            sp_dense = ""
+        met.append((label, ok))
         chose = entry["config"].split(":")[0]
-        out.append(f"| {label} | {goal} | `{chose}` | {sp:.2f}x | {roof:.1f} | {'✓' if ok else '✗'} | "
+        out.append(f"| {label} | {goal} | `{chose}` | {sp:.2f}x | {roof:.1f}{sp_dense} | {'✓' if ok else '✗'} | "
                    f"`{best['kernel']}` ({tt / float(best['time_us_median']):.2f}x, {float(best['roofline_pct']):.1f}) "
                    f"| {power_state(entry)} |")
     if not met:
