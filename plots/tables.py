@@ -18,6 +18,7 @@ with one line). Standard library only.
 """
 import argparse
 import csv
+import glob
 import io
 import os
 import re
@@ -665,6 +666,74 @@ def moe_blocks(sweep_path, check):
             write(k4, tag, table, check)
 
 
+# k5_backward's targets (issue 28): wgrad against torch._grouped_mm's 2D x 2D form on these sets,
+# wgrad's roofline at 16384 rows, s = 0, dgrad against k3_wgmma's forward on the same shape, the
+# layer's backward against eager torch autograd at T = 4096.
+K5_WGRAD_SETS = ["backward_stages", "backward_mixtral", "backward_deepseek_v3", "backward_qwen3_30b_a3b",
+                 "backward_olmoe"]
+K5_WGRAD_SPEEDUP, K5_WGRAD_ROOFLINE, K5_DGRAD_SLACK, K5_LAYER_SPEEDUP = 1.2, 80.0, 1.05, 1.5
+K5_LAYER_MODELS = ["mixtral", "qwen3", "olmoe"]
+
+
+def k5_targets(results):
+    """k5_backward's targets from results/<gpu>/backward.csv, the forward's k3_wgmma rows of the
+    same shapes (the same file's sibling sweep.csv, or a forward sweep of the backward run's commit
+    under evidence/), and the layer backward's moe_backward.csv, each with its source."""
+    path = os.path.join(results, "backward.csv")
+    if not os.path.exists(path):
+        return None
+    meta, rows = load(path)
+    ok_rows = [r for r in rows if r.get("check", "pass") == "pass"]
+    key = lambda r: (r["tokens"], r["experts"], r["k"], r["n"], r["skew"])  # noqa: E731
+    fwd_path = os.path.join(results, "sweep.csv")
+    same_run = glob.glob(os.path.join(results, "evidence", f"targets-{meta.get('commit', '?')}*.csv"))
+    if same_run:  # the entry point's forward measured in the same device call as the backward
+        fwd_path = same_run[0]
+    fwd_meta, fwd = load(fwd_path) if os.path.exists(fwd_path) else ({}, [])
+    forward = {key(r): r for r in fwd if r["kernel"] == "k3_wgmma" and r.get("check") == "pass"}
+    out = [provenance(meta, path), "",
+           f"Forward `k3_wgmma` rows from `{os.path.relpath(fwd_path, ROOT)}` (commit {fwd_meta.get('commit', '?')}). "
+           "× torch = torch's median time / ours; ✓ = met.", "",
+           "| target | case | measured | met |", "|---|---|---:|---|"]
+    met = []
+    for r in (r for r in ok_rows if r["kernel"] == "k5_wgrad" and r["set"] in K5_WGRAD_SETS):
+        torch = next((t for t in ok_rows if t["kernel"] == "torch_grouped_mm_wgrad" and key(t) == key(r)), None)
+        name = f"{r['set']}: {r['tokens']} rows, s={float(r['skew']):g}"
+        if torch:
+            x = float(torch["time_us_median"]) / float(r["time_us_median"])
+            met.append(x >= K5_WGRAD_SPEEDUP)
+            out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {name} | {x:.2f}x | {'✓' if met[-1] else '✗'} |")
+        if r["set"] == "backward_stages" and r["tokens"] == "16384" and float(r["skew"]) == 0 and r["k"] == "1024":
+            roof = float(r["roofline_pct"])
+            met.append(roof >= K5_WGRAD_ROOFLINE)
+            out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {name} | {roof:.1f}% | "
+                       f"{'✓' if met[-1] else '✗'} |")
+    for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):
+        f = forward.get(key(r))
+        if f:
+            x = float(r["time_us_median"]) / float(f["time_us_median"])
+            met.append(x <= K5_DGRAD_SLACK)
+            out.append(f"| dgrad within {100 * (K5_DGRAD_SLACK - 1):.0f}% of k3_wgmma's forward (time / forward's) | "
+                       f"{r['set']}: {r['tokens']} rows, s={float(r['skew']):g} | {x:.3f} | {'✓' if met[-1] else '✗'} |")
+    layer = os.path.join(results, "moe_backward.csv")
+    if os.path.exists(layer):
+        lmeta, lrows = load(layer)
+        bwd = [r for r in lrows if r.get("pass") == "backward" and r["tokens"] == "4096" and r["check"] == "pass"]
+        for m in K5_LAYER_MODELS:
+            ours = next((r for r in bwd if r["model"] == m and r["impl"] == "k4_moe"), None)
+            torch = next((r for r in bwd if r["model"] == m and r["impl"] == "torch_moe"), None)
+            if ours and torch:
+                x = float(torch["time_us_median"]) / float(ours["time_us_median"])
+                met.append(x >= K5_LAYER_SPEEDUP)
+                out.append(f"| layer backward ≥ {K5_LAYER_SPEEDUP:g}x eager torch autograd | {m}, T=4096 "
+                           f"(`{os.path.relpath(layer, ROOT)}`, commit {lmeta.get('commit', '?')}) | {x:.2f}x | "
+                           f"{'✓' if met[-1] else '✗'} |")
+    if not met:
+        return None
+    out += ["", f"Met: {sum(met)} of {len(met)}."]
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description="Write the README tables from a sweep CSV.")
     ap.add_argument("sweep")
@@ -716,6 +785,9 @@ def main():
     write(stage_files("k4_moe"), "moe-models", moe_models(), check)
     moe_blocks(path, check)
     results = os.path.dirname(path)
+    table = k5_targets(results)
+    if table:
+        write(stage_files("k5_backward"), "k5-targets", table, check)
     for tag, text, known in results_age.blocks(results):
         if check and not known:
             print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
