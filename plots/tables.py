@@ -675,38 +675,49 @@ K5_WGRAD_SPEEDUP, K5_WGRAD_ROOFLINE, K5_DGRAD_SLACK, K5_LAYER_SPEEDUP = 1.2, 80.
 K5_LAYER_MODELS = ["mixtral", "qwen3", "olmoe"]
 
 
-def k5_targets(results):
-    """k5_backward's targets from results/<gpu>/backward.csv, the forward's k3_wgmma rows of the
-    same shapes (the same file's sibling sweep.csv, or a forward sweep of the backward run's commit
-    under evidence/), and the layer backward's moe_backward.csv, each with its source."""
-    path = os.path.join(results, "backward.csv")
+# Backward runs kept as evidence on other GPUs, each shown by its own block in k5_backward/TRIALS.md.
+K5_EVIDENCE = [("k5-targets-h100", "results/h100-80gb-hbm3/evidence/backward-f8283f716e8c.csv")]
+
+
+def k5_targets(path, forward_paths):
+    """k5_backward's targets from a backward sweep (path), the forward's k3_wgmma rows of the same
+    shapes from the first of forward_paths measured on the same device, and the layer backward's
+    moe_backward.csv beside path, each with its source. dgrad against torch's dgrad form is shown
+    too (not a target: what the wgrad rows compare with)."""
     if not os.path.exists(path):
         return None
     meta, rows = load(path)
     ok_rows = [r for r in rows if r.get("check", "pass") == "pass"]
-    key = lambda r: (r["tokens"], r["experts"], r["k"], r["n"], r["skew"])  # noqa: E731
-    fwd_path = os.path.join(results, "sweep.csv")
-    same_run = glob.glob(os.path.join(results, "evidence", f"targets-{meta.get('commit', '?')}*.csv"))
-    if same_run:  # the entry point's forward measured in the same device call as the backward
-        fwd_path = same_run[0]
-    fwd_meta, fwd = load(fwd_path) if os.path.exists(fwd_path) else ({}, [])
-    forward = {key(r): r for r in fwd if r["kernel"] == "k3_wgmma" and r.get("check") == "pass"}
+    key = lambda r: (r["tokens"], r["experts"], r["k"], r["n"], float(r["skew"]))  # noqa: E731
+    fwd_path, fwd_meta, forward = None, {}, {}
+    for f in forward_paths:
+        if os.path.exists(f) and load(f)[0].get("device") == meta.get("device"):
+            fwd_path, (fwd_meta, fwd) = f, load(f)
+            forward = {key(r): r for r in fwd if r["kernel"] == "k3_wgmma" and r.get("check") == "pass"}
+            break
+    source = (f"forward `k3_wgmma` rows from `{os.path.relpath(fwd_path, ROOT)}` (commit {fwd_meta.get('commit', '?')})"
+              if fwd_path else "no forward rows of this device: dgrad's target not measured")
     out = [provenance(meta, path), "",
-           f"Forward `k3_wgmma` rows from `{os.path.relpath(fwd_path, ROOT)}` (commit {fwd_meta.get('commit', '?')}). "
-           "× torch = torch's median time / ours; ✓ = met.", "",
+           f"Torch's rows in the same run; {source}. × torch = torch's median time / ours; ✓ = met.", "",
            "| target | case | measured | met |", "|---|---|---:|---|"]
     met = []
+
+    def case(r):
+        return f"{r['set'][len('backward_'):]}: {r['tokens']} rows, s={float(r['skew']):g}"
+
+    def torch_of(r, kernel):
+        return next((t for t in ok_rows if t["kernel"] == kernel and key(t) == key(r)), None)
+
     for r in (r for r in ok_rows if r["kernel"] == "k5_wgrad" and r["set"] in K5_WGRAD_SETS):
-        torch = next((t for t in ok_rows if t["kernel"] == "torch_grouped_mm_wgrad" and key(t) == key(r)), None)
-        name = f"{r['set']}: {r['tokens']} rows, s={float(r['skew']):g}"
+        torch = torch_of(r, "torch_grouped_mm_wgrad")
         if torch:
             x = float(torch["time_us_median"]) / float(r["time_us_median"])
             met.append(x >= K5_WGRAD_SPEEDUP)
-            out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {name} | {x:.2f}x | {'✓' if met[-1] else '✗'} |")
+            out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | {x:.2f}x | {'✓' if met[-1] else '✗'} |")
         if r["set"] == "backward_stages" and r["tokens"] == "16384" and float(r["skew"]) == 0 and r["k"] == "1024":
             roof = float(r["roofline_pct"])
             met.append(roof >= K5_WGRAD_ROOFLINE)
-            out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {name} | {roof:.1f}% | "
+            out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
                        f"{'✓' if met[-1] else '✗'} |")
     for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):
         f = forward.get(key(r))
@@ -714,8 +725,12 @@ def k5_targets(results):
             x = float(r["time_us_median"]) / float(f["time_us_median"])
             met.append(x <= K5_DGRAD_SLACK)
             out.append(f"| dgrad within {100 * (K5_DGRAD_SLACK - 1):.0f}% of k3_wgmma's forward (time / forward's) | "
-                       f"{r['set']}: {r['tokens']} rows, s={float(r['skew']):g} | {x:.3f} | {'✓' if met[-1] else '✗'} |")
-    layer = os.path.join(results, "moe_backward.csv")
+                       f"{case(r)} | {x:.3f} | {'✓' if met[-1] else '✗'} |")
+        torch = torch_of(r, "torch_grouped_mm_dgrad")
+        if torch:
+            x = float(torch["time_us_median"]) / float(r["time_us_median"])
+            out.append(f"| (not a target) dgrad × torch's dgrad form | {case(r)} | {x:.2f}x | |")
+    layer = os.path.join(os.path.dirname(path), "moe_backward.csv")
     if os.path.exists(layer):
         lmeta, lrows = load(layer)
         bwd = [r for r in lrows if r.get("pass") == "backward" and r["tokens"] == "4096" and r["check"] == "pass"]
@@ -785,9 +800,16 @@ def main():
     write(stage_files("k4_moe"), "moe-models", moe_models(), check)
     moe_blocks(path, check)
     results = os.path.dirname(path)
-    table = k5_targets(results)
-    if table:
-        write(stage_files("k5_backward"), "k5-targets", table, check)
+    backward = os.path.join(results, "backward.csv")
+    if os.path.exists(backward):  # the forward of the same call where it ran beside the backward
+        same_call = sorted(glob.glob(os.path.join(results, "evidence", f"targets-{load(backward)[0].get('commit')}*.csv")))
+        table = k5_targets(backward, same_call + [path])
+        if table:
+            write(stage_files("k5_backward"), "k5-targets", table, check)
+    for tag, evidence_csv in K5_EVIDENCE:
+        table = k5_targets(os.path.join(ROOT, evidence_csv), [])
+        if table:
+            write(stage_files("k5_backward"), tag, table, check)
     for tag, text, known in results_age.blocks(results):
         if check and not known:
             print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
