@@ -789,6 +789,36 @@ def k5_targets(path, forward_paths):
     return "\n".join(out)
 
 
+def k5_item_lengths(path, ggemm):
+    """wgrad's time over dgrad's on each shape of a backward run, beside the length of wgrad's work
+    items (64-row reduction blocks per item, `ggemm tiles --pass wgrad`: no GPU) and of dgrad's
+    reduction (N in 64-column blocks): does wgrad fall behind where its items are short?"""
+    if not os.path.exists(path) or not os.access(ggemm, os.X_OK):
+        return None
+    meta, rows = load(path)
+    by = {}
+    for r in rows:
+        if r["kernel"] in ("k5_wgrad", "k5_dgrad") and r["check"] == "pass":
+            by.setdefault((r["set"], r["tokens"], r["experts"], r["k"], r["n"], r["skew"]), {})[r["kernel"]] = r
+    out = [provenance(meta, path), "",
+           "Per shape: wgrad's median time over dgrad's (the same FLOPs and compulsory bytes); the mean length of "
+           "wgrad's work items in 64-row reduction blocks, and the items whose reduction is 4 blocks or fewer "
+           "(`ggemm tiles --pass wgrad`, this build, the same split); dgrad's reduction, N in 64-column blocks.", "",
+           "| set | rows | skew | wgrad / dgrad | wgrad's items | mean blocks per item | items of ≤ 4 blocks | "
+           "dgrad's blocks per tile |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for (cset, tokens, experts, k, n, skew), d in by.items():
+        if len(d) < 2:
+            continue
+        items = subprocess.run([ggemm, "tiles", "--pass", "wgrad", "--tokens", tokens, "--experts", experts, "--k", k,
+                                "--n", n, "--skew", skew], capture_output=True, text=True, check=True).stdout.splitlines()
+        blocks = [(int(r["rows"]) + 63) // 64 for r in csv.DictReader(items[1:])]
+        ratio = float(d["k5_wgrad"]["time_us_median"]) / float(d["k5_dgrad"]["time_us_median"])
+        out.append(f"| {cset[len('backward_'):]} | {tokens} | {float(skew):g} | {ratio:.2f} | {len(blocks)} | "
+                   f"{sum(blocks) / len(blocks):.1f} | {100 * sum(b <= 4 for b in blocks) / len(blocks):.0f}% | "
+                   f"{(int(n) + 63) // 64} |")
+    return "\n".join(out) if len(out) > 5 else None
+
+
 def main():
     ap = argparse.ArgumentParser(description="Write the README tables from a sweep CSV.")
     ap.add_argument("sweep")
@@ -852,6 +882,9 @@ def main():
                            sorted(glob.glob(os.path.join(ROOT, os.path.dirname(evidence_csv), f"targets-{commit}*.csv"))))
         if table:
             write(stage_files("k5_backward"), tag, table, check)
+        table = k5_item_lengths(os.path.join(ROOT, evidence_csv), args.ggemm)
+        if table:
+            write(stage_files("k5_backward"), tag.replace("targets", "lengths"), table, check)
     for tag, text, known in results_age.blocks(results):
         if check and not known:
             print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
