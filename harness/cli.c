@@ -25,7 +25,7 @@ enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
     OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM,
-    OPT_GATHER, OPT_PASS, OPT_BACKWARD, OPT_COUNT
+    OPT_GATHER, OPT_PASS, OPT_BACKWARD, OPT_ROUNDS, OPT_COUNT
 };
 
 static const struct {
@@ -42,7 +42,7 @@ static const struct {
     [OPT_D] = {"--d", 1},             [OPT_F] = {"--f", 1},             [OPT_FUSED] = {"--fused", 0},
     [OPT_UNFUSED] = {"--unfused", 0}, [OPT_NO_RENORM] = {"--no-renorm", 0}, [OPT_LIST] = {"--list", 0},
     [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},       [OPT_GATHER] = {"--gather", 1},
-    [OPT_PASS] = {"--pass", 1},       [OPT_BACKWARD] = {"--backward", 0},
+    [OPT_PASS] = {"--pass", 1},       [OPT_BACKWARD] = {"--backward", 0}, [OPT_ROUNDS] = {"--rounds", 1},
 };
 
 #define BIT(o) (1ull << (o))
@@ -76,11 +76,15 @@ static const struct {
      "           (an entry point still chooses for the whole GPU)\n"
      "  trace    --from DIR/trace.csv [--out FILE|DIR|-]   no GPU: that trace as Perfetto's trace.json\n"
      "           (default beside the CSV; DIR: DIR/trace.json; -: stdout)"},
-    {"sweep", GG_CMD_SWEEP, SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING | BIT(OPT_PASS), 1,
+    {"sweep", GG_CMD_SWEEP,
+     SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_OUT) | TIMING | BIT(OPT_PASS) | BIT(OPT_ROUNDS), 1,
      "sweep    [--set a,b | --tokens T,.. --experts E,.. --k K,.. --n N,.. --skews LIST]\n"
      "           [--kernels a,b] [--pass forward|backward|dgrad|wgrad] [--out FILE] [--reps N] [--warmup N] [--seed S]\n"
+     "           [--rounds R]\n"
      "           LIST: 0,0.6,1.2 or start:stop:step; no shape option: the sets of harness/cases.csv;\n"
-     "           --pass: only the kernels and peers of that pass (default: every pass the cases name)"},
+     "           --pass: only the kernels and peers of that pass (default: every pass the cases name);\n"
+     "           --rounds R: each case's kernels timed R times in turn, every other round in reverse order,\n"
+     "           each row the round of median time (kernels of one case then see the same power states)"},
     {"cases", GG_CMD_CASES,
      SHAPE | BIT(OPT_SKEWS) | BIT(OPT_KERNELS) | BIT(OPT_SET) | BIT(OPT_FORMAT) | BIT(OPT_SEED) | BIT(OPT_PASS), 1,
      "cases    [sweep's selection options] [--seed S] [--format text|csv]   what a sweep would run"},
@@ -308,6 +312,7 @@ static void defaults(GgOptions *o) {
     o->block_n = 128;
     o->reps = 30;
     o->warmup = 5;
+    o->rounds = 1;
     o->seed = 1;
     o->check = 1;
     o->cases = 100;
@@ -413,6 +418,9 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
         case OPT_REPS:
             if (gg_parse_int(v, 1, 100000, &o->reps)) FAIL("--reps: '%s' is not an integer in [1, 100000]", v);
             o->given_reps = 1;
+            break;
+        case OPT_ROUNDS:
+            if (gg_parse_int(v, 1, 100, &o->rounds)) FAIL("--rounds: '%s' is not an integer in [1, 100]", v);
             break;
         case OPT_WARMUP:
             if (gg_parse_int(v, 0, 100000, &o->warmup)) FAIL("--warmup: '%s' is not an integer in [0, 100000]", v);

@@ -172,52 +172,103 @@ int gg_cmd_sweep(const GgOptions *o) {
     }
     int total = 0;
     for (int j = 0; runs && j < count; ++j) total += runs[e[j].impl];
+    const int rounds = o->rounds > 1 ? o->rounds : 1;
+    total *= rounds;
+    if (rounds > 1) {
+        fprintf(f, "# rounds=%d\n", rounds); /* the protocol, beside the header's other keys */
+        fflush(f);
+    }
+    /* A group: the plan's runs of one case (the plan is case-major), at most `impls` of them. Each
+     * run's result, check and timing per round; its row is written after the group's last round. */
+    GgTiming *tms = malloc(sizeof(GgTiming) * (size_t)(impls * rounds));
+    GgCheck *chks = malloc(sizeof(GgCheck) * (size_t)(impls * rounds));
+    int *results = malloc(sizeof(int) * (size_t)(impls * rounds));
+    if (!tms || !chks || !results) {
+        fprintf(stderr, "ggemm: out of host memory for the sweep's rounds\n");
+        rc = GG_EXIT_CHECK;
+    }
 
     const int live = isatty(fileno(stderr)); /* one rewritten line on a terminal, a line per run in a log */
     const double start = now();
     int failures = 0, done = 0;
-    for (int j = 0; runs && j < count; ++j) {
-        if (!runs[e[j].impl]) continue;
-        const GgCase *c = &cases.cases[e[j].c];
-        GgImpl impl;
-        gg_impl_find(impl_name(e[j].impl), &impl);
-        char el[16], left[16];
-        const double elapsed = now() - start;
-        duration(elapsed, el, sizeof el);
-        if (done) duration(elapsed / done * (total - done), left, sizeof left);
-        else snprintf(left, sizeof left, "?");
-        fprintf(stderr, "%s[%d/%d] %-24s tokens %5d experts %3d k %5d n %5d skew %-4g  %s elapsed, ~%s left%s",
-                live ? "\r\033[K" : "", done + 1, total, impl.name, c->tokens, c->experts, c->k, c->n, c->skew, el,
-                left, live ? "" : "\n");
-        GgProblem p;
-        if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
-            fprintf(stderr, "\nggemm: out of host memory for the problem\n");
-            rc = GG_EXIT_CHECK;
-            break;
-        }
-        const GgShape shape = {p.tokens, p.experts, p.k, p.n};
-        gg_impl_resolve(&impl, &shape); /* an entry point's row records what it chose */
-        const unsigned long long seed = seed_of(o, &e[j]);
-        const GgRunOpts ro = {.seed = seed, .check = 1, .cpu_ref = 0, .warmup = o->warmup, .reps = o->reps};
-        GgCheck chk;
-        GgTiming tm;
-        const int r = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
-        ++done;
-        if (r == GG_EXIT_USAGE || r == GG_EXIT_NO_GPU) {
-            fprintf(stderr, "%sggemm:   skipped %s: %s\n", live ? "\n" : "", impl.name, why);
-        } else {
-            if (r) {
-                fprintf(stderr, "%sggemm:   FAILED %s: %s\n", live ? "\n" : "", impl.name, why);
-                ++failures;
+    /* Round r runs the group in plan order for even r and in reverse for odd r: each kernel of the
+     * case meets the power states the others leave behind, before and after it. A run that a round
+     * skipped (refused shape, not this GPU) or failed is not run again. */
+    for (int g0 = 0; !rc && runs && g0 < count;) {
+        int g1 = g0 + 1;
+        while (g1 < count && e[g1].c == e[g0].c) ++g1;
+        const GgCase *c = &cases.cases[e[g0].c];
+        for (int r = 0; r < rounds && !rc; ++r)
+            for (int i = 0; i < g1 - g0 && !rc; ++i) {
+                const int j = r % 2 ? g1 - 1 - i : g0 + i, at = (j - g0) * rounds;
+                if (!runs[e[j].impl] || (r > 0 && results[at + r - 1])) {
+                    if (runs[e[j].impl]) results[at + r] = results[at + r - 1]; /* the verdict stands */
+                    continue;
+                }
+                GgImpl impl;
+                gg_impl_find(impl_name(e[j].impl), &impl);
+                char el[16], left[16];
+                const double elapsed = now() - start;
+                duration(elapsed, el, sizeof el);
+                if (done) duration(elapsed / done * (total - done), left, sizeof left);
+                else snprintf(left, sizeof left, "?");
+                fprintf(stderr, "%s[%d/%d] %-24s tokens %5d experts %3d k %5d n %5d skew %-4g  %s elapsed, ~%s left%s",
+                        live ? "\r\033[K" : "", done + 1, total, impl.name, c->tokens, c->experts, c->k, c->n,
+                        c->skew, el, left, live ? "" : "\n");
+                GgProblem p;
+                if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
+                    fprintf(stderr, "\nggemm: out of host memory for the problem\n");
+                    rc = GG_EXIT_CHECK;
+                    break;
+                }
+                const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+                gg_impl_resolve(&impl, &shape); /* an entry point's row records what it chose */
+                const GgRunOpts ro = {.seed = seed_of(o, &e[j]), .check = 1, .cpu_ref = 0, .warmup = o->warmup,
+                                      .reps = o->reps};
+                const int res = gg_run_case(&impl, &p, &d, &ro, &chks[at + r], &tms[at + r], why, sizeof why);
+                results[at + r] = res;
+                ++done;
+                if (res == GG_EXIT_USAGE || res == GG_EXIT_NO_GPU)
+                    fprintf(stderr, "%sggemm:   skipped %s: %s\n", live ? "\n" : "", impl.name, why);
+                else if (res)
+                    fprintf(stderr, "%sggemm:   FAILED %s: %s\n", live ? "\n" : "", impl.name, why);
+                gg_problem_free(&p);
             }
+        /* The group's rows, in plan order: a failed run's check; else the round of median time. */
+        for (int j = g0; j < g1 && !rc; ++j) {
+            const int at = (j - g0) * rounds, res = results[at + rounds - 1];
+            if (!runs[e[j].impl] || res == GG_EXIT_USAGE || res == GG_EXIT_NO_GPU) continue;
+            int pick = at + rounds - 1;
+            if (res) {
+                ++failures;
+                while (pick > at && results[pick - 1]) --pick; /* the round that failed first */
+            } else { /* the round of median time */
+                double t[100];
+                for (int q = 0; q < rounds; ++q) t[q] = tms[at + q].median_us;
+                pick = at + gg_median_index(t, rounds);
+            }
+            GgImpl impl;
+            gg_impl_find(impl_name(e[j].impl), &impl);
+            GgProblem p;
+            if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
+                fprintf(stderr, "\nggemm: out of host memory for the problem\n");
+                rc = GG_EXIT_CHECK;
+                break;
+            }
+            const GgShape shape = {p.tokens, p.experts, p.k, p.n};
+            gg_impl_resolve(&impl, &shape);
             GgRow row;
-            gg_row_fill(&row, &impl, &p, &d, &chk, &tm, seed);
+            gg_row_fill(&row, &impl, &p, &d, &chks[pick], &tms[pick], seed_of(o, &e[j]));
             row.set = c->set;
             gg_csv_row(f, &row);
             fflush(f);
+            gg_problem_free(&p);
         }
-        gg_problem_free(&p);
+        g0 = g1;
     }
+    free(tms);
+    free(chks);
+    free(results);
     char el[16];
     duration(now() - start, el, sizeof el);
     if (live) fputc('\n', stderr);

@@ -74,6 +74,7 @@ typedef struct GgOptions {
     const char *out;          /* --out FILE (trace: a directory) */
     const char *from;         /* trace --from CSV: a trace.csv written as trace.json, no GPU */
     int reps, warmup;
+    int rounds;               /* sweep: each case's kernels timed this many times in turn (--rounds) */
     int given_reps;           /* trace: --reps asks for the traced/untraced timing */
     unsigned long long seed;
     int check;                /* 0 with --no-check */
@@ -273,6 +274,9 @@ typedef cudaError_t (*GgTimedFn)(void *ctx);
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm);
 /* Median and p10/p90 of reps per-rep times (microseconds; t is sorted in place). */
 void gg_timing_summarize(double *t, int reps, GgTiming *tm);
+/* The index of t[0..n) holding its median (of an even n, the lower middle value; the first such
+ * index where values tie); -1 for n <= 0. The sweep's --rounds keeps the round it names. */
+int gg_median_index(const double *t, int n);
 /* The flush alone, enqueued on gg_stream(): what a timed rep starts from. */
 int gg_flush_l2(void);
 

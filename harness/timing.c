@@ -38,6 +38,19 @@ void gg_timing_summarize(double *t, int reps, GgTiming *tm) {
     tm->p90_us = t[(int)(0.9 * (reps - 1) + 0.5)];
 }
 
+int gg_median_index(const double *t, int n) {
+    if (n <= 0) return -1;
+    for (int q = 0; q < n; ++q) { /* the first index whose value is the ((n - 1) / 2)-th smallest */
+        int below = 0, at_most = 0;
+        for (int x = 0; x < n; ++x) {
+            below += t[x] < t[q];
+            at_most += t[x] <= t[q];
+        }
+        if (below <= (n - 1) / 2 && at_most > (n - 1) / 2) return q;
+    }
+    return 0; /* not reached: some value is the median */
+}
+
 int gg_time(GgTimedFn fn, void *ctx, int warmup, int reps, int flush, GgTiming *tm) {
     if (gg_pool_open()) return GG_EXIT_CHECK;
     void *scrub = NULL;

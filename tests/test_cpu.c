@@ -381,6 +381,16 @@ START_TEST(csv_row_wgrad_pads_reduction) {
 END_TEST
 
 /* ---------------- fp64 reference ---------------- */
+START_TEST(median_index_of_rounds) {
+    const double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2}, ties[] = {2, 2, 1, 2}, one[] = {7};
+    ck_assert_int_eq(gg_median_index(odd, 3), 2);   /* 2 */
+    ck_assert_int_eq(gg_median_index(even, 4), 3);  /* the lower middle: 2 */
+    ck_assert_int_eq(gg_median_index(ties, 4), 0);  /* 1 2 2 2: the first 2 */
+    ck_assert_int_eq(gg_median_index(one, 1), 0);
+    ck_assert_int_eq(gg_median_index(one, 0), -1);
+}
+END_TEST
+
 START_TEST(reference_fp64_small) {
     /* Two experts of 1 and 2 rows, k = 2, n = 2, worked by hand. */
     const int m[] = {1, 2};
@@ -423,6 +433,7 @@ static Suite *model_suite(void) {
     t = tcase_create("numbers");
     tcase_add_test(t, bf16_round_trip);
     tcase_add_test(t, reference_fp64_small);
+    tcase_add_test(t, median_index_of_rounds);
     tcase_add_test(t, tolerance_is_justified);
     suite_add_tcase(s, t);
     return s;
