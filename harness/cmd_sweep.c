@@ -151,6 +151,8 @@ int gg_cmd_sweep(const GgOptions *o) {
     char date[64];
     gg_utc_now(date, sizeof date);
     gg_csv_metadata(f, &d, gg_commit(), date);
+    const int rounds = o->rounds > 1 ? o->rounds : 1;
+    if (rounds > 1) fprintf(f, "# rounds=%d\n", rounds); /* the protocol, with the header's other keys */
     gg_csv_header(f);
     fflush(f);
 
@@ -172,12 +174,7 @@ int gg_cmd_sweep(const GgOptions *o) {
     }
     int total = 0;
     for (int j = 0; runs && j < count; ++j) total += runs[e[j].impl];
-    const int rounds = o->rounds > 1 ? o->rounds : 1;
     total *= rounds;
-    if (rounds > 1) {
-        fprintf(f, "# rounds=%d\n", rounds); /* the protocol, beside the header's other keys */
-        fflush(f);
-    }
     /* A group: the plan's runs of one case (the plan is case-major), at most `impls` of them. Each
      * run's result, check and timing per round; its row is written after the group's last round. */
     GgTiming *tms = malloc(sizeof(GgTiming) * (size_t)(impls * rounds));
@@ -194,15 +191,18 @@ int gg_cmd_sweep(const GgOptions *o) {
     /* Round r runs the group in plan order for even r and in reverse for odd r: each kernel of the
      * case meets the power states the others leave behind, before and after it. A run that a round
      * skipped (refused shape, not this GPU) or failed is not run again. */
+    enum { NOT_RUN = -1 };
     for (int g0 = 0; !rc && runs && g0 < count;) {
         int g1 = g0 + 1;
         while (g1 < count && e[g1].c == e[g0].c) ++g1;
         const GgCase *c = &cases.cases[e[g0].c];
+        for (int x = 0; x < (g1 - g0) * rounds; ++x) results[x] = NOT_RUN;
         for (int r = 0; r < rounds && !rc; ++r)
             for (int i = 0; i < g1 - g0 && !rc; ++i) {
                 const int j = r % 2 ? g1 - 1 - i : g0 + i, at = (j - g0) * rounds;
-                if (!runs[e[j].impl] || (r > 0 && results[at + r - 1])) {
-                    if (runs[e[j].impl]) results[at + r] = results[at + r - 1]; /* the verdict stands */
+                if (!runs[e[j].impl]) continue;
+                if (r > 0 && results[at + r - 1]) { /* skipped or failed: the verdict stands */
+                    results[at + r] = results[at + r - 1];
                     continue;
                 }
                 GgImpl impl;
@@ -234,14 +234,21 @@ int gg_cmd_sweep(const GgOptions *o) {
                     fprintf(stderr, "%sggemm:   FAILED %s: %s\n", live ? "\n" : "", impl.name, why);
                 gg_problem_free(&p);
             }
-        /* The group's rows, in plan order: a failed run's check; else the round of median time. */
-        for (int j = g0; j < g1 && !rc; ++j) {
-            const int at = (j - g0) * rounds, res = results[at + rounds - 1];
-            if (!runs[e[j].impl] || res == GG_EXIT_USAGE || res == GG_EXIT_NO_GPU) continue;
-            int pick = at + rounds - 1;
-            if (res) {
+        /* The group's rows, in plan order (also those that ran before a failure to allocate ended
+         * the sweep): a run refused in its first round has none; one that failed (or was refused
+         * after a round that passed) its first bad round's; else the round of median time. */
+        int oom = 0;
+        for (int j = g0; j < g1 && !oom; ++j) {
+            if (!runs[e[j].impl]) continue;
+            const int at = (j - g0) * rounds;
+            int bad = at;
+            while (bad < at + rounds && results[bad] == GG_EXIT_OK) ++bad;
+            if (bad < at + rounds && (results[bad] == NOT_RUN ||
+                                      (bad == at && (results[bad] == GG_EXIT_USAGE || results[bad] == GG_EXIT_NO_GPU))))
+                continue;
+            int pick = bad;
+            if (bad < at + rounds) {
                 ++failures;
-                while (pick > at && results[pick - 1]) --pick; /* the round that failed first */
             } else { /* the round of median time */
                 double t[100];
                 for (int q = 0; q < rounds; ++q) t[q] = tms[at + q].median_us;
@@ -253,6 +260,7 @@ int gg_cmd_sweep(const GgOptions *o) {
             if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
                 fprintf(stderr, "\nggemm: out of host memory for the problem\n");
                 rc = GG_EXIT_CHECK;
+                oom = 1;
                 break;
             }
             const GgShape shape = {p.tokens, p.experts, p.k, p.n};

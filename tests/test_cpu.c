@@ -380,7 +380,8 @@ START_TEST(csv_row_wgrad_pads_reduction) {
 }
 END_TEST
 
-/* ---------------- fp64 reference ---------------- */
+/* ---------------- timing ---------------- */
+
 START_TEST(median_index_of_rounds) {
     const double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2}, ties[] = {2, 2, 1, 2}, one[] = {7};
     ck_assert_int_eq(gg_median_index(odd, 3), 2);   /* 2 */
@@ -391,6 +392,7 @@ START_TEST(median_index_of_rounds) {
 }
 END_TEST
 
+/* ---------------- fp64 reference ---------------- */
 START_TEST(reference_fp64_small) {
     /* Two experts of 1 and 2 rows, k = 2, n = 2, worked by hand. */
     const int m[] = {1, 2};
