@@ -50,14 +50,23 @@ void gg_check_compare(const uint16_t *out, const float *ref, const double *ref64
 
 /* cuBLAS is column-major: a row-major [r x c] matrix is its transpose with leading dimension c,
  * so C^T = op(B)^T op(A)^T is one call whatever the form. */
-int gg_gemm_ref(GgGemmForm form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
+static int gemm_ref(GgGemmForm form, cudaDataType_t type, const void *a, const void *b, float *c, int m, int n,
+                    int k) {
     const float one = 1.f, zero = 0.f;
     const cublasOperation_t op_b = form == GG_GEMM_NT ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_a = form == GG_GEMM_TN ? CUBLAS_OP_T : CUBLAS_OP_N;
     const int ldb = form == GG_GEMM_NT ? k : n, lda = form == GG_GEMM_TN ? m : k;
-    GG_BLAS(cublasGemmEx(gg_blas(), op_b, op_a, n, m, k, &one, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &zero, c,
-                         CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    GG_BLAS(cublasGemmEx(gg_blas(), op_b, op_a, n, m, k, &one, b, type, ldb, a, type, lda, &zero, c, CUDA_R_32F, n,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return GG_EXIT_OK;
+}
+
+int gg_gemm_ref(GgGemmForm form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k) {
+    return gemm_ref(form, CUDA_R_16BF, a, b, c, m, n, k);
+}
+
+int gg_gemm_ref_f32(GgGemmForm form, const float *a, const float *b, float *c, int m, int n, int k) {
+    return gemm_ref(form, CUDA_R_32F, a, b, c, m, n, k);
 }
 
 /* cuBLAS per expert, fp32 output, for the launch's pass (GgPass):

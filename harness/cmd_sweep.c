@@ -176,11 +176,12 @@ int gg_cmd_sweep(const GgOptions *o) {
     for (int j = 0; runs && j < count; ++j) total += runs[e[j].impl];
     total *= rounds;
     /* A group: the plan's runs of one case (the plan is case-major), at most `impls` of them. Each
-     * run's result, check and timing per round; its row is written after the group's last round. */
-    GgTiming *tms = malloc(sizeof(GgTiming) * (size_t)(impls * rounds));
-    GgCheck *chks = malloc(sizeof(GgCheck) * (size_t)(impls * rounds));
+     * run's result and row per round, and its resolved impl (its rows' config points into it); the
+     * rows are written after the group's last round. */
+    GgRow *rows = malloc(sizeof(GgRow) * (size_t)(impls * rounds));
     int *results = malloc(sizeof(int) * (size_t)(impls * rounds));
-    if (!tms || !chks || !results) {
+    GgImpl *impl_of = malloc(sizeof(GgImpl) * (size_t)impls);
+    if (!rows || !results || !impl_of) {
         fprintf(stderr, "ggemm: out of host memory for the sweep's rounds\n");
         rc = GG_EXIT_CHECK;
     }
@@ -205,15 +206,15 @@ int gg_cmd_sweep(const GgOptions *o) {
                     results[at + r] = results[at + r - 1];
                     continue;
                 }
-                GgImpl impl;
-                gg_impl_find(impl_name(e[j].impl), &impl);
+                GgImpl *impl = &impl_of[j - g0];
+                gg_impl_find(impl_name(e[j].impl), impl);
                 char el[16], left[16];
                 const double elapsed = now() - start;
                 duration(elapsed, el, sizeof el);
                 if (done) duration(elapsed / done * (total - done), left, sizeof left);
                 else snprintf(left, sizeof left, "?");
                 fprintf(stderr, "%s[%d/%d] %-24s tokens %5d experts %3d k %5d n %5d skew %-4g  %s elapsed, ~%s left%s",
-                        live ? "\r\033[K" : "", done + 1, total, impl.name, c->tokens, c->experts, c->k, c->n,
+                        live ? "\r\033[K" : "", done + 1, total, impl->name, c->tokens, c->experts, c->k, c->n,
                         c->skew, el, left, live ? "" : "\n");
                 GgProblem p;
                 if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
@@ -222,23 +223,26 @@ int gg_cmd_sweep(const GgOptions *o) {
                     break;
                 }
                 const GgShape shape = {p.tokens, p.experts, p.k, p.n};
-                gg_impl_resolve(&impl, &shape); /* an entry point's row records what it chose */
-                const GgRunOpts ro = {.seed = seed_of(o, &e[j]), .check = 1, .cpu_ref = 0, .warmup = o->warmup,
-                                      .reps = o->reps};
-                const int res = gg_run_case(&impl, &p, &d, &ro, &chks[at + r], &tms[at + r], why, sizeof why);
+                gg_impl_resolve(impl, &shape); /* an entry point's row records what it chose */
+                const unsigned long long seed = seed_of(o, &e[j]);
+                const GgRunOpts ro = {.seed = seed, .check = 1, .cpu_ref = 0, .warmup = o->warmup, .reps = o->reps};
+                GgCheck chk;
+                GgTiming tm;
+                const int res = gg_run_case(impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
                 results[at + r] = res;
                 ++done;
                 if (res == GG_EXIT_USAGE || res == GG_EXIT_NO_GPU)
-                    fprintf(stderr, "%sggemm:   skipped %s: %s\n", live ? "\n" : "", impl.name, why);
+                    fprintf(stderr, "%sggemm:   skipped %s: %s\n", live ? "\n" : "", impl->name, why);
                 else if (res)
-                    fprintf(stderr, "%sggemm:   FAILED %s: %s\n", live ? "\n" : "", impl.name, why);
+                    fprintf(stderr, "%sggemm:   FAILED %s: %s\n", live ? "\n" : "", impl->name, why);
+                gg_row_fill(&rows[at + r], impl, &p, &d, &chk, &tm, seed); /* gg_run_case zeroes chk, tm first */
+                rows[at + r].set = c->set;
                 gg_problem_free(&p);
             }
         /* The group's rows, in plan order (also those that ran before a failure to allocate ended
          * the sweep): a run refused in its first round has none; one that failed (or was refused
          * after a round that passed) its first bad round's; else the round of median time. */
-        int oom = 0;
-        for (int j = g0; j < g1 && !oom; ++j) {
+        for (int j = g0; j < g1; ++j) {
             if (!runs[e[j].impl]) continue;
             const int at = (j - g0) * rounds;
             int bad = at;
@@ -251,32 +255,17 @@ int gg_cmd_sweep(const GgOptions *o) {
                 ++failures;
             } else { /* the round of median time */
                 double t[100];
-                for (int q = 0; q < rounds; ++q) t[q] = tms[at + q].median_us;
+                for (int q = 0; q < rounds; ++q) t[q] = rows[at + q].time_us_median;
                 pick = at + gg_median_index(t, rounds);
             }
-            GgImpl impl;
-            gg_impl_find(impl_name(e[j].impl), &impl);
-            GgProblem p;
-            if (gg_problem_init(&p, c->tokens, c->experts, c->k, c->n, c->skew)) {
-                fprintf(stderr, "\nggemm: out of host memory for the problem\n");
-                rc = GG_EXIT_CHECK;
-                oom = 1;
-                break;
-            }
-            const GgShape shape = {p.tokens, p.experts, p.k, p.n};
-            gg_impl_resolve(&impl, &shape);
-            GgRow row;
-            gg_row_fill(&row, &impl, &p, &d, &chks[pick], &tms[pick], seed_of(o, &e[j]));
-            row.set = c->set;
-            gg_csv_row(f, &row);
+            gg_csv_row(f, &rows[pick]);
             fflush(f);
-            gg_problem_free(&p);
         }
         g0 = g1;
     }
-    free(tms);
-    free(chks);
+    free(rows);
     free(results);
+    free(impl_of);
     char el[16];
     duration(now() - start, el, sizeof el);
     if (live) fputc('\n', stderr);

@@ -243,6 +243,8 @@ void *gg_blas(void);          /* the cublasHandle_t, bound to gg_stream() */
  * B [k x n] (wgrad's A^T). On gg_blas()'s stream; GG_EXIT_OK or GG_EXIT_CHECK. */
 typedef enum { GG_GEMM_NN, GG_GEMM_NT, GG_GEMM_TN } GgGemmForm;
 int gg_gemm_ref(GgGemmForm form, const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k);
+/* The same with fp32 A and B (the layer backward's bound: GEMMs of squared operands). */
+int gg_gemm_ref_f32(GgGemmForm form, const float *a, const float *b, float *c, int m, int n, int k);
 int gg_pool_open(void);       /* stream, events and cuBLAS handle; idempotent */
 void gg_release_buffers(void);
 

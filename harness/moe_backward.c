@@ -211,14 +211,6 @@ static int gpu_reference(const GgMoeLayer *l, const uint16_t *dout, const Routin
     return GG_EXIT_OK;
 }
 
-/* C [m x n] = A^T B in fp32, A [k x m] and B [k x n] row-major (gg_gemm_ref's TN form on fp32). */
-static int gemm_tn_f32(const float *a, const float *b, float *c, int m, int n, int k) {
-    const float one = 1.f, zero = 0.f;
-    GG_BLAS(cublasGemmEx(gg_blas(), CUBLAS_OP_N, CUBLAS_OP_T, n, m, k, &one, b, CUDA_R_32F, n, a, CUDA_R_32F, m, &zero,
-                         c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    return GG_EXIT_OK;
-}
-
 /* dW1 = Xg^T dU [d x 2F] and dW2 = H^T dY [F x d] over all routed rows: the reference's two bf16
  * operands (a [R x rows], g [R x cols]) and where their fp32 squares go for the sums of squared
  * terms (header, 2.), scratch the rest of the reference no longer reads: Y's [R x d] takes the
@@ -266,7 +258,8 @@ static int ref_block(const GgMoeLayer *l, const Routing *h, char *dv, const size
     }
     const WeightGrad w = weight_grad(s, dv, off, which);
     if (gg_gemm_ref(GG_GEMM_TN, w.a + r0 * w.rows, w.g + r0 * w.cols, out, w.rows, w.cols, m)) return GG_EXIT_CHECK;
-    return terms ? gemm_tn_f32(w.sq_a + r0 * w.rows, w.sq_g + r0 * w.cols, sum_sq, w.rows, w.cols, m) : GG_EXIT_OK;
+    return terms ? gg_gemm_ref_f32(GG_GEMM_TN, w.sq_a + r0 * w.rows, w.sq_g + r0 * w.cols, sum_sq, w.rows, w.cols, m)
+                 : GG_EXIT_OK;
 }
 #undef P
 
@@ -437,10 +430,10 @@ const char *gg_moe_bwd_margins(const GgMoeBwdCheck *chk, char *buf, size_t len) 
     size_t used = 0;
     buf[0] = 0;
     for (int g = 0; g < GG_MOE_GRADS && used < len; ++g) {
-        const int n = chk->cpu_ref ? snprintf(buf + used, len - used, "%s%s %.3g/%.3g", g ? " " : "", gg_moe_grad_names[g],
-                                              chk->margin[g][0], chk->margin[g][1])
-                                   : snprintf(buf + used, len - used, "%s%s %.3g/-", g ? " " : "", gg_moe_grad_names[g],
-                                              chk->margin[g][0]);
+        char fp64[32] = "-"; /* where the CPU reference did not run */
+        if (chk->cpu_ref) snprintf(fp64, sizeof fp64, "%.3g", chk->margin[g][1]);
+        const int n = snprintf(buf + used, len - used, "%s%s %.3g/%s", g ? " " : "", gg_moe_grad_names[g],
+                               chk->margin[g][0], fp64);
         used += n > 0 ? (size_t)n : 0;
     }
     return buf;

@@ -36,7 +36,7 @@ PREFIX = "k3_wgmma_"
 # the two configurations most of the choice is between: the widths table sets them side by side
 PAIR = ("pingpong_m128_n192", "coop_m128_n256")
 WINDOW_SAMPLES = 100  # moments at which schedule_of looks at the running tiles
-clock_of = {}  # shape -> configuration -> the SM clock at the end of its series
+config_rows = {}  # shape -> configuration -> its row in the configuration sweeps
 
 
 def shape(r):
@@ -51,7 +51,7 @@ def load():
             k, name = shape(r), r["kernel"]
             if name.startswith(PREFIX) and name[len(PREFIX):] in CHOICES:
                 configs.setdefault(k, {})[name[len(PREFIX):]] = float(r["time_us_median"])
-                clock_of.setdefault(k, {})[name[len(PREFIX):]] = r["sm_clock_mhz"]
+                config_rows.setdefault(k, {})[name[len(PREFIX):]] = r
             elif name == "k3_wgmma":  # the old rule's pick, its name first in the config column
                 old_pick[k] = r["config"].split(":")[0][len(PREFIX):]
             elif name.startswith(PREFIX) and name.rsplit("_", 1)[1] in ("solo", "mcb", "mca"):
@@ -61,18 +61,17 @@ def load():
         if r["kernel"] == "k3_wgmma" and r["check"] == "pass":  # the first model (even split, no B re-reads)
             first[shape(r)] = float(r["time_us_median"])
 
-    def both(path):  # a run of the entry point with torch beside it
-        kernels = {r["kernel"] for r in read_results(path)[1]}
-        return "k3_wgmma" in kernels and "torch_grouped_mm" in kernels
-
-    runs = [p for p in glob.glob(os.path.join(EVIDENCE, "grid-default-*.csv")) if both(p)]
-    default = max(runs, key=lambda p: read_results(p)[0].get("date", ""))  # the latest, by its date line
-    for r in read_results(default)[1]:
+    # the latest run (by its date line) of the entry point with torch beside it
+    runs = {p: read_results(p) for p in glob.glob(os.path.join(EVIDENCE, "grid-default-*.csv"))}
+    runs = {p: v for p, v in runs.items() if {"k3_wgmma", "torch_grouped_mm"} <= {r["kernel"] for r in v[1]}}
+    default = max(runs, key=lambda p: runs[p][0].get("date", ""))
+    for r in runs[default][1]:
         if r["kernel"] == "torch_grouped_mm" and r["check"] == "pass":
             torch[shape(r)] = float(r["time_us_median"])
         elif r["kernel"] == "k3_wgmma" and r["check"] == "pass":
             entry[shape(r)] = (float(r["time_us_median"]), r["config"].split(":")[0][len(PREFIX):])
-    return configs, old_pick, torch, first, ablations, entry, sorted({*sources, first_run, default}), default
+    return configs, old_pick, torch, first, ablations, entry, sorted({*sources, first_run, default}), default, \
+        runs[default][0]
 
 
 def model_pick(ggemm, k):
@@ -193,11 +192,7 @@ def twins_block(ggemm):
     """The run-to-run spread of the configuration sweeps, measured on the configurations that run the
     same tiles: on grid shapes whose split has no 64-row tile (`ggemm tiles`), each twin pair's
     slower time over its faster, with both series' power-capped shares."""
-    rows = {}
-    for path in sorted(glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv"))):
-        for r in read_results(path)[1]:
-            if r["kernel"].startswith(PREFIX):
-                rows.setdefault(shape(r), {})[r["kernel"][len(PREFIX):]] = r
+    rows = config_rows
     lines, ratios = [], []
     for k in sorted(rows):
         _, tokens, experts, kk, n, skew = k
@@ -271,7 +266,7 @@ def main():
     if not os.access(a.ggemm, os.X_OK):
         print(f"k3_grid.py: {a.ggemm} not built: the k3-grid blocks are not regenerated")
         return 0
-    configs, old_pick, torch, first, ablations, entry, sources, default = load()
+    configs, old_pick, torch, first, ablations, entry, sources, default, run_meta = load()
     table = ["| shape | rows | E | K | N | skew | model's pick (predicted µs) | its time µs | fastest choice | "
              "pick / fastest | old rule's pick / fastest | entry point µs (ran) | torch µs | torch / entry point | "
              "pick's B share |",
@@ -302,24 +297,21 @@ def main():
         for abl, (ta, clock) in sorted(ablations.get(k, {}).items()):
             if ta < times[best]:
                 pairs.append(f"| {k[0][len('grid_'):]} | `{abl}` | {ta:.1f} ({clock}) | {times[best]:.1f} "
-                             f"({clock_of[k][best]}) | {ta / times[best]:.3f} |")
+                             f"({config_rows[k][best]['sm_clock_mhz']}) | {ta / times[best]:.3f} |")
         ent = f"{te:.1f} (`{ran}`)" if te else "–"
         same_pick += ran == pick
         table.append(f"| {k[0][len('grid_'):]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {k[5]:g} | `{pick}` ({predicted:.0f}) "
-                     f"| {times[pick]:.1f} | `{best}` | {r:.3f} | {old} | {ent} | {t:.1f} | "
-                     f"{t / te:.2f} | {share:.3f} |" if t and te else
-                     f"| {k[0][len('grid_'):]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {k[5]:g} | `{pick}` ({predicted:.0f}) "
-                     f"| {times[pick]:.1f} | `{best}` | {r:.3f} | {old} | {ent} | {f'{t:.1f}' if t else '–'} | – | "
-                     f"{share:.3f} |")
+                     f"| {times[pick]:.1f} | `{best}` | {r:.3f} | {old} | {ent} | {f'{t:.1f}' if t else '–'} | "
+                     f"{f'{t / te:.2f}' if t and te else '–'} | {share:.3f} |")
     srcs = ", ".join(f"`{os.path.relpath(p, ROOT)}` (commit {read_results(p)[0].get('commit', '?')})" for p in sources)
     note = (f"*Generated by `plots/k3_grid.py` from {srcs}, and this build's `ggemm problem` with the committed "
             "calibration (`results/h200/calibration.csv`); the pick's B share is the model's, for its even "
             "split. Times: the median of the configuration sweeps; the entry point (the configuration it ran in "
             f"brackets) and torch: `{os.path.relpath(default, ROOT)}`, both in that run (commit "
-            f"{read_results(default)[0].get('commit', '?')}).*")
+            f"{run_meta.get('commit', '?')}).*")
     n = len(ratio)
     vt = sorted(vs_torch) or [float("nan")]
-    run_commit = read_results(default)[0].get("commit", "?")
+    run_commit = run_meta.get("commit", "?")
     # whether that run chose as this build's model does (an older run ran an older model)
     ran_as = (f"as it ran at commit {run_commit}, choosing as this build's model does on {same_pick} of "
               f"{len(ratio)} shapes")

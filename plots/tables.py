@@ -715,18 +715,19 @@ def k5_targets(path, forward_paths):
     meta, rows = load(path)
     ok_rows = [r for r in rows if r.get("check", "pass") == "pass"]
     key = lambda r: (r["tokens"], r["experts"], r["k"], r["n"], float(r["skew"]))  # noqa: E731
-    forward, used = {}, []  # shape -> (forward row, its file): the first file of this device that has it
+    forward, used = {}, {}  # shape -> forward row: the first file of this device that has it; file -> commit
     for f in forward_paths:
-        if not os.path.exists(f) or load(f)[0].get("device") != meta.get("device"):
+        if not os.path.exists(f):
             continue
         fmeta, fwd = load(f)
+        if fmeta.get("device") != meta.get("device"):
+            continue
         for r in fwd:
             if r["kernel"] == "k3_wgmma" and r.get("check") == "pass" and key(r) not in forward:
-                forward[key(r)] = (r, f)
-                if f not in used:
-                    used.append(f)
-    source = ("forward `k3_wgmma` rows from " + ", ".join(f"`{os.path.relpath(f, ROOT)}` (commit "
-                                                          f"{load(f)[0].get('commit', '?')})" for f in used)
+                forward[key(r)] = r
+                used.setdefault(f, fmeta.get("commit", "?"))
+    source = ("forward `k3_wgmma` rows from " + ", ".join(f"`{os.path.relpath(f, ROOT)}` (commit {c})"
+                                                          for f, c in used.items())
               if used else "no forward rows of this device: dgrad's target not measured")
     out = [provenance(meta, path), "",
            f"Torch's rows in the same run; {source}. × torch = torch's median time / ours; ✓ = met.", "",
@@ -757,7 +758,7 @@ def k5_targets(path, forward_paths):
             out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
                        f"{'✓' if met[-1] else '✗'} |")
     for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):
-        f = forward.get(key(r), (None,))[0]
+        f = forward.get(key(r))
         if not f and used:
             out.append(f"| dgrad within {100 * (K5_DGRAD_SLACK - 1):.0f}% of k3_wgmma's forward | {case(r)} | "
                        "not measured (no forward row) | |")

@@ -24,10 +24,11 @@
 # (nvjet_sm90_tss_*, CUDA 13.0), cuBLAS's to answer. Leaving them out of the tool
 # (--kernel-name-exclude) makes the excluded kernel fault under racecheck, so the report is read.
 racecheck_read() {
+    in_nvjet='access at (0x[0-9a-f]+ in )?nvjet_'
     findings=$(printf '%s\n' "$1" | grep "^=========" | sed 's/^=========//' |
-        grep -Ev '^ *$|^ *COMPUTE-SANITIZER$|^ *RACECHECK SUMMARY|^ *Error: Race reported between .* access at (0x[0-9a-f]+ in )?nvjet_|^ *and .* access at (0x[0-9a-f]+ in )?nvjet_' |
+        grep -Ev "^ *\$|^ *COMPUTE-SANITIZER\$|^ *RACECHECK SUMMARY|^ *Error: Race reported between .* $in_nvjet|^ *and .* $in_nvjet" |
         grep -c .)
-    cublas=$(printf '%s\n' "$1" | grep -Ec "^========= *Error: Race reported between .* access at (0x[0-9a-f]+ in )?nvjet_")
+    cublas=$(printf '%s\n' "$1" | grep -Ec "^========= *Error: Race reported between .* $in_nvjet")
 }
 if [ "$1" = --racecheck-report ]; then
     report=$(cat -- "${2:?usage: tests/sanitize.sh --racecheck-report FILE}") || exit 2
