@@ -702,7 +702,7 @@ K5_LAYER_MODELS = ["mixtral", "qwen3", "olmoe"]
 
 
 # Backward runs kept as evidence on other GPUs, each shown by its own block in k5_backward/TRIALS.md.
-K5_EVIDENCE = [("k5-targets-h100", "results/h100-80gb-hbm3/evidence/backward-f8283f716e8c.csv")]
+K5_EVIDENCE = [("k5-targets-h100", "results/h100-80gb-hbm3/evidence/backward-3498a42c66d6.csv")]
 
 
 def k5_targets(path, forward_paths):
