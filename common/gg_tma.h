@@ -24,6 +24,10 @@ int gg_tmap_bf16(CUtensorMap *map, const void *base, int rank, const uint64_t *d
  * B [experts x k x n] in boxes of 64 columns x 64 k of one expert (columns past n: zeros). */
 int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows);
 int gg_tmap_b(CUtensorMap *map, const GgLaunch *p);
+/* Any [experts x rows x cols] bf16 tensor as B's map is built, in boxes of 64 columns x box_rows
+ * rows of one expert (gg_tmap_b is this on B with 64-row boxes; k5_wgrad stores dB through it
+ * in 16-row boxes). */
+int gg_tmap_experts(CUtensorMap *map, const void *base, int experts, int rows, int cols, uint32_t box_rows);
 /* Any row-major bf16 matrix [rows x cols] as A's map is built: boxes of 64 columns x box_rows
  * rows, 128B swizzle, rows and columns past the ends read as zeros (gg_tmap_a is this on A). */
 int gg_tmap_rows(CUtensorMap *map, const void *base, int cols, int rows, uint32_t box_rows);

@@ -88,10 +88,12 @@ GG_HD GgWgradParams gg_wgrad_params(int experts, int tokens, int k, int n, int t
 }
 
 /* Items per tile of an expert of m rows: 1 up to 64 chunk rows (0 rows too), else
- * ceil(m / (64 chunk)). */
+ * ceil(m / (64 chunk)). In 32-bit arithmetic (the kernel finds every item with this: a 64-bit
+ * division is a called routine of some 70 instructions): when m > 64 chunk both fit in 31 bits,
+ * so their sum fits in 32 unsigned ones. */
 GG_HD int gg_wgrad_splits(const GgWgradParams *p, int m) {
     const long rows = (long)GG_WGRAD_BLOCK_R * p->chunk;
-    return m > rows ? gg_wgrad_cdiv(m, rows) : 1;
+    return m > rows ? (int)(((unsigned)m + (unsigned)rows - 1u) / (unsigned)rows) : 1;
 }
 GG_HD int gg_wgrad_items(const GgWgradParams *p, int m) { return p->tiles * gg_wgrad_splits(p, m); }
 /* Workspace slots an expert takes: one per item if it is split, none otherwise. */
@@ -137,6 +139,15 @@ GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
     return (int)(bound < sms ? bound : sms);
 }
 
+/* floor(s blocks / splits), the first block of split s (0 <= s <= splits), as s q + floor(s r /
+ * splits) with blocks = q splits + r: s r < splits^2 fits 32 bits unless an expert has more than
+ * 2^16 splits (2^26 rows), the only case that pays a 64-bit division. */
+GG_HD int gg_wgrad_first_block(int s, int blocks, int splits) {
+    const int q = blocks / splits, r = blocks % splits;
+    const unsigned long long sr = (unsigned long long)s * (unsigned)r;
+    return s * q + (int)(sr <= 0xffffffffull ? (unsigned)sr / (unsigned)splits : sr / (unsigned)splits);
+}
+
 /* Item `local` of expert e (m rows from row0), whose slots start at slot_start. */
 GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, int local,
                                 int slot_start) {
@@ -146,7 +157,8 @@ GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, 
     it.splits = splits;
     it.tile = local / splits;
     it.split = local % splits;
-    const long first = (long)it.split * blocks / splits, past = (long)(it.split + 1) * blocks / splits;
+    const long first = gg_wgrad_first_block(it.split, blocks, splits);
+    const long past = gg_wgrad_first_block(it.split + 1, blocks, splits);
     const long end = GG_WGRAD_BLOCK_R * past < m ? GG_WGRAD_BLOCK_R * past : m; /* the last block: m */
     it.row0 = row0 + (int)(GG_WGRAD_BLOCK_R * first);
     it.rows = end > GG_WGRAD_BLOCK_R * first ? (int)(end - GG_WGRAD_BLOCK_R * first) : 0;

@@ -57,9 +57,11 @@ int gg_tmap_a(CUtensorMap *map, const GgLaunch *p, uint32_t box_rows) {
     return gg_tmap_rows(map, p->a, p->k, p->tokens, box_rows);
 }
 
-int gg_tmap_b(CUtensorMap *map, const GgLaunch *p) {
-    const uint64_t dims[3] = {(uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->experts};
-    const uint64_t strides[2] = {(uint64_t)p->n * 2, (uint64_t)p->k * p->n * 2};
-    const uint32_t box[3] = {64, 64, 1};
-    return gg_tmap_bf16(map, p->b, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
+int gg_tmap_experts(CUtensorMap *map, const void *base, int experts, int rows, int cols, uint32_t box_rows) {
+    const uint64_t dims[3] = {(uint64_t)cols, (uint64_t)rows, (uint64_t)experts};
+    const uint64_t strides[2] = {(uint64_t)cols * 2, (uint64_t)rows * cols * 2};
+    const uint32_t box[3] = {64, box_rows, 1};
+    return gg_tmap_bf16(map, base, 3, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B);
 }
+
+int gg_tmap_b(CUtensorMap *map, const GgLaunch *p) { return gg_tmap_experts(map, p->b, p->experts, p->k, p->n, 64); }

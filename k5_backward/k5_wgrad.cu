@@ -12,6 +12,13 @@
 //      ticket back to 0 for the next launch. An unsplit item stores from registers; an empty expert's item
 //      loads nothing and stores zeros. Each CTA builds the per-expert prefix sums in shared
 //      memory from the device-side row offsets (graph-safe, as k3 step 2).
+//   4. The epilogue is TMA stores. dB is experts x k x n, much more than dgrad's output at the
+//      same FLOPs (16384 rows, 64 experts, k 1024, n 2688: 352 MB against 34), and an item is as
+//      short as 4 ring stages, so k3's epilogue (stage, read back, store from every lane, masked)
+//      would stand between every pair of items with the tensor cores idle. A tile of dB_e ends
+//      at the edges of expert e's k x n, which a 3-D tensor map clips, so each warp stages its
+//      16 rows x 192 into three boxes of its own and one lane hands them to the copy engine; the
+//      warps go on to the next item while the boxes are written (k5_backward/TRIALS.md).
 //   2. The operands: A_e^T is read M-major (imm-trans-a 1) from boxes of A rows, dC_e N-major
 //      as the forward's B (k5_backward.cuh).
 //   3. Rows of the next expert. A stage is a 64-row box from the item's row: its last stage can
@@ -25,9 +32,9 @@
 // Tile     128 x 192 x 64 (rows of k x columns of n x reduction rows); consumer c computes
 //          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread.
 // Threads  k3's: producer warpgroup (thread 0 issues TMA) + 2 consumer warpgroups, setmaxnreg.
-// Smem     k3's Ring<192>: stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB) as many as
-//          fit beside the epilogue staging; static: two per-expert prefix sums (8 KiB for 1024
-//          experts) and the ticket's broadcast.
+// Smem     k3's Ring<192, 3>: stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB) as many
+//          as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB);
+//          static: two per-expert prefix sums (8 KiB for 1024 experts) and the ticket's broadcast.
 // Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
@@ -41,6 +48,8 @@ namespace k5 {
 namespace {
 
 constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
+template <int BLOCK_N>
+using WgradRing = Ring<BLOCK_N, BLOCK_N / PANEL_N>;  // a staging box per panel: TMA stores in flight
 static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
 constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
 constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 256 consumer threads
@@ -65,9 +74,9 @@ __device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int c,
 template <int BLOCK_N, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
-             uint16_t *__restrict__ dB, const int *__restrict__ row_offsets, int *__restrict__ tickets,
+             const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets, int *__restrict__ tickets,
              float *__restrict__ partials, const GgWgradParams prm, const typename gg::Trace<TRACE>::Sink trace) {
-    using R = Ring<BLOCK_N>;
+    using R = WgradRing<BLOCK_N>;
     using Trace = gg::Trace<TRACE>;
     const uint64_t entry = Trace::now();
     constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
@@ -143,22 +152,21 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         const int tid = threadIdx.x % WG_THREADS, ctid = threadIdx.x - WG_THREADS;  // in the WG, in both
         const int row = c * WG_ROWS + warp * STAGING_ROWS;
-        uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
+        uint8_t *staging = staging_of<BLOCK_N, R::PANELS>(smem, c, warp);
         GgPipe pipe = {0, 0};
         float acc[ACC];
         for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
             const GgWgradItem it = gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
             const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
-            uint16_t *dB_e = dB + (size_t)it.expert * prm.k * prm.n;
             Trace span;
-            auto done = [&] {  // the item's tile, partial or fix-up stored
+            auto done = [&] {  // the item's tile, partial or fix-up stored (its TMA stores issued)
                 if (tid == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, it.expert, it.row0, it.rows, it.col0, true);
             };
             // Stores come from arrays other than acc: an ordinary write into the accumulator's
             // registers in this function would make ptxas serialise every wgmma (C7515).
             auto store = [&](const float (&v)[ACC]) {
-                gg::wgmma_store_warp_rows<R::PANELS>(v, staging, dB_e, prm.n, it.m0 + row, prm.k - it.m0 - row,
-                                                     it.col0, lane);
+                gg::wgmma_store_warp_rows_tma<R::PANELS>(v, staging, &tmap_db, prm.n, it.m0 + row,
+                                                         prm.k - it.m0 - row, it.col0, it.expert, lane);
             };
             if (blocks == 0) {  // an empty expert: its tile is zeros
                 float zeros[ACC];
@@ -211,6 +219,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             store(sum);
             done();
         }
+        gg::wgmma_store_tma_drain(lane);
     }
 }
 
@@ -261,23 +270,26 @@ cudaError_t launch_wgrad(const GgLaunch *p, const typename gg::Trace<TRACE>::Sin
         fprintf(stderr, "k5_wgrad: no workspace (GgKernelInfo.workspace_bytes)\n");
         return cudaErrorInvalidValue;
     }
-    // With no rows at all every item is an empty expert's and no map is read: none is encoded.
-    CUtensorMap tmap_a = {}, tmap_dc = {};
+    // With no rows at all every item is an empty expert's and A and dC are not read: their maps
+    // are not encoded. dB's always is: its boxes are one warp's 16 rows x 64 columns.
+    CUtensorMap tmap_a = {}, tmap_dc = {}, tmap_db;
     if (p->tokens > 0 && (gg_tmap_rows(&tmap_a, p->a, p->k, p->tokens, GG_WGRAD_BLOCK_R) ||
                           gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
         return cudaErrorInvalidValue;
+    if (gg_tmap_experts(&tmap_db, p->c, p->experts, p->k, p->n, STAGING_ROWS)) return cudaErrorInvalidValue;
+    using R = WgradRing<BLOCK_N>;
     const void *kernel = (const void *)wgrad_kernel<BLOCK_N, TRACE>;
-    CUDA_TRY(gg_launch_smem_opt_in(kernel, Ring<BLOCK_N>::SMEM_BYTES));
+    CUDA_TRY(gg_launch_smem_opt_in(kernel, R::SMEM_BYTES));
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)gg_wgrad_grid(&prm, gpu.sms));
     cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = Ring<BLOCK_N>::SMEM_BYTES;
+    cfg.dynamicSmemBytes = R::SMEM_BYTES;
     cfg.stream = p->stream;
     int *tickets = (int *)p->workspace;
     float *partials = p->workspace ? (float *)((char *)p->workspace + ticket_bytes) : nullptr;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, wgrad_kernel<BLOCK_N, TRACE>, tmap_a, tmap_dc, p->c, p->row_offsets, tickets,
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, wgrad_kernel<BLOCK_N, TRACE>, tmap_a, tmap_dc, tmap_db, p->row_offsets, tickets,
                                 partials, prm, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
@@ -294,6 +306,8 @@ extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuf
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
     using namespace k5;
     k3::info_of(info, (const void *)wgrad_kernel<WGRAD_N, false>, Shape{WGRAD_N, false, false, false});
+    info->dynamic_smem = WgradRing<WGRAD_N>::SMEM_BYTES;  // k3's ring, more staging
+    info->stages = WgradRing<WGRAD_N>::STAGES;
     // block_m: the output tile's rows of dB_e (rows of k); the ragged reduction runs in block_k
     // (64-row) stages, to which an item's rows are padded (harness/csv.c reads it so).
     info->pass = GG_PASS_WGRAD;

@@ -114,6 +114,31 @@ START_TEST(test_chunk_rule) {
 }
 END_TEST
 
+/* The 32-bit arithmetic of the item lookup (gg_wgrad_splits, gg_wgrad_first_block) against the
+ * 64-bit formulas they replace, up to the largest int row counts and past 2^16 splits (the
+ * 64-bit fallback of gg_wgrad_first_block). */
+START_TEST(test_item_arithmetic) {
+    const int blocks_list[] = {1, 2, 3, 7, 64, 1000, 65535, 65536, 65537, 200000, 33554431};
+    const int splits_list[] = {1, 2, 3, 5, 8, 255, 4096, 65535, 65536, 65537, 100000};
+    for (size_t b = 0; b < sizeof blocks_list / sizeof *blocks_list; ++b)
+        for (size_t q = 0; q < sizeof splits_list / sizeof *splits_list; ++q) {
+            const int blocks = blocks_list[b], splits = splits_list[q];
+            if (splits > blocks) continue;
+            for (int i = 0; i < 64; ++i) {
+                const int s = i < 32 ? i : splits - (i - 32);  /* both ends of the range */
+                if (s < 0 || s > splits) continue;
+                ck_assert_int_eq(gg_wgrad_first_block(s, blocks, splits), (int)((long long)s * blocks / splits));
+            }
+        }
+    GgWgradParams p = gg_wgrad_params(1, 1 << 30, 128, 192, 128, 192, 132);
+    const int ms[] = {0, 1, 64 * p.chunk, 64 * p.chunk + 1, 1 << 29, 2147483647};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; ++i) {
+        const long long rows = 64LL * p.chunk, m = ms[i];
+        ck_assert_int_eq(gg_wgrad_splits(&p, ms[i]), m > rows ? (int)((m + rows - 1) / rows) : 1);
+    }
+}
+END_TEST
+
 /* The fix-up: of the splits' ticket arrivals exactly one sees splits - 1 and sets the counter
  * back to 0, and the sum it makes adds the partials in split order, so its bits do not depend on
  * which split arrived last (the arrival order does not enter the sum at all). */
@@ -231,6 +256,7 @@ Suite *wgrad_suite(void) {
     tcase_add_test(tc, test_list_edge_splits);
     tcase_add_test(tc, test_list_random);
     tcase_add_test(tc, test_chunk_rule);
+    tcase_add_test(tc, test_item_arithmetic);
     tcase_add_test(tc, test_ticket_fixup);
     tcase_add_test(tc, test_pass_shapes);
     tcase_add_test(tc, test_references_adjoint);

@@ -115,6 +115,26 @@ __device__ __forceinline__ void tma_load_3d_multicast(void *smem, const void *tm
         : "memory");
 }
 
+// TMA store, shared -> global, tracked in this thread's bulk async-group (not an mbarrier).
+// Box elements past the tensor's edges are not written: the map clips the store. smem must
+// not be written again until the group has read it (bulk_wait_group_read), and the generic
+// writes that filled it must be ordered before by fence_proxy_async_smem.
+__device__ __forceinline__ void tma_store_3d(const void *tmap, const void *smem, int x, int y, int z) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(tmap),
+                 "r"(smem_u32(smem)), "r"(x), "r"(y), "r"(z)
+                 : "memory");
+}
+// #data-movement-and-conversion-instructions-cp-async-bulk-commit-group
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// #data-movement-and-conversion-instructions-cp-async-bulk-wait-group: at most N of this
+// thread's bulk groups still pending; .read: pending only in writing, their sources read.
+template <int N> __device__ __forceinline__ void bulk_wait_group_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void bulk_wait_group() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // Orders this thread's generic-proxy shared-memory accesses against its later async-proxy
 // accesses (TMA, wgmma, tcgen05), both ways:
 //  - generic writes (st.shared, stmatrix) that a later TMA store, wgmma or tcgen05 must read;
