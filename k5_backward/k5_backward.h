@@ -12,7 +12,9 @@
 /* k5_wgrad's output tile, rows of k x columns of n (k3's BLOCK_M x a Ring<192>), which
  * `ggemm tiles` builds the work list with (k5_wgrad.cu asserts they are the kernel's). */
 #define K5_WGRAD_TILE_M 128
+#ifndef K5_WGRAD_TILE_N /* an ablation build sets 256 (-DK5_WGRAD_TILE_N=256: k5_backward/TRIALS.md) */
 #define K5_WGRAD_TILE_N 192
+#endif
 
 #ifdef __cplusplus
 extern "C" {
