@@ -3,25 +3,25 @@
 // (sm_90a). The grid, the device schedule, the ring and the consumer main loop are k3_wgmma's
 // (k3_wgmma/k3_wgmma.cuh, step3_adaptive.cu); what changed since k3:
 //
-// 1. A is gathered, by TMA, one row at a time. Routed row r reads token src_token[r] of X: no
-//    gathered copy of X exists. A tiled TMA box of consecutive rows cannot gather, but a box of
-//    ONE row can be placed anywhere: X's tensor map here has a box of 64 k x 1 row, 128B
-//    swizzle, and row r of a tile is one TMA (x = k0, y = src_token[r]) into byte r x 128 of the
-//    stage. TMA swizzles by shared-memory address (address bits [6:4] XOR bits [9:7],
-//    common/gg_swizzle.h) and every stage starts on 1024 bytes, so that row lands exactly where a
-//    128-row box would have put it: the wgmma descriptors are k3's (tests/suite_swizzle.c checks
-//    it for every row and chunk). The copies go through the async proxy, like B's, so the
-//    consumers need no proxy fence, and full[s] completes on bytes, not on 128 thread arrivals.
-//    One producer warp gathers (GATHER below): lane l reads the tokens of rows l, l + 32, l + 64,
-//    l + 96 once per tile and, every k-block, issues their four TMAs. A TMA instruction takes
-//    warp-uniform operands, so ptxas issues the 32 lanes' copies one lane at a time (an ELECT
-//    loop per row in the SASS, the loop it puts around each of one thread's B panels too).
-//    Whether one warp issues them fast enough is what the ablations measure (k4_moe/TRIALS.md).
+// 1. A is gathered: routed row r reads token src_token[r] of X, and no gathered copy of X
+//    exists. GATHER (below) picks who copies the rows; the default, K4_GATHER_DEFAULT, is
+//    K4_GATHER_CP_ASYNC: the 128 producer threads copy 16-byte chunks with cp.async straight
+//    into the 128B-swizzled places a TMA box would have filled (gather_cp_async), so the
+//    wgmma descriptors are k3's. The TMA gathers are ablations and were the default for a
+//    while: a box of ONE row (64 k x 1 row of X, 128B swizzle) can land anywhere, and row r of
+//    a tile is one TMA into byte r x 128 of the stage (TMA swizzles by shared-memory address,
+//    so the row lands where a 128-row box would have put it; tests/suite_swizzle.c). A TMA
+//    takes warp-uniform operands, so ptxas issues the lanes' copies one lane at a time (an
+//    ELECT loop per row), and one warp issuing 128 of them per stage fell far behind the
+//    stage's wgmmas at large T (k4_moe/TRIALS.md, the k4-gather block).
 //    Rows past the tile's valid rows are not loaded: their stale shared memory feeds only rows
-//    that are never stored (row i of C reads only row i of A), and the bytes announced on
-//    full[s] count only the rows loaded (k4_gather_warp_tx, tested in tests/suite_moe.c).
-// 2. One barrier for A and B. full[s] expects one arrive.expect_tx per gathering warp, with the
-//    bytes of its rows (warp 0 adds W1's four 64 x 64 panels, which it loads by TMA as k3 does).
+//    that are never stored (row i of C reads only row i of A).
+// 2. One barrier for A and B. With cp.async, full[s] counts thread 0's arrive.expect_tx for
+//    W1's four 64 x 64 panels (by TMA, as k3 loads B) and one cp.async.mbarrier.arrive.noinc per
+//    producer thread; cp.async writes through the generic proxy, so the consumers fence
+//    (fence.proxy.async) before their wgmmas read the stage. With a TMA gather, full[s] expects
+//    one arrive.expect_tx per gathering warp with the bytes of its rows (k4_gather_warp_tx,
+//    tested in tests/suite_moe.c) and completes on bytes.
 // 3. SwiGLU in the epilogue. W1 is packed once (k4_pack_w1): in every 256-column block the
 //    64-column panels alternate gate, up, gate, up, so each gate column has its up column one
 //    panel (32 accumulator registers of the same thread) to its right: h = silu(gate) * up is
@@ -35,14 +35,12 @@
 //    block's first two panels, so every H column stored comes from its pair's own panels. The
 //    stores stop at column F (the epilogue masks columns >= F).
 //
-// GATHER (K4Gather, k4_moe.h) picks who gathers; the lesson's, K4_GATHER_DEFAULT, is the one
-// above, K4_GATHER_TMA_WARP. The others are ablations (-DGG_ABLATIONS=ON, `ggemm moe --gather
+// GATHER (K4Gather, k4_moe.h) picks who gathers; the lesson's, K4_GATHER_DEFAULT, is
+// K4_GATHER_CP_ASYNC (1. above). The others are ablations (-DGG_ABLATIONS=ON, `ggemm moe --gather
 // NAME`, k4_moe/TRIALS.md):
+//   K4_GATHER_TMA_WARP       one-row TMAs, all issued by one producer warp (lane l: rows l,
+//                            l + 32, l + 64, l + 96, their tokens read once per tile)
 //   K4_GATHER_TMA_WARPGROUP  the same TMAs, 32 rows from each of the four producer warps
-//   K4_GATHER_CP_ASYNC       the first version: 16-byte cp.async from all 128 producer threads
-//                            into gg_swizzle128 positions, one cp.async.mbarrier.arrive.noinc
-//                            per thread (full[s] counts 1 + 128), and a fence.proxy.async in the
-//                            consumers (cp.async writes through the generic proxy)
 //
 // Block tile   128 (or 64) rows x 256 packed columns (128 H columns) x 64 k.
 //              128-row tile: consumer c computes rows 64c .. 64c + 63 (wgmma.m64n256k16).
@@ -52,10 +50,10 @@
 //              A block of one pair (the last, F / 64 odd): a 128-row tile splits by rows as
 //              usual, each consumer on that pair (m64n128k16); in a 64-row tile consumer 0
 //              computes it and consumer 1 only releases the stages.
-// Threads      384 = producer warpgroup (setmaxnreg.dec 40; one warp gathers, the others idle)
+// Threads      384 = producer warpgroup (setmaxnreg.dec 40; all 128 threads gather)
 //              + 2 consumer warpgroups (232).
 // Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack;
-//              the tokens of a tile live in the gathering warp's registers, not in shared memory.
+//              the TMA gathers keep a tile's tokens in the gathering lanes' registers.
 // Preconditions  d % 64 == 0; F % 64 == 0; 1 <= experts <= 4096; X, W1, H 16-byte aligned.
 // Run it       build/bin/ggemm moe --model qwen3 --tokens 4096 --fused
 #include "k3_wgmma/k3_wgmma.cuh"

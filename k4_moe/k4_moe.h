@@ -69,7 +69,7 @@ typedef enum {
     K4_GATHER_CP_ASYNC,      /* 16-byte cp.async from the 128 producer threads (the first version) */
     K4_GATHERS
 } K4Gather;
-#define K4_GATHER_DEFAULT K4_GATHER_TMA_WARP
+#define K4_GATHER_DEFAULT K4_GATHER_CP_ASYNC
 extern const char *const k4_gather_names[K4_GATHERS]; /* "tma_warp", "tma_warpgroup", "cp_async" */
 int k4_gather_built(K4Gather gather);                  /* 1 if this build has that gather's kernel */
 
