@@ -300,13 +300,11 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int 
     g.k = d;
     g.n = 2 * f;
     g.num_sms = num_sms;
-    // X [tokens x d] as an A operand in boxes of one row: the gather's tensor map.
-    GgLaunch gx = {};
-    gx.a = x;
-    gx.tokens = tokens;
-    gx.k = d;
-    CUtensorMap tmap_w1, tmap_x;
-    if (gg_tmap_b(&tmap_w1, &g) || gg_tmap_a(&tmap_x, &gx, 1)) return cudaErrorInvalidValue;
+    // X [tokens x d] as an A operand in boxes of one row: the TMA gathers' tensor map (the
+    // cp.async gather reads X through its pointer: no map to encode on every launch).
+    CUtensorMap tmap_w1, tmap_x = {};
+    if (gg_tmap_b(&tmap_w1, &g) || (gather != K4_GATHER_CP_ASYNC && gg_tmap_rows(&tmap_x, x, d, tokens, 1)))
+        return cudaErrorInvalidValue;
     const GgShape shape = {rows, experts, d, 2 * f};
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(&g, &gpu));

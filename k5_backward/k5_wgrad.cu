@@ -2,7 +2,7 @@
 //
 // What changed since k5_dgrad (and k3): the ragged dimension is the reduction. Every expert,
 // empty or not, has the same k x n output, cut into 128 x 192 tiles; tile (e, t) sums over
-// expert e's m_e rows, 64 rows per ring stage. Three things are new:
+// expert e's m_e rows, 64 rows per ring stage. Four things are new:
 //   1. The work list (common/gg_wgrad.h, unit-tested on the CPU, drawn by plots/diagrams.py):
 //      items over (expert, tile, split). An expert longer than `chunk` blocks (a rule of the
 //      sizes and the grid) is split into equal items of at most `chunk` blocks, so one long
@@ -12,13 +12,6 @@
 //      ticket back to 0 for the next launch. An unsplit item stores from registers; an empty expert's item
 //      loads nothing and stores zeros. Each CTA builds the per-expert prefix sums in shared
 //      memory from the device-side row offsets (graph-safe, as k3 step 2).
-//   4. The epilogue is TMA stores. dB is experts x k x n, much more than dgrad's output at the
-//      same FLOPs (16384 rows, 64 experts, k 1024, n 2688: 352 MB against 34), and an item is as
-//      short as 4 ring stages, so k3's epilogue (stage, read back, store from every lane, masked)
-//      would stand between every pair of items with the tensor cores idle. A tile of dB_e ends
-//      at the edges of expert e's k x n, which a 3-D tensor map clips, so each warp stages its
-//      16 rows x 192 into three boxes of its own and one lane hands them to the copy engine; the
-//      warps go on to the next item while the boxes are written (k5_backward/TRIALS.md).
 //   2. The operands: A_e^T is read M-major (imm-trans-a 1) from boxes of A rows, dC_e N-major
 //      as the forward's B (k5_backward.cuh).
 //   3. Rows of the next expert. A stage is a 64-row box from the item's row: its last stage can
@@ -28,6 +21,13 @@
 //      both operands (0 x a finite value is not enough: the next expert's dC may hold an Inf),
 //      then fence.proxy.async (generic writes, async-proxy reads) and meet at a named barrier
 //      before the stage's wgmma. Only an item's last stage, and only when m_e % 64 != 0.
+//   4. The epilogue is TMA stores. dB is experts x k x n, much more than dgrad's output at the
+//      same FLOPs (16384 rows, 64 experts, k 1024, n 2688: 352 MB against 34), and an item is as
+//      short as 4 ring stages, so k3's epilogue (stage, read back, store from every lane, masked)
+//      would stand between every pair of items with the tensor cores idle. A tile of dB_e ends
+//      at the edges of expert e's k x n, which a 3-D tensor map clips, so each warp stages its
+//      16 rows x 192 into three boxes of its own and one lane hands them to the copy engine; the
+//      warps go on to the next item while the boxes are written (k5_backward/TRIALS.md).
 //
 // Tile     128 x 192 x 64 (rows of k x columns of n x reduction rows); consumer c computes
 //          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread.
