@@ -73,7 +73,7 @@ enum {
 };
 static void sizes(const GgMoeShape *s, int fused, size_t n[BUFS], size_t el[BUFS]) {
     const size_t t = (size_t)s->tokens, r = t * s->topk, e = (size_t)s->experts;
-    const size_t chunks = s->tokens > 0 ? (size_t)k4_route_chunks(s->tokens, s->topk, s->experts) : 0;
+    const size_t chunks = s->tokens > 0 ? (size_t)k4_route_chunks(s->tokens, s->experts) : 0;
     const size_t splits = s->tokens > 0 ? (size_t)k4_router_splits(s->tokens, s->experts, s->d) : 0;
     const size_t bf16 = 2, i32 = 4, f32 = 4;
     n[WS_LOGITS] = splits * t * e, el[WS_LOGITS] = f32; /* the router's partial sums, then the logits */

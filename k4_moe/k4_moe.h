@@ -193,7 +193,8 @@ GG_HD int k4_w1_box_col(int col0, int p, int f) {
  * writes, per chunk, each expert's count and each assignment's rank among its expert's
  * assignments of the chunk; the permute kernel's CTA c sums the counts of chunks < c, so all
  * its CTAs together read chunks^2 x E counts: the chunk is made long enough to keep that under
- * K4_PERMUTE_READS, and never shorter than one round of K4_ROUTE_THREADS assignments. */
+ * K4_PERMUTE_READS, and never shorter than a token for each of its K4_ROUTE_THREADS / 32 warps
+ * (the routing of a token is a chain of dependent steps: tokens in parallel, not in turn). */
 enum {
     K4_ROUTER_BLOCK_M = 128, K4_ROUTER_CTAS = 128, K4_ROUTER_MIN_KB = 2, K4_ROUTER_BLOCK_K = 64,
     K4_ROUTE_THREADS = 256, K4_ROUTE_MAX_EXPERTS = 4096, K4_PERMUTE_READS = 1 << 21
@@ -230,15 +231,15 @@ GG_HD int k4_router_splits(int tokens, int experts, int d) {
     return (kb + per - 1) / per;
 }
 /* Tokens per routing chunk, and the chunk count. */
-GG_HD int k4_route_chunk_tokens(int tokens, int topk, int experts) {
-    const int one_round = (K4_ROUTE_THREADS + topk - 1) / topk; /* one round of assignments */
-    int most = 1;                                            /* chunks with chunks^2 E <= the reads */
+GG_HD int k4_route_chunk_tokens(int tokens, int experts) {
+    const int per_warp = K4_ROUTE_THREADS / 32; /* a token for each of the CTA's warps */
+    int most = 1;                                /* chunks with chunks^2 E <= the reads */
     while ((long long)(most + 1) * (most + 1) * experts <= K4_PERMUTE_READS) ++most;
     const int spread = (tokens + most - 1) / most;
-    return spread > one_round ? spread : one_round;
+    return spread > per_warp ? spread : per_warp;
 }
-GG_HD int k4_route_chunks(int tokens, int topk, int experts) {
-    const int ct = k4_route_chunk_tokens(tokens, topk, experts);
+GG_HD int k4_route_chunks(int tokens, int experts) {
+    const int ct = k4_route_chunk_tokens(tokens, experts);
     return (tokens + ct - 1) / ct;
 }
 

@@ -27,6 +27,7 @@ namespace {
 
 constexpr int WARP = 32;
 constexpr int ROUTE_WARPS = K4_ROUTE_THREADS / WARP;  // tokens in flight per routing CTA (a warp each)
+constexpr int LOADS_IN_FLIGHT = 16;                   // route: a lane's split partials loaded at once
 constexpr int PERMUTE_THREADS = 1024;                 // the count sums and the scan over experts
 constexpr int ROW_THREADS = 128;                      // gather / combine: one block per row, 16 B a thread
 constexpr int ELEMENTWISE_THREADS = 256;              // swiglu, pack_w1: grid-stride loops
@@ -40,7 +41,8 @@ using k4::float_to_bf16;
 // ---- route: one CTA per chunk of chunk_tokens tokens (k4_route_chunk_tokens) ----
 // Phase 1, a warp per token; lane l holds logits l, l + 32, ... (PER_LANE of them, a power of
 // two >= E / 32). The logit is the router's k-split partials added in split order (written
-// back to slice 0, which becomes the logits); softmax in fp32; top-k by k rounds of a warp
+// back to slice 0, which becomes the logits; the loads go out in batches, the adds follow in
+// order); softmax in fp32; top-k by k rounds of a warp
 // arg-max over the experts not yet taken, ties to the lower expert; the weights renormalised
 // over the k chosen or not. A NaN logit is never chosen ahead of a number.
 // Phase 2, rounds of K4_ROUTE_THREADS assignments a = token * topk + slot, in order: each
@@ -55,6 +57,8 @@ route_kernel(float *__restrict__ logits, int splits, int tokens, int experts, in
              int chunk_tokens, int *topk_expert, float *__restrict__ topk_weight, int *__restrict__ row_of,
              int *__restrict__ chunk_count) {
     constexpr int WORDS = (PER_LANE + 31) / 32;  // bits of `taken`
+    constexpr int I_BATCH = PER_LANE < LOADS_IN_FLIGHT ? PER_LANE : LOADS_IN_FLIGHT;  // logits per batch
+    constexpr int S_BATCH = LOADS_IN_FLIGHT / I_BATCH;                               // splits per batch
     __shared__ int seen[K4_ROUTE_MAX_EXPERTS];
     __shared__ int round_expert[K4_ROUTE_THREADS];
     const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
@@ -72,15 +76,34 @@ route_kernel(float *__restrict__ logits, int splits, int tokens, int experts, in
 #pragma unroll
         for (int i = 0; i < PER_LANE; ++i) {
             const int e = lane + i * WARP;
-            float l = -INFINITY;
-            if (e < experts) {
-                l = row[e];
-                for (int s = 1; s < splits; ++s) l += row[s * plane + e];
-                if (splits > 1) row[e] = l;
-            } else {
-                taken[i / 32] |= 1u << (i % 32);
+            v[i] = e < experts ? row[e] : -INFINITY;
+            if (e >= experts) taken[i / 32] |= 1u << (i % 32);
+        }
+        // The other splits' partials: LOADS_IN_FLIGHT independent loads issued before any is
+        // added (a load per add in turn would be one L2 latency per split per logit, and the
+        // warp's token would wait splits x PER_LANE latencies), then added in split order.
+#pragma unroll
+        for (int i0 = 0; i0 < PER_LANE; i0 += I_BATCH)
+            for (int s0 = 1; s0 < splits; s0 += S_BATCH) {
+                float part[S_BATCH][I_BATCH];
+#pragma unroll
+                for (int u = 0; u < S_BATCH; ++u)
+#pragma unroll
+                    for (int i = 0; i < I_BATCH; ++i) {
+                        const int e = lane + (i0 + i) * WARP;
+                        part[u][i] = s0 + u < splits && e < experts ? row[(s0 + u) * plane + e] : 0.f;
+                    }
+#pragma unroll
+                for (int u = 0; u < S_BATCH; ++u)
+#pragma unroll
+                    for (int i = 0; i < I_BATCH; ++i)
+                        if (s0 + u < splits) v[i0 + i] += part[u][i];
             }
-            v[i] = isnan(l) ? -INFINITY : l;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) {
+            const int e = lane + i * WARP;
+            if (splits > 1 && e < experts) row[e] = v[i];
+            v[i] = isnan(v[i]) ? -INFINITY : v[i];
             top = fmaxf(top, v[i]);
         }
         top = k4::warp_max(top);
@@ -279,7 +302,7 @@ extern "C" cudaError_t k4_route(float *logits, int tokens, int experts, int d, i
                                 cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
     if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS || topk < 1 || topk > experts) return cudaErrorInvalidValue;
-    const int chunk_tokens = k4_route_chunk_tokens(tokens, topk, experts);
+    const int chunk_tokens = k4_route_chunk_tokens(tokens, experts);
     return launch_route<1>(logits, k4_router_splits(tokens, experts, d), tokens, experts, topk, renorm, chunk_tokens,
                            (tokens + chunk_tokens - 1) / chunk_tokens, topk_expert, topk_weight, row_of, chunk_count,
                            st);
@@ -289,7 +312,7 @@ extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, 
                                   int *row_offsets, int *src_token, int *row_of, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
     if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS) return cudaErrorInvalidValue;
-    const int chunk_tokens = k4_route_chunk_tokens(tokens, topk, experts);
+    const int chunk_tokens = k4_route_chunk_tokens(tokens, experts);
     permute_kernel<<<(tokens + chunk_tokens - 1) / chunk_tokens, PERMUTE_THREADS, 0, st>>>(
         topk_expert, tokens, topk, experts, chunk_tokens, chunk_count, row_offsets, src_token, row_of);
     CUDA_LAUNCH_CHECK();
