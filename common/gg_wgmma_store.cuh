@@ -82,6 +82,22 @@ __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], u
 // and valid_rows <= 0 (rows wholly past the edge) stores nothing. Before staging, lane 0 waits
 // for the warp's previous group to have read its boxes; before the kernel ends, it must wait
 // for the last (wgmma_store_tma_drain). The whole warp calls both.
+// Lane 0 hands the warp's staged boxes (those not wholly past n) to the copy engine as one bulk
+// group, after every lane's stmatrix writes are fenced for the async proxy.
+template <int PANELS>
+__device__ __forceinline__ void wgmma_issue_tma_stores(uint8_t *staging, const void *map, int n, int c_row, int col0,
+                                                       int z, int lane) {
+    fence_proxy_async_smem();  // each lane's stmatrix writes, before the async proxy reads them
+    __syncwarp();
+    if (lane == 0) {
+#pragma unroll
+        for (int panel = 0; panel < PANELS; ++panel)
+            if (col0 + panel * WGMMA_STORE_PANEL_N < n)
+                tma_store_3d(map, staging + panel * WGMMA_STORE_STAGING_BYTES, col0 + panel * WGMMA_STORE_PANEL_N,
+                             c_row, z);
+        bulk_commit_group();
+    }
+}
 template <int PANELS, int ACC>
 __device__ __forceinline__ void wgmma_store_warp_rows_tma(const float (&acc)[ACC], uint8_t *staging,
                                                           const void *map, int n, int c_row, int valid_rows,
@@ -94,16 +110,26 @@ __device__ __forceinline__ void wgmma_store_warp_rows_tma(const float (&acc)[ACC
     for (int panel = 0; panel < PANELS; ++panel)
         if (col0 + panel * WGMMA_STORE_PANEL_N < n)
             wgmma_stage_panel(acc, panel, staging + panel * WGMMA_STORE_STAGING_BYTES, lane);
-    fence_proxy_async_smem();  // each lane's stmatrix writes, before the async proxy reads them
-    __syncwarp();
-    if (lane == 0) {
+    wgmma_issue_tma_stores<PANELS>(staging, map, n, c_row, col0, z, lane);
+}
+// The same rows from values made a panel at a time: fill(panel, v) sets v's 32 registers of
+// that panel (32 panel .. + 31) just before it is staged, so only one panel's registers are
+// live at once (a sum of fp32 partials beside two live accumulators: k5_wgrad_pingpong).
+template <int PANELS, int ACC, class FILL>
+__device__ __forceinline__ void wgmma_store_warp_rows_tma_fill(FILL &&fill, uint8_t *staging, const void *map, int n,
+                                                               int c_row, int valid_rows, int col0, int z, int lane) {
+    static_assert(PANELS * 32 <= ACC, "each 64-column panel is 32 accumulator registers");
+    if (valid_rows <= 0) return;  // warp-uniform
+    if (lane == 0) bulk_wait_group_read<0>();
+    __syncwarp();  // the boxes are free
 #pragma unroll
-        for (int panel = 0; panel < PANELS; ++panel)
-            if (col0 + panel * WGMMA_STORE_PANEL_N < n)
-                tma_store_3d(map, staging + panel * WGMMA_STORE_STAGING_BYTES, col0 + panel * WGMMA_STORE_PANEL_N,
-                             c_row, z);
-        bulk_commit_group();
-    }
+    for (int panel = 0; panel < PANELS; ++panel)
+        if (col0 + panel * WGMMA_STORE_PANEL_N < n) {
+            float v[ACC];
+            fill(panel, v);
+            wgmma_stage_panel(v, panel, staging + panel * WGMMA_STORE_STAGING_BYTES, lane);
+        }
+    wgmma_issue_tma_stores<PANELS>(staging, map, n, c_row, col0, z, lane);
 }
 // Lane 0's stores complete (written, not only read) before the CTA may exit.
 __device__ __forceinline__ void wgmma_store_tma_drain(int lane) {

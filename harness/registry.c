@@ -70,6 +70,7 @@ const GgKernel gg_kernels[] = {
     TRACED_OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
     TRACED_OWN(k5_wgrad, k5_backward,
         "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),
+    TRACED_OWN(k5_wgrad_pingpong, k5_backward, "k5_wgrad with ping-pong consumers: each owns whole items in turn"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 

@@ -45,28 +45,36 @@ struct TransposedBLoads : OwnLoads {
     }
 };
 
-// One consumer warpgroup's loop over k_blocks stages into one m64 x N accumulator: k3's
-// mma_k_loop (wait full, 4 wgmma, keep one group in flight, release the stage before) with the
-// operand layouts of OPS. prepare(stage, kb) runs once the stage is full, before its wgmma
-// (wgrad masks rows there). The span (gg::Trace) is marked when the first stage is full.
+// One consumer warpgroup's loop over k_blocks stages into one m64 x N accumulator (HALVES 1, the
+// A rows at a_off) or two (HALVES 2: acc1 from the A panel HALF_A_BYTES further on): k3's
+// mma_k_loop (wait full, 4 wgmma per half, keep one group in flight, release the stage before)
+// with the operand layouts of OPS. prepare(stage, kb) runs once the stage is full, before its
+// wgmma (wgrad masks rows there). The span (gg::Trace) is marked when the first stage is full.
 // k_blocks >= 1.
-template <int N, int STAGES, int STAGE_BYTES, class OPS, int ACC, class SPAN, class PREPARE>
-__device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint64_t *empty,
+template <int N, int HALVES, int STAGES, int STAGE_BYTES, class OPS, int ACC, class SPAN, class PREPARE>
+__device__ __forceinline__ void mma_loop(float (&acc0)[ACC], float (&acc1)[ACC], uint64_t *full, uint64_t *empty,
                                          uint32_t base, GgPipe &pipe, uint32_t a_off, int k_blocks,
                                          bool leader, SPAN &span, PREPARE &&prepare) {
+    static_assert(HALVES == 1 || HALVES == 2, "one accumulator per 64-row half");
     int prev_stage = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
         gg::mbarrier_wait_parity(&full[pipe.stage], gg_pipe_full_parity(pipe));
         if (kb == 0) span.mark();
         prepare(pipe.stage, kb);
         const uint32_t stage_addr = base + pipe.stage * STAGE_BYTES;
-        const uint64_t desc_a = OPS::desc_a(stage_addr + a_off), desc_b = OPS::desc_b(stage_addr + A_BYTES);
+        const uint64_t desc_a0 = OPS::desc_a(stage_addr + a_off), desc_b = OPS::desc_b(stage_addr + A_BYTES);
+        const uint64_t desc_a1 = OPS::desc_a(stage_addr + a_off + HALF_A_BYTES);
         gg::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_K / 16; ++kk)
+        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+            const uint64_t b = gg_wgmma_desc_advance(desc_b, kk * OPS::B_K16);
+            const int scale = (kb > 0 || kk > 0) ? 1 : 0;  // the tile's first k16 overwrites
             gg::wgmma_m64k16_bf16<N, OPS::TRANS_A, OPS::TRANS_B>(
-                acc, gg_wgmma_desc_advance(desc_a, kk * OPS::A_K16),
-                gg_wgmma_desc_advance(desc_b, kk * OPS::B_K16), (kb > 0 || kk > 0) ? 1 : 0);
+                acc0, gg_wgmma_desc_advance(desc_a0, kk * OPS::A_K16), b, scale);
+            if constexpr (HALVES == 2)
+                gg::wgmma_m64k16_bf16<N, OPS::TRANS_A, OPS::TRANS_B>(
+                    acc1, gg_wgmma_desc_advance(desc_a1, kk * OPS::A_K16), b, scale);
+        }
         gg::wgmma_commit_group();
         gg::wgmma_wait_group<1>();  // the previous stage's group has read its operands
         if (kb > 0 && leader) gg::mbarrier_arrive(&empty[prev_stage]);
@@ -76,7 +84,17 @@ __device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint
     gg::wgmma_wait_group<0>();
     if (leader) gg::mbarrier_arrive(&empty[prev_stage]);
 #pragma unroll
-    for (int i = 0; i < N / 2; ++i) gg::wgmma_fence_operand(acc[i]);
+    for (int i = 0; i < N / 2; ++i) {
+        gg::wgmma_fence_operand(acc0[i]);
+        if constexpr (HALVES == 2) gg::wgmma_fence_operand(acc1[i]);
+    }
+}
+template <int N, int STAGES, int STAGE_BYTES, class OPS, int ACC, class SPAN, class PREPARE>
+__device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint64_t *empty, uint32_t base,
+                                         GgPipe &pipe, uint32_t a_off, int k_blocks, bool leader, SPAN &span,
+                                         PREPARE &&prepare) {
+    mma_loop<N, 1, STAGES, STAGE_BYTES, OPS>(acc, acc, full, empty, base, pipe, a_off, k_blocks, leader, span,
+                                              static_cast<PREPARE &&>(prepare));
 }
 
 }  // namespace k5

@@ -1,6 +1,8 @@
 /* k5_backward: the training half of the grouped GEMM (sm_90a), on k3_wgmma's machinery.
  *   k5_dgrad  dA = dC_e B_e^T       (k5_dgrad.cu): ragged M again, B read transposed
  *   k5_wgrad  dB_e = A_e^T dC_e     (k5_wgrad.cu): the reduction runs over the ragged m_e rows
+ *   k5_wgrad_pingpong  the same with ping-pong consumers (k5_wgrad_pingpong.cu): each owns whole
+ *             items in turn, so one stores while the other computes
  * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Both have a
  * traced twin (NAME_trace_launch, `ggemm trace`); wgrad's events are its work items. */
 #ifndef K5_BACKWARD_H
@@ -21,8 +23,10 @@ extern "C" {
 #endif
 GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
+GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong)
 int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len);
+int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }
 #endif

@@ -41,32 +41,13 @@
 // Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
 #include <stdio.h>
 
-#include "gg_wgrad.h"
-#include "k5_backward/k5_backward.cuh"
+#include "k5_backward/k5_wgrad.cuh"
 
 namespace k5 {
 namespace {
 
-constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
-template <int BLOCK_N>
-using WgradRing = Ring<BLOCK_N, BLOCK_N / PANEL_N>;  // a staging box per panel: TMA stores in flight
-static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
 constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
 constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 256 consumer threads
-
-// Rows [valid, 64) of a stage's boxes to zero: consumer c takes its own A panel (only it reads
-// it) and the dC panels p with p % 2 == c (both read them: the caller's barrier follows).
-template <int PANELS>
-__device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int c, int tid) {
-    const uint4 zero = {0, 0, 0, 0};
-    const int chunks = (WG_ROWS - valid) * (GG_SWIZZLE128_ROW_BYTES / 16);  // 16-byte chunks per box
-    const int first = valid * GG_SWIZZLE128_ROW_BYTES;  // a row stays a row under the swizzle
-    for (int i = tid; i < chunks; i += WG_THREADS)
-        *reinterpret_cast<uint4 *>(stage + c * HALF_A_BYTES + first + 16 * i) = zero;
-    for (int p = c; p < PANELS; p += CONSUMERS)
-        for (int i = tid; i < chunks; i += WG_THREADS)
-            *reinterpret_cast<uint4 *>(stage + A_BYTES + p * PANEL_BYTES + first + 16 * i) = zero;
-}
 
 // Traced (TRACE): one event per role and work item, `tile` its index in the list, expert, row0
 // and rows its reduction rows (0: an empty expert's item, which stores zeros), col0 its first
@@ -82,70 +63,19 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
     constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
-    __shared__ int item_start[MAX_WGRAD_EXPERTS + 1], slot_start[MAX_WGRAD_EXPERTS + 1];
+    __shared__ WgradTables tables;
     __shared__ int last_split;  // the ticket thread's answer, for the other consumer threads
     uint8_t *smem = ring_start(smem_raw);
     init_ring(full, empty, 1, CONSUMER_WARPS);
-
-    // ---- the work list's two prefix sums over the experts (every thread) ----
-    for (int e = threadIdx.x; e < prm.experts; e += THREADS) {
-        const int row0 = gg_sched_clamp(row_offsets[e], prm.tokens), end = gg_sched_clamp(row_offsets[e + 1], prm.tokens);
-        item_start[e] = gg_wgrad_items(&prm, end > row0 ? end - row0 : 0);
-        slot_start[e] = gg_wgrad_slots(&prm, end > row0 ? end - row0 : 0);
-    }
-    __syncthreads();
-    if (threadIdx.x < 32) {  // warp 0: each lane sums a run of experts, then one shuffle scan
-        const int lane = threadIdx.x, per = (prm.experts + 31) / 32, first = lane * per;
-        int items = 0, slots = 0;
-        for (int e = first; e < first + per && e < prm.experts; ++e) {
-            items += item_start[e];
-            slots += slot_start[e];
-        }
-        const int items_in = gg::warp_inclusive_sum(items, lane), slots_in = gg::warp_inclusive_sum(slots, lane);
-        int item = items_in - items, slot = slots_in - slots;
-        for (int e = first; e < first + per && e < prm.experts; ++e) {
-            const int ni = item_start[e], ns = slot_start[e];
-            item_start[e] = item;
-            slot_start[e] = slot;
-            item += ni;
-            slot += ns;
-        }
-        if (lane == 31) {
-            item_start[prm.experts] = items_in;
-            slot_start[prm.experts] = slots_in;
-        }
-    }
-    __syncthreads();
+    tables.build(row_offsets, prm);  // the work list's two prefix sums over the experts (syncs)
     if (threadIdx.x == 0) Trace::setup(trace, entry);
-    const int num_items = item_start[prm.experts], wg = threadIdx.x / WG_THREADS;
+    const int num_items = tables.items(prm), wg = threadIdx.x / WG_THREADS;
 
     if (wg == 0) {
         // ---------------- producer: A rows (read as A^T) and dC rows of every item ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
-        if (threadIdx.x == 0) {
-            GgPipe pipe = {0, 0};
-            for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
-                const GgWgradItem it = gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
-                int a_loads = 0, b_loads = 0;  // boxes wholly past k or n: not loaded, not counted
-                for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
-                for (int p = 0; p < R::PANELS; ++p) b_loads += (it.col0 + p * PANEL_N < prm.n);
-                const uint32_t tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
-                const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
-                Trace span;
-                for (int kb = 0; kb < blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
-                    gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
-                    uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
-                    gg::mbarrier_arrive_expect_tx(&full[pipe.stage], tx);
-                    const int row = it.row0 + kb * BLOCK_K;  // past `tokens`: zeros from TMA
-                    for (int h = 0; h < a_loads; ++h)
-                        gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_a, it.m0 + h * WG_ROWS, row, &full[pipe.stage]);
-                    for (int p = 0; p < b_loads; ++p)
-                        gg::tma_load_2d(b_box + p * PANEL_BYTES, &tmap_dc, it.col0 + p * PANEL_N, row, &full[pipe.stage]);
-                    if (kb == 0) span.mark();
-                }
-                span.end(trace, GG_TRACE_PRODUCER, t, it.expert, it.row0, it.rows, it.col0, blocks > 0);
-            }
-        }
+        if (threadIdx.x == 0)
+            produce_items<R, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, trace);
     } else {
         // ---------------- consumers: rows 64c .. 64c + 63 of every item's tile ----------------
         gg::setmaxnreg_inc<CONSUMER_REGS>();
@@ -156,7 +86,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         GgPipe pipe = {0, 0};
         float acc[ACC];
         for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
-            const GgWgradItem it = gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
+            const GgWgradItem it = tables.at(prm, row_offsets, t);
             const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
             Trace span;
             auto done = [&] {  // the item's tile, partial or fix-up stored (its TMA stores issued)
@@ -181,7 +111,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
                 [&](int stage, int kb) {
                     const int valid = it.rows - kb * BLOCK_K;
                     if (valid >= BLOCK_K) return;  // the same answer in both consumers
-                    zero_rows_past<R::PANELS>(smem + stage * R::STAGE_BYTES, valid, c, tid);
+                    zero_rows_past<R::PANELS>(smem + stage * R::STAGE_BYTES, valid, c, CONSUMERS, tid);
                     gg::fence_proxy_async_smem();
                     gg::named_barrier_sync(MASK_BARRIER, CONSUMER_THREADS);
                 });
@@ -223,21 +153,6 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
     }
 }
 
-// The work list's parameters for a launch: the chunk depends on the grid (gg_wgrad_chunk), so
-// the launch and the workspace size ask the same question.
-cudaError_t params_of(const GgLaunch *p, GgWgradParams *prm) {
-    GgGpu gpu;
-    CUDA_TRY(gg_launch_gpu(p, &gpu));
-    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, BLOCK_M, WGRAD_N, gpu.sms);
-    return cudaSuccess;
-}
-
-size_t workspace_bytes(const GgLaunch *p) {
-    GgWgradParams prm;
-    if (p->tokens <= 0 || p->experts <= 0 || params_of(p, &prm) != cudaSuccess) return 0;
-    return (size_t)gg_wgrad_workspace_bytes(&prm);
-}
-
 }  // namespace
 }  // namespace k5
 
@@ -253,54 +168,11 @@ extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
     return 1;
 }
 
-namespace k5 {
-namespace {
-
-// The launch and its traced twin (TRACE: the kernel records into trace, common/gg_trace.h).
-template <bool TRACE>
-cudaError_t launch_wgrad(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
-    constexpr int BLOCK_N = WGRAD_N;
-    if (p->experts <= 0) return cudaSuccess;
-    if (p->experts > K5_WGRAD_MAX_EXPERTS) return cudaErrorInvalidValue;  // the shared per-expert tables
-    if (!gg_launch_aligned16(p, "k5_wgrad")) return cudaErrorInvalidValue;
-    GgWgradParams prm;
-    CUDA_TRY(params_of(p, &prm));
-    const long ticket_bytes = gg_wgrad_ticket_bytes(&prm);
-    if (gg_wgrad_max_slots(&prm) > 0 && !p->workspace) {
-        fprintf(stderr, "k5_wgrad: no workspace (GgKernelInfo.workspace_bytes)\n");
-        return cudaErrorInvalidValue;
-    }
-    // With no rows at all every item is an empty expert's and A and dC are not read: their maps
-    // are not encoded. dB's always is: its boxes are one warp's 16 rows x 64 columns.
-    CUtensorMap tmap_a = {}, tmap_dc = {}, tmap_db;
-    if (p->tokens > 0 && (gg_tmap_rows(&tmap_a, p->a, p->k, p->tokens, GG_WGRAD_BLOCK_R) ||
-                          gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
-        return cudaErrorInvalidValue;
-    if (gg_tmap_experts(&tmap_db, p->c, p->experts, p->k, p->n, STAGING_ROWS)) return cudaErrorInvalidValue;
-    using R = WgradRing<BLOCK_N>;
-    const void *kernel = (const void *)wgrad_kernel<BLOCK_N, TRACE>;
-    CUDA_TRY(gg_launch_smem_opt_in(kernel, R::SMEM_BYTES));
-    GgGpu gpu;
-    CUDA_TRY(gg_launch_gpu(p, &gpu));
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)gg_wgrad_grid(&prm, gpu.sms));
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = R::SMEM_BYTES;
-    cfg.stream = p->stream;
-    int *tickets = (int *)p->workspace;
-    float *partials = p->workspace ? (float *)((char *)p->workspace + ticket_bytes) : nullptr;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, wgrad_kernel<BLOCK_N, TRACE>, tmap_a, tmap_dc, tmap_db, p->row_offsets, tickets,
-                                partials, prm, trace));
-    CUDA_LAUNCH_CHECK();
-    return cudaSuccess;
+extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
+    return k5::launch_wgrad<false>(p, k5::wgrad_kernel<k5::WGRAD_N, false>, "k5_wgrad", {});
 }
-
-}  // namespace
-}  // namespace k5
-
-extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) { return k5::launch_wgrad<false>(p, {}); }
 extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true>(p, *t);
+    return k5::launch_wgrad<true>(p, k5::wgrad_kernel<k5::WGRAD_N, true>, "k5_wgrad", *t);
 }
 
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
@@ -311,6 +183,6 @@ extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
     // block_m: the output tile's rows of dB_e (rows of k); the ragged reduction runs in block_k
     // (64-row) stages, to which an item's rows are padded (harness/csv.c reads it so).
     info->pass = GG_PASS_WGRAD;
-    info->workspace_bytes = workspace_bytes;
+    info->workspace_bytes = wgrad_workspace_bytes;
     return cudaSuccess;
 }

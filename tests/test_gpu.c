@@ -61,10 +61,11 @@ START_TEST(gpu_asked_from_threads) {
 }
 END_TEST
 
-/* The one refusal of an edge shape a kernel documents: k5_wgrad's per-expert table in shared
- * memory holds K5_WGRAD_MAX_EXPERTS experts. It must refuse (one line), never compute. */
+/* The one refusal of an edge shape a kernel documents: the wgrad kernels' per-expert table in
+ * shared memory holds K5_WGRAD_MAX_EXPERTS experts. They must refuse (one line), never compute. */
 static int refused_by_design(const char *name, const GgProblem *p) {
-    return !strcmp(name, "k5_wgrad") && p->experts > K5_WGRAD_MAX_EXPERTS;
+    GgImpl impl;
+    return p->experts > K5_WGRAD_MAX_EXPERTS && gg_impl_find(name, &impl) == 0 && impl.info.pass == GG_PASS_WGRAD;
 }
 
 START_TEST(edge_shapes) {
@@ -141,11 +142,12 @@ START_TEST(graph_replay_new_split) {
 }
 END_TEST
 
-/* k5_wgrad's traced twin: its events are work items (gg_wgrad.h), not output tiles. On a split
- * whose reductions split (1300 and 2100 rows: 2 and 3 items per tile), with empty and 1-row
- * experts and ragged last blocks of k and n: every item of the list, at the grid the kernel
- * launched, appears exactly once per consumer warpgroup with its expert, reduction rows and
- * column, computed; and once for the producer, computed where it has rows; no other item. */
+/* The wgrad kernels' traced twins: their events are work items (gg_wgrad.h), not output tiles.
+ * On a split whose reductions split (1300 and 2100 rows: 2 and 3 items per tile), with empty and
+ * 1-row experts and ragged last blocks of k and n: every item of the list, at the grid the kernel
+ * launched, appears exactly once per consumer warpgroup (ping-pong, whole_tiles: once in all, by
+ * its owner) with its expert, reduction rows and column, computed; and once for the producer,
+ * computed where it has rows; no other item. */
 static void trace_wgrad_items(const GgImpl *impl) {
     const int m[] = {1300, 0, 1, 211, 0, 2100, 7, 1, 129, 64};
     GgProblem p;
@@ -180,9 +182,17 @@ static void trace_wgrad_items(const GgImpl *impl) {
         ck_assert_int_eq(e->computed, e->role == GG_TRACE_PRODUCER ? it.rows > 0 : 1);
         seen[e->tile * GG_TRACE_ROLES + e->role]++;
     }
-    for (int t = 0; t < items * GG_TRACE_ROLES; ++t)
-        ck_assert_msg(seen[t] == 1, "%s: item %d seen %d times by role %d", impl->name, t / GG_TRACE_ROLES, seen[t],
-                      t % GG_TRACE_ROLES);
+    for (int t = 0; t < items; ++t) {
+        const int *by = seen + t * GG_TRACE_ROLES, consumers = by[GG_TRACE_CONSUMER] + by[GG_TRACE_CONSUMER + 1];
+        ck_assert_msg(by[GG_TRACE_PRODUCER] == 1, "%s: item %d seen %d times by the producer", impl->name, t,
+                      by[GG_TRACE_PRODUCER]);
+        if (impl->info.whole_tiles)
+            ck_assert_msg(consumers == 1, "%s: item %d seen %d times by its owner", impl->name, t, consumers);
+        else
+            ck_assert_msg(by[GG_TRACE_CONSUMER] == 1 && by[GG_TRACE_CONSUMER + 1] == 1,
+                          "%s: item %d seen %d and %d times by the consumers", impl->name, t, by[GG_TRACE_CONSUMER],
+                          by[GG_TRACE_CONSUMER + 1]);
+    }
     free(seen);
     gg_trace_free(&tr);
     gg_problem_free(&p);

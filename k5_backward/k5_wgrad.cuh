@@ -1,0 +1,166 @@
+// k5_wgrad.cuh — what k5_wgrad (k5_wgrad.cu) and its ping-pong twin (k5_wgrad_pingpong.cu)
+// share: the ring, the work list's two tables in shared memory, the producer's loop over the
+// items, and the zeroing of rows past an expert's end. The work list itself is common/gg_wgrad.h.
+#pragma once
+#include <stdio.h>
+
+#include "gg_wgrad.h"
+#include "k5_backward/k5_backward.cuh"
+
+namespace k5 {
+
+constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
+template <int BLOCK_N>
+using WgradRing = Ring<BLOCK_N, BLOCK_N / PANEL_N>;  // a staging box per panel: TMA stores in flight
+static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
+
+// Each expert's first item and first workspace slot (exclusive prefix sums; entry `experts`
+// holds the totals), from the device-side row offsets: every thread calls it, it syncs the CTA.
+struct WgradTables {
+    int item_start[MAX_WGRAD_EXPERTS + 1], slot_start[MAX_WGRAD_EXPERTS + 1];
+
+    __device__ __forceinline__ void build(const int *__restrict__ row_offsets, const GgWgradParams &prm) {
+        for (int e = threadIdx.x; e < prm.experts; e += blockDim.x) {
+            const int row0 = gg_sched_clamp(row_offsets[e], prm.tokens);
+            const int end = gg_sched_clamp(row_offsets[e + 1], prm.tokens);
+            item_start[e] = gg_wgrad_items(&prm, end > row0 ? end - row0 : 0);
+            slot_start[e] = gg_wgrad_slots(&prm, end > row0 ? end - row0 : 0);
+        }
+        __syncthreads();
+        if (threadIdx.x < 32) {  // warp 0: each lane sums a run of experts, then one shuffle scan
+            const int lane = threadIdx.x, per = (prm.experts + 31) / 32, first = lane * per;
+            int items = 0, slots = 0;
+            for (int e = first; e < first + per && e < prm.experts; ++e) {
+                items += item_start[e];
+                slots += slot_start[e];
+            }
+            const int items_in = gg::warp_inclusive_sum(items, lane), slots_in = gg::warp_inclusive_sum(slots, lane);
+            int item = items_in - items, slot = slots_in - slots;
+            for (int e = first; e < first + per && e < prm.experts; ++e) {
+                const int ni = item_start[e], ns = slot_start[e];
+                item_start[e] = item;
+                slot_start[e] = slot;
+                item += ni;
+                slot += ns;
+            }
+            if (lane == 31) {
+                item_start[prm.experts] = items_in;
+                slot_start[prm.experts] = slots_in;
+            }
+        }
+        __syncthreads();
+    }
+    __device__ __forceinline__ int items(const GgWgradParams &prm) const { return item_start[prm.experts]; }
+    __device__ __forceinline__ GgWgradItem at(const GgWgradParams &prm, const int *row_offsets, int t) const {
+        return gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
+    }
+};
+
+// The producer (thread 0): every item of this CTA in turn, A rows (read as A^T) and dC rows,
+// one 64-row block per stage; boxes wholly past k or n are neither loaded nor counted. The
+// ring runs on across items: the next item's first stages load while the consumers finish one.
+template <class R, bool TRACE>
+__device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgradParams &prm,
+                                              const int *row_offsets, const CUtensorMap *tmap_a,
+                                              const CUtensorMap *tmap_dc, uint8_t *smem, uint64_t *full,
+                                              uint64_t *empty, const typename gg::Trace<TRACE>::Sink &trace) {
+    using Trace = gg::Trace<TRACE>;
+    GgPipe pipe = {0, 0};
+    for (int t = blockIdx.x; t < tb.items(prm); t += gridDim.x) {
+        const GgWgradItem it = tb.at(prm, row_offsets, t);
+        int a_loads = 0, b_loads = 0;
+        for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
+        for (int p = 0; p < R::PANELS; ++p) b_loads += (it.col0 + p * PANEL_N < prm.n);
+        const uint32_t tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
+        const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
+        Trace span;
+        for (int kb = 0; kb < blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
+            gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
+            uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
+            gg::mbarrier_arrive_expect_tx(&full[pipe.stage], tx);
+            const int row = it.row0 + kb * BLOCK_K;  // past `tokens`: zeros from TMA
+            for (int h = 0; h < a_loads; ++h)
+                gg::tma_load_2d(a_box + h * HALF_A_BYTES, tmap_a, it.m0 + h * WG_ROWS, row, &full[pipe.stage]);
+            for (int p = 0; p < b_loads; ++p)
+                gg::tma_load_2d(b_box + p * PANEL_BYTES, tmap_dc, it.col0 + p * PANEL_N, row, &full[pipe.stage]);
+            if (kb == 0) span.mark();
+        }
+        span.end(trace, GG_TRACE_PRODUCER, t, it.expert, it.row0, it.rows, it.col0, blocks > 0);
+    }
+}
+
+// Rows [valid, 64) of a stage's boxes to zero, by the WG_THREADS threads of one warpgroup (tid):
+// the A panels h and the dC panels p with h, p = first, first + step, ... (k5_wgrad: consumer c
+// takes first c, step 2, its own A panel and half the dC panels; the ping-pong owner all of
+// them: first 0, step 1). The caller fences and meets its barrier before the wgmma.
+template <int PANELS>
+__device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int first, int step, int tid) {
+    const uint4 zero = {0, 0, 0, 0};
+    const int chunks = (WG_ROWS - valid) * (GG_SWIZZLE128_ROW_BYTES / 16);  // 16-byte chunks per box
+    const int row_bytes = valid * GG_SWIZZLE128_ROW_BYTES;  // a row stays a row under the swizzle
+    for (int h = first; h < BLOCK_M / WG_ROWS; h += step)
+        for (int i = tid; i < chunks; i += WG_THREADS)
+            *reinterpret_cast<uint4 *>(stage + h * HALF_A_BYTES + row_bytes + 16 * i) = zero;
+    for (int p = first; p < PANELS; p += step)
+        for (int i = tid; i < chunks; i += WG_THREADS)
+            *reinterpret_cast<uint4 *>(stage + A_BYTES + p * PANEL_BYTES + row_bytes + 16 * i) = zero;
+}
+
+// ---- Launch (host) ----
+// The work list's parameters for a launch: the chunk depends on the grid (gg_wgrad_chunk), so
+// the launch and the workspace size ask the same question.
+inline cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {
+    GgGpu gpu;
+    CUDA_TRY(gg_launch_gpu(p, &gpu));
+    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, BLOCK_M, WGRAD_N, gpu.sms);
+    return cudaSuccess;
+}
+
+inline size_t wgrad_workspace_bytes(const GgLaunch *p) {
+    GgWgradParams prm;
+    if (p->tokens <= 0 || p->experts <= 0 || wgrad_params(p, &prm) != cudaSuccess) return 0;
+    return (size_t)gg_wgrad_workspace_bytes(&prm);
+}
+
+// Either kernel (and its traced twin: TRACE, the kernel records into trace, common/gg_trace.h)
+// on the launch's shape: the same parameters, ring and grid.
+template <bool TRACE>
+using WgradKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, const int *, int *, float *, GgWgradParams,
+                             typename gg::Trace<TRACE>::Sink);
+template <bool TRACE>
+cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const char *name,
+                         const typename gg::Trace<TRACE>::Sink &trace) {
+    if (p->experts <= 0) return cudaSuccess;
+    if (p->experts > K5_WGRAD_MAX_EXPERTS) return cudaErrorInvalidValue;  // the shared per-expert tables
+    if (!gg_launch_aligned16(p, name)) return cudaErrorInvalidValue;
+    GgWgradParams prm;
+    CUDA_TRY(wgrad_params(p, &prm));
+    const long ticket_bytes = gg_wgrad_ticket_bytes(&prm);
+    if (gg_wgrad_max_slots(&prm) > 0 && !p->workspace) {
+        fprintf(stderr, "%s: no workspace (GgKernelInfo.workspace_bytes)\n", name);
+        return cudaErrorInvalidValue;
+    }
+    // With no rows at all every item is an empty expert's and A and dC are not read: their maps
+    // are not encoded. dB's always is: its boxes are one warp's 16 rows x 64 columns.
+    CUtensorMap tmap_a = {}, tmap_dc = {}, tmap_db;
+    if (p->tokens > 0 && (gg_tmap_rows(&tmap_a, p->a, p->k, p->tokens, GG_WGRAD_BLOCK_R) ||
+                          gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
+        return cudaErrorInvalidValue;
+    if (gg_tmap_experts(&tmap_db, p->c, p->experts, p->k, p->n, STAGING_ROWS)) return cudaErrorInvalidValue;
+    using R = WgradRing<WGRAD_N>;
+    CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
+    GgGpu gpu;
+    CUDA_TRY(gg_launch_gpu(p, &gpu));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)gg_wgrad_grid(&prm, gpu.sms));
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = R::SMEM_BYTES;
+    cfg.stream = p->stream;
+    int *tickets = (int *)p->workspace;
+    float *partials = p->workspace ? (float *)((char *)p->workspace + ticket_bytes) : nullptr;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_dc, tmap_db, p->row_offsets, tickets, partials, prm, trace));
+    CUDA_LAUNCH_CHECK();
+    return cudaSuccess;
+}
+
+}  // namespace k5
