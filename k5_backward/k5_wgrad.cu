@@ -157,15 +157,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
 }  // namespace k5
 
 extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
-    if (s->k <= 0 || s->k % 8 != 0 || s->n <= 0 || s->n % 8 != 0) {
-        snprintf(why, len, "k5_wgrad needs k and n multiples of 8, > 0 (k = %d, n = %d)", s->k, s->n);
-        return 0;
-    }
-    if (s->experts < 1 || s->experts > K5_WGRAD_MAX_EXPERTS) {
-        snprintf(why, len, "k5_wgrad handles 1..%d experts (experts = %d)", K5_WGRAD_MAX_EXPERTS, s->experts);
-        return 0;
-    }
-    return 1;
+    return k5::wgrad_can_implement("k5_wgrad", s, why, len);
 }
 
 extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {

@@ -107,6 +107,20 @@ __device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int fi
 }
 
 // ---- Launch (host) ----
+// What either kernel runs: k and n multiples of 8 (TMA's 16-byte rows), 1..1024 experts (the
+// shared-memory tables).
+inline int wgrad_can_implement(const char *name, const GgShape *s, char *why, size_t len) {
+    if (s->k <= 0 || s->k % 8 != 0 || s->n <= 0 || s->n % 8 != 0) {
+        snprintf(why, len, "%s needs k and n multiples of 8, > 0 (k = %d, n = %d)", name, s->k, s->n);
+        return 0;
+    }
+    if (s->experts < 1 || s->experts > K5_WGRAD_MAX_EXPERTS) {
+        snprintf(why, len, "%s handles 1..%d experts (experts = %d)", name, K5_WGRAD_MAX_EXPERTS, s->experts);
+        return 0;
+    }
+    return 1;
+}
+
 // The work list's parameters for a launch: the chunk depends on the grid (gg_wgrad_chunk), so
 // the launch and the workspace size ask the same question.
 inline cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {

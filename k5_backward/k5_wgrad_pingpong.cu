@@ -133,20 +133,19 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
             done();
             continue;
         }
-        // A panel (32 registers) of sums at a time: a whole half's 96 beside the 192 of the
-        // accumulators (live across items) spilled.
+        // Eight registers of sums at a time: a whole half's 96 beside the accumulators' 192
+        // (live across items: the first wgmma of an item reads them, scale-d 0 or not) spilled.
         const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
         for (int h = 0; h < 2; ++h) {
             const int row = h * WG_ROWS + warp * STAGING_ROWS;
-            gg::wgmma_store_warp_rows_tma_fill<R::PANELS, ACC>(
-                [&](int panel, float (&v)[ACC]) {
-                    const float *p = first + (h * ACC + 32 * panel) * WG_THREADS + tid;
+            gg::wgmma_store_warp_rows_tma_fill<R::PANELS>(
+                [&](int r, float (&v)[8]) {
+                    const float *p = first + (h * ACC + r) * WG_THREADS + tid;
 #pragma unroll
-                    for (int i = 0; i < 32; ++i) v[32 * panel + i] = __ldcg(p + i * WG_THREADS);
+                    for (int i = 0; i < 8; ++i) v[i] = __ldcg(p + i * WG_THREADS);
                     for (int s = 1; s < it.splits; ++s)
 #pragma unroll
-                        for (int i = 0; i < 32; ++i)
-                            v[32 * panel + i] += __ldcg(p + (size_t)s * TILE_FLOATS + i * WG_THREADS);
+                        for (int i = 0; i < 8; ++i) v[i] += __ldcg(p + (size_t)s * TILE_FLOATS + i * WG_THREADS);
                 },
                 staging, &tmap_db, prm.n, it.m0 + row, prm.k - it.m0 - row, it.col0, it.expert, lane);
         }
@@ -159,7 +158,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
 }  // namespace k5
 
 extern "C" int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size_t len) {
-    return k5_wgrad_can_implement(s, why, len);
+    return k5::wgrad_can_implement("k5_wgrad_pingpong", s, why, len);
 }
 
 extern "C" cudaError_t k5_wgrad_pingpong_launch(const GgLaunch *p) {
