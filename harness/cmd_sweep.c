@@ -62,6 +62,25 @@ static int select_plan(const GgOptions *o, GgCaseList *cases, Entry **entries, i
         gg_cases_free(cases);
         return GG_EXIT_USAGE;
     }
+    /* A name given whole (not NAME*) that no selected case runs would be dropped without a word,
+     * and a comparison meant to include it would silently lack it. */
+    for (const char *p = o->kernels; p && *p && *count > 0;) {
+        const size_t len = strcspn(p, ",");
+        char name[96];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        int planned = len == 0 || name[len - 1] == '*';
+        for (int j = 0; j < *count && !planned; ++j) planned = !strcmp(impl_name((*entries)[j].impl), name);
+        for (int i = 0; i < gg_lab_count && !planned; ++i) planned = !strcmp(gg_labs[i].name, name);
+        if (!planned) {
+            fprintf(stderr, "ggemm: --kernels %s: no selected case of %s lists it (or not for --pass)\n", name,
+                    gg_case_file());
+            free(*entries);
+            gg_cases_free(cases);
+            return GG_EXIT_USAGE;
+        }
+        p += len;
+        if (*p) ++p;
+    }
     if (*count == 0) { /* --kernels naming only labs (graded, not swept), or none the cases list */
         int lab = 0;
         for (int i = 0; i < gg_lab_count && o->kernels; ++i) lab |= gg_in_list(o->kernels, gg_labs[i].name);

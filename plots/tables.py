@@ -644,10 +644,10 @@ def moe_gather():
 # The route step's A/B (k4_moe/TRIALS.md): a caption, the before and after files (interleaved
 # rounds of one call, each a `ggemm moe` CSV) and the ncu reports of the three kernels, if any.
 MOE_ROUTE_AB = [("k4-route-h100", "the route kernel before (7b26813: a warp routes several tokens in turn, "
-                 "one L2 latency per split partial) and after (050d4fd: the partials loaded 16 at a time, a token "
-                 "per warp), two interleaved rounds of each build in one call",
-                 [f"results/h100-80gb-hbm3/evidence/moe-base-{r}-050d4fd3cfa6.csv" for r in (1, 2)],
-                 [f"results/h100-80gb-hbm3/evidence/moe-new-{r}-050d4fd3cfa6.csv" for r in (1, 2)])]
+                 "one L2 latency per split partial) and after (050d4fd, run at 9854287: the partials loaded 16 at a "
+                 "time, a token per warp), two interleaved rounds of each build in one call",
+                 [f"results/h100-80gb-hbm3/evidence/moe-base-{r}-985428713af8.csv" for r in (1, 2)],
+                 [f"results/h100-80gb-hbm3/evidence/moe-new-{r}-985428713af8.csv" for r in (1, 2)])]
 
 
 def moe_route_ab(caption, before, after):
@@ -870,12 +870,10 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           [f"results/h100-80gb-hbm3/evidence/wgrad-build256-{r}-1c7ddf709061.csv" for r in (1, 2)])]
 
 
-def k5_ab(caption, before, after, kernels=None):
+def k5_ab(caption, before, after):
     """Per shape and k5 kernel: the median time of each side, after over before, the power-capped
-    share of each side's series, and (where the after run has it) torch's matching form. kernels:
-    (before's kernel, after's kernel), rows of the same files (a kernel against its twin, run
-    interleaved in one sweep); the table names the before kernel."""
-    def side(paths, rename=None):
+    share of each side's series, and (where the after run has it) torch's matching form."""
+    def side(paths):
         times, capped, torch, metas = {}, {}, {}, []
         for p in paths:
             meta, rows = load(os.path.join(ROOT, p))
@@ -886,14 +884,13 @@ def k5_ab(caption, before, after, kernels=None):
                 shape = (r["set"], r["tokens"], r["skew"])
                 if r["kernel"].startswith("torch_grouped_mm_"):
                     torch[(shape, "k5_" + r["kernel"][len("torch_grouped_mm_"):])] = float(r["time_us_median"])
-                elif (rename is None and r["kernel"] in ("k5_dgrad", "k5_wgrad")) or (rename and r["kernel"] in rename):
-                    kernel = rename[r["kernel"]] if rename else r["kernel"]
-                    times.setdefault((shape, kernel), []).append(float(r["time_us_median"]))
-                    capped.setdefault((shape, kernel), []).append(float(r.get("power_capped_pct") or 0))
+                elif r["kernel"] in ("k5_dgrad", "k5_wgrad"):
+                    times.setdefault((shape, r["kernel"]), []).append(float(r["time_us_median"]))
+                    capped.setdefault((shape, r["kernel"]), []).append(float(r.get("power_capped_pct") or 0))
         return ({k: statistics.median(v) for k, v in times.items()}, {k: statistics.median(v) for k, v in capped.items()},
                 torch, metas)
-    b, bc, _, bmeta = side(before, {kernels[0]: kernels[0]} if kernels else None)
-    a, ac, torch, ameta = side(after, {kernels[1]: kernels[0]} if kernels else None)
+    b, bc, _, bmeta = side(before)
+    a, ac, torch, ameta = side(after)
     if not a or not b:
         return None
     src = lambda metas: ", ".join(f"`{p}` (commit {m.get('commit')}, {m.get('device')})" for m, p in metas)  # noqa: E731
@@ -1014,9 +1011,9 @@ def main():
         table = k5_item_lengths(os.path.join(ROOT, evidence_csv), args.ggemm)
         if table:
             write(stage_files("k5_backward"), tag.replace("targets", "lengths"), table, check)
-    for tag, caption, before, after, *kernels in K5_AB:
+    for tag, caption, before, after in K5_AB:
         if all(os.path.exists(os.path.join(ROOT, f)) for f in before + after):
-            write(stage_files("k5_backward"), tag, k5_ab(caption, before, after, *kernels), check)
+            write(stage_files("k5_backward"), tag, k5_ab(caption, before, after), check)
     for tag, text, known in results_age.blocks(results):
         if check and not known:
             print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
