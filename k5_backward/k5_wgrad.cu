@@ -38,6 +38,8 @@
 // Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
+// Shared   with the ping-pong twin (k5_wgrad_pingpong.cu), in k5_wgrad.cuh: the work list's
+//          tables, the producer's loop, the zeroing of rows past an expert, the launch.
 // Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
 #include <stdio.h>
 
