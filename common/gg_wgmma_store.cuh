@@ -25,10 +25,6 @@ constexpr int WGMMA_STORE_ROWS = GG_WGMMA_WARP_ROWS;  // a warp's rows of the m6
 constexpr int WGMMA_STORE_PANEL_N = 64;  // columns per staging round: one 128-byte row
 constexpr int WGMMA_STORE_STAGING_BYTES = WGMMA_STORE_ROWS * GG_SWIZZLE128_ROW_BYTES;
 
-// Panel `panel` (64 columns: registers 32 panel .. + 31) of a warp's 16 rows into `box`, a
-// 16 x 64 bf16 box, 128B-swizzled (1024-byte aligned: conflict-free, TMA's SWIZZLE_128B).
-// Fragment (gg_wgmma_d_row / gg_wgmma_d_col, gg_fragments.h): the 8x8 block of column group j
-// and row half h is registers 4j + 2h and + 1 of every lane, laid out as one stmatrix matrix.
 // Step p (0..3) of a panel: its 8 registers v (4j .. 4j + 7 of the accumulator, j = 8 panel +
 // 2p) as one stmatrix.x4 into `box`. stmatrix.x4 stores matrices q = 0..3: registers 4j + 2q and
 // + 1. Lane 8q + i addresses row i of matrix q: where the D layout puts register 2q of lane 4i
@@ -40,6 +36,10 @@ __device__ __forceinline__ void wgmma_stage_step(const float (&v)[8], int p, uin
     stmatrix_x4(box + gg_swizzle128(st_row, 2 * p + st_chunk), pack_bf16x2(v[0], v[1]), pack_bf16x2(v[2], v[3]),
                 pack_bf16x2(v[4], v[5]), pack_bf16x2(v[6], v[7]));
 }
+// Panel `panel` (64 columns: registers 32 panel .. + 31) of a warp's 16 rows into `box`, a
+// 16 x 64 bf16 box, 128B-swizzled (1024-byte aligned: conflict-free, TMA's SWIZZLE_128B).
+// Fragment (gg_wgmma_d_row / gg_wgmma_d_col, gg_fragments.h): the 8x8 block of column group j
+// and row half h is registers 4j + 2h and + 1 of every lane, laid out as one stmatrix matrix.
 template <int ACC>
 __device__ __forceinline__ void wgmma_stage_panel(const float (&acc)[ACC], int panel, uint8_t *box, int lane) {
 #pragma unroll
@@ -79,46 +79,15 @@ __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], u
     }
 }
 
-// Lane 0 hands the warp's staged boxes (those not wholly past n) to the copy engine as one bulk
-// group, after every lane's stmatrix writes are fenced for the async proxy.
-template <int PANELS>
-__device__ __forceinline__ void wgmma_issue_tma_stores(uint8_t *staging, const void *map, int n, int c_row, int col0,
-                                                       int z, int lane) {
-    fence_proxy_async_smem();  // each lane's stmatrix writes, before the async proxy reads them
-    __syncwarp();
-    if (lane == 0) {
-#pragma unroll
-        for (int panel = 0; panel < PANELS; ++panel)
-            if (col0 + panel * WGMMA_STORE_PANEL_N < n)
-                tma_store_3d(map, staging + panel * WGMMA_STORE_STAGING_BYTES, col0 + panel * WGMMA_STORE_PANEL_N,
-                             c_row, z);
-        bulk_commit_group();
-    }
-}
-// The same rows through TMA stores: panel p of acc into box p of `staging` (this warp's own
+// A warp's 16 rows through TMA stores, from values made 8 registers at a time: fill(r, v) sets
+// v to registers r .. r + 7 of the row's accumulator (r = 32 panel + 8 p) just before they are
+// staged, so only 8 are live at once. Panel p goes into box p of `staging` (this warp's own
 // PANELS x WGMMA_STORE_STAGING_BYTES, 1024-byte aligned), then lane 0 stores each box at
 // (col0 + 64 p, c_row, z) of `map` (3-D, box {64, 16, 1}, SWIZZLE_128B) as one bulk group.
 // The map clips rows and columns past its edges; boxes wholly past n are not staged or stored,
 // and valid_rows <= 0 (rows wholly past the edge) stores nothing. Before staging, lane 0 waits
 // for the warp's previous group to have read its boxes; before the kernel ends, it must wait
 // for the last (wgmma_store_tma_drain). The whole warp calls both.
-template <int PANELS, int ACC>
-__device__ __forceinline__ void wgmma_store_warp_rows_tma(const float (&acc)[ACC], uint8_t *staging,
-                                                          const void *map, int n, int c_row, int valid_rows,
-                                                          int col0, int z, int lane) {
-    static_assert(PANELS * 32 <= ACC, "each 64-column panel is 32 accumulator registers");
-    if (valid_rows <= 0) return;  // warp-uniform
-    if (lane == 0) bulk_wait_group_read<0>();
-    __syncwarp();  // the boxes are free
-#pragma unroll
-    for (int panel = 0; panel < PANELS; ++panel)
-        if (col0 + panel * WGMMA_STORE_PANEL_N < n)
-            wgmma_stage_panel(acc, panel, staging + panel * WGMMA_STORE_STAGING_BYTES, lane);
-    wgmma_issue_tma_stores<PANELS>(staging, map, n, c_row, col0, z, lane);
-}
-// The same rows from values made 8 registers at a time: fill(r, v) sets v to registers r .. r + 7
-// (r = 32 panel + 8 p) just before they are staged, so only 8 are live at once (a sum of fp32
-// partials beside two live accumulators: k5_wgrad_pingpong).
 template <int PANELS, class FILL>
 __device__ __forceinline__ void wgmma_store_warp_rows_tma_fill(FILL &&fill, uint8_t *staging, const void *map, int n,
                                                                int c_row, int valid_rows, int col0, int z, int lane) {
@@ -134,7 +103,30 @@ __device__ __forceinline__ void wgmma_store_warp_rows_tma_fill(FILL &&fill, uint
                 fill(32 * panel + 8 * p, v);
                 wgmma_stage_step(v, p, staging + panel * WGMMA_STORE_STAGING_BYTES, lane);
             }
-    wgmma_issue_tma_stores<PANELS>(staging, map, n, c_row, col0, z, lane);
+    fence_proxy_async_smem();  // each lane's stmatrix writes, before the async proxy reads them
+    __syncwarp();
+    if (lane == 0) {
+#pragma unroll
+        for (int panel = 0; panel < PANELS; ++panel)
+            if (col0 + panel * WGMMA_STORE_PANEL_N < n)
+                tma_store_3d(map, staging + panel * WGMMA_STORE_STAGING_BYTES, col0 + panel * WGMMA_STORE_PANEL_N,
+                             c_row, z);
+        bulk_commit_group();
+    }
+}
+// The same from an accumulator's registers (k5_wgrad's dB tiles); _fill above serves a sum of
+// fp32 partials beside two live accumulators (k5_wgrad_pingpong's fix-up).
+template <int PANELS, int ACC>
+__device__ __forceinline__ void wgmma_store_warp_rows_tma(const float (&acc)[ACC], uint8_t *staging,
+                                                          const void *map, int n, int c_row, int valid_rows,
+                                                          int col0, int z, int lane) {
+    static_assert(PANELS * 32 <= ACC, "each 64-column panel is 32 accumulator registers");
+    wgmma_store_warp_rows_tma_fill<PANELS>(
+        [&](int r, float (&v)[8]) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = acc[r + i];
+        },
+        staging, map, n, c_row, valid_rows, col0, z, lane);
 }
 // Lane 0's stores complete (written, not only read) before the CTA may exit.
 __device__ __forceinline__ void wgmma_store_tma_drain(int lane) {

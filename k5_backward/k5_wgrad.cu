@@ -41,8 +41,6 @@
 // Shared   with the ping-pong twin (k5_wgrad_pingpong.cu), in k5_wgrad.cuh: the work list's
 //          tables, the producer's loop, the zeroing of rows past an expert, the launch.
 // Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
-#include <stdio.h>
-
 #include "k5_backward/k5_wgrad.cuh"
 
 namespace k5 {
@@ -127,17 +125,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             float *mine = partials + (size_t)it.slot * TILE_FLOATS;
 #pragma unroll
             for (int i = 0; i < ACC; ++i) __stcg(mine + i * CONSUMER_THREADS + ctid, acc[i]);
-            __threadfence();
-            gg::named_barrier_sync(TICKET_BARRIER, CONSUMER_THREADS);
-            if (ctid == 0) {
-                __threadfence();  // after the barrier: every consumer's partial before the ticket
-                const int arrived = atomicAdd(&tickets[it.ticket], 1);
-                __threadfence();
-                last_split = arrived == it.splits - 1;
-                if (last_split) tickets[it.ticket] = 0;  // every split has taken its ticket
-            }
-            gg::named_barrier_sync(TICKET_BARRIER, CONSUMER_THREADS);
-            if (!last_split) {  // the same answer in every consumer thread
+            if (!last_split_of(tickets, it, TICKET_BARRIER, CONSUMER_THREADS, ctid == 0, &last_split)) {
                 done();
                 continue;
             }
@@ -170,13 +158,6 @@ extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuf
 }
 
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
-    using namespace k5;
-    k3::info_of(info, (const void *)wgrad_kernel<WGRAD_N, false>, Shape{WGRAD_N, false, false, false});
-    info->dynamic_smem = WgradRing<WGRAD_N>::SMEM_BYTES;  // k3's ring, more staging
-    info->stages = WgradRing<WGRAD_N>::STAGES;
-    // block_m: the output tile's rows of dB_e (rows of k); the ragged reduction runs in block_k
-    // (64-row) stages, to which an item's rows are padded (harness/csv.c reads it so).
-    info->pass = GG_PASS_WGRAD;
-    info->workspace_bytes = wgrad_workspace_bytes;
+    k5::wgrad_info(info, (const void *)k5::wgrad_kernel<k5::WGRAD_N, false>, false);
     return cudaSuccess;
 }

@@ -106,6 +106,25 @@ __device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int fi
             *reinterpret_cast<uint4 *>(stage + A_BYTES + p * PANEL_BYTES + row_bytes + 16 * i) = zero;
 }
 
+// A split item's ticket, once the caller's `threads` threads (meeting at named barrier `barrier`)
+// have written its partial: the leader takes the tile's ticket and publishes the answer in
+// `*last`; true in every caller thread for the tile's last split, which adds the partials, and
+// which sets the ticket back to 0 for the next launch.
+__device__ __forceinline__ bool last_split_of(int *tickets, const GgWgradItem &it, int barrier, int threads,
+                                              bool leader, int *last) {
+    __threadfence();
+    gg::named_barrier_sync(barrier, threads);
+    if (leader) {
+        __threadfence();  // after the barrier: the whole partial before the ticket
+        const int arrived = atomicAdd(&tickets[it.ticket], 1);
+        __threadfence();
+        *last = arrived == it.splits - 1;
+        if (*last) tickets[it.ticket] = 0;  // every split has taken its ticket
+    }
+    gg::named_barrier_sync(barrier, threads);
+    return *last;
+}
+
 // ---- Launch (host) ----
 // What either kernel runs: k and n multiples of 8 (TMA's 16-byte rows), 1..1024 experts (the
 // shared-memory tables).
@@ -175,6 +194,17 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
     CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_dc, tmap_db, p->row_offsets, tickets, partials, prm, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
+}
+
+// Either kernel's registry row: k3's ring and more staging; block_m is the output tile's rows of
+// dB_e (rows of k), and the ragged reduction runs in block_k (64-row) stages, to which an item's
+// rows are padded (harness/csv.c reads it so).
+inline void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
+    k3::info_of(info, kernel, Shape{WGRAD_N, false, false, whole_tiles});
+    info->dynamic_smem = WgradRing<WGRAD_N>::SMEM_BYTES;
+    info->stages = WgradRing<WGRAD_N>::STAGES;
+    info->pass = GG_PASS_WGRAD;
+    info->workspace_bytes = wgrad_workspace_bytes;
 }
 
 }  // namespace k5

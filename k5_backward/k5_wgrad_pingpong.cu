@@ -119,17 +119,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
             __stcg(mine + i * WG_THREADS + tid, acc0[i]);
             __stcg(mine + (ACC + i) * WG_THREADS + tid, acc1[i]);
         }
-        __threadfence();
-        gg::named_barrier_sync(TICKET + c, WG_THREADS);
-        if (tid == 0) {
-            __threadfence();  // after the barrier: the whole partial before the ticket
-            const int arrived = atomicAdd(&tickets[it.ticket], 1);
-            __threadfence();
-            last_split[c] = arrived == it.splits - 1;
-            if (last_split[c]) tickets[it.ticket] = 0;  // every split has taken its ticket
-        }
-        gg::named_barrier_sync(TICKET + c, WG_THREADS);
-        if (!last_split[c]) {
+        if (!last_split_of(tickets, it, TICKET + c, WG_THREADS, tid == 0, &last_split[c])) {
             done();
             continue;
         }
@@ -169,11 +159,6 @@ extern "C" cudaError_t k5_wgrad_pingpong_trace_launch(const GgLaunch *p, const G
 }
 
 extern "C" cudaError_t k5_wgrad_pingpong_info(GgKernelInfo *info) {
-    using namespace k5;
-    k3::info_of(info, (const void *)wgrad_pingpong_kernel<WGRAD_N, false>, Shape{WGRAD_N, false, false, true});
-    info->dynamic_smem = WgradRing<WGRAD_N>::SMEM_BYTES;
-    info->stages = WgradRing<WGRAD_N>::STAGES;
-    info->pass = GG_PASS_WGRAD;
-    info->workspace_bytes = wgrad_workspace_bytes;
+    k5::wgrad_info(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, true);
     return cudaSuccess;
 }

@@ -643,8 +643,8 @@ def moe_gather():
     return "\n".join(out)
 
 
-# The route step's A/B (k4_moe/TRIALS.md): a caption, the before and after files (interleaved
-# rounds of one call, each a `ggemm moe` CSV) and the ncu reports of the three kernels, if any.
+# The route step's A/B (k4_moe/TRIALS.md): a tag, a caption, the before and the after files
+# (interleaved rounds of one call, each a `ggemm moe` CSV).
 MOE_ROUTE_AB = [("k4-route-h100", "the route kernel before (7b26813: a warp routes several tokens in turn, "
                  "one L2 latency per split partial) and after (050d4fd, run at 9854287: the partials loaded 16 at a "
                  "time, a token per warp), two interleaved rounds of each build in one call",
