@@ -771,15 +771,22 @@ K5_WGRAD_SPEEDUP, K5_WGRAD_ROOFLINE, K5_DGRAD_SLACK, K5_LAYER_SPEEDUP = 1.2, 80.
 K5_LAYER_MODELS = ["mixtral", "qwen3", "olmoe"]
 
 
-# Backward runs kept as evidence on other GPUs, each shown by its own block in k5_backward/TRIALS.md.
-K5_EVIDENCE = [("k5-targets-h100", "results/h100-80gb-hbm3/evidence/backward-3498a42c66d6.csv")]
+# Backward runs kept as evidence on other GPUs, each shown by its own block in k5_backward/TRIALS.md:
+# (targets' tag, the sweep, the layer backward's moe.csv of the same commit or None, the item
+# lengths' tag or None).
+K5_EVIDENCE = [("k5-targets-h100", "results/h100-80gb-hbm3/evidence/backward-3498a42c66d6.csv", None,
+                "k5-lengths-h100"),
+               ("k5-targets-h100-ab723ae", "results/h100-80gb-hbm3/evidence/backward-ab723ae7eedf.csv",
+                "results/h100-80gb-hbm3/evidence/moe-backward-ab723ae7eedf.csv", None)]
 
 
-def k5_targets(path, forward_paths):
+def k5_targets(path, forward_paths, layer=None):
     """k5_backward's targets from a backward sweep (path), the forward's k3_wgmma rows of the same
     shapes from the first of forward_paths measured on the same device, and the layer backward's
-    moe_backward.csv beside path, each with its source. dgrad against torch's dgrad form is shown
-    too (not a target: what the wgrad rows compare with)."""
+    moe.csv (layer; default moe_backward.csv beside path), each with its source. Every wgrad kernel
+    of the sweep is held to wgrad's targets. dgrad against torch's dgrad form is shown too (not a
+    target: what the wgrad rows compare with); beside the layer's ratio, the share of its roofline
+    that the target's time would take."""
     if not os.path.exists(path):
         return None
     meta, rows = load(path)
@@ -810,22 +817,25 @@ def k5_targets(path, forward_paths):
     def torch_of(r, kernel):
         return next((t for t in ok_rows if t["kernel"] == kernel and key(t) == key(r)), None)
 
-    for r in (r for r in rows if r["kernel"] in ("k5_wgrad", "k5_dgrad") and r["set"] in K5_WGRAD_SETS
+    wgrad = lambda r: r["kernel"].startswith("k5_wgrad")  # noqa: E731
+    named = lambda r: "wgrad" if r["kernel"] == "k5_wgrad" else f"wgrad (`{r['kernel']}`)"  # noqa: E731
+    for r in (r for r in rows if (wgrad(r) or r["kernel"] == "k5_dgrad") and r["set"] in K5_WGRAD_SETS
               and r.get("check") != "pass"):
         met.append(False)
         out.append(f"| `{r['kernel']}` passes its check | {case(r)} | {r.get('check')} | ✗ |")
-    for r in (r for r in ok_rows if r["kernel"] == "k5_wgrad" and r["set"] in K5_WGRAD_SETS):
+    for r in (r for r in ok_rows if wgrad(r) and r["set"] in K5_WGRAD_SETS):
         torch = torch_of(r, "torch_grouped_mm_wgrad")
         if not torch:
-            out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | not measured (no torch row) | |")
+            out.append(f"| {named(r)} ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | not measured (no torch row) | |")
         else:
             x = float(torch["time_us_median"]) / float(r["time_us_median"])
             met.append(x >= K5_WGRAD_SPEEDUP)
-            out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | {x:.2f}x | {'✓' if met[-1] else '✗'} |")
+            out.append(f"| {named(r)} ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | {x:.2f}x | "
+                       f"{'✓' if met[-1] else '✗'} |")
         if r["set"] == "backward_stages" and r["tokens"] == "16384" and float(r["skew"]) == 0 and r["k"] == "1024":
             roof = float(r["roofline_pct"])
             met.append(roof >= K5_WGRAD_ROOFLINE)
-            out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
+            out.append(f"| {named(r)} ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
                        f"{'✓' if met[-1] else '✗'} |")
     for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):
         f = forward.get(key(r))
@@ -841,7 +851,7 @@ def k5_targets(path, forward_paths):
         if torch:
             x = float(torch["time_us_median"]) / float(r["time_us_median"])
             out.append(f"| (not a target) dgrad × torch's dgrad form | {case(r)} | {x:.2f}x | |")
-    layer = os.path.join(os.path.dirname(path), "moe_backward.csv")
+    layer = layer or os.path.join(os.path.dirname(path), "moe_backward.csv")
     if os.path.exists(layer):
         lmeta, lrows = load(layer)
         bwd = [r for r in lrows if r.get("pass") == "backward" and r["tokens"] == "4096" and r["check"] == "pass"]
@@ -851,9 +861,12 @@ def k5_targets(path, forward_paths):
             if ours and torch:
                 x = float(torch["time_us_median"]) / float(ours["time_us_median"])
                 met.append(x >= K5_LAYER_SPEEDUP)
+                # The target's time, K5_LAYER_SPEEDUP times faster than torch, as a share of the floor.
+                need = 100 * float(ours["floor_us"]) * K5_LAYER_SPEEDUP / float(torch["time_us_median"])
                 out.append(f"| layer backward ≥ {K5_LAYER_SPEEDUP:g}x eager torch autograd | {m}, T=4096 "
-                           f"(`{os.path.relpath(layer, ROOT)}`, commit {lmeta.get('commit', '?')}) | {x:.2f}x | "
-                           f"{'✓' if met[-1] else '✗'} |")
+                           f"(`{os.path.relpath(layer, ROOT)}`, commit {lmeta.get('commit', '?')}; ours at "
+                           f"{float(ours['roofline_pct']):.1f}% of the roofline, the target's time at {need:.0f}%) | "
+                           f"{x:.2f}x | {'✓' if met[-1] else '✗'} |")
     if not met:
         return None
     out += ["", f"Met: {sum(met)} of {len(met)}."]
@@ -909,6 +922,96 @@ def k5_ab(caption, before, after):
         out.append(f"| {cset[len('backward_'):]} | {tokens} | {float(skew):g} | {kernel} | {b[key]:.1f} | {a[key]:.1f} | "
                    f"{a[key] / b[key]:.3f} | {bc[key]:.0f} / {ac[key]:.0f} | {vs} |")
     return "\n".join(out)
+
+
+# k5 twins measured side by side in one sweep: (tag, caption, files, the kernel before, after).
+K5_PAIRS = [("k5-pingpong-h100", "`k5_wgrad_pingpong` (after) against `k5_wgrad` (before), both in the same sweep, "
+             "each shape's two kernels back to back",
+             ["results/h100-80gb-hbm3/evidence/backward-ab723ae7eedf.csv"], "k5_wgrad", "k5_wgrad_pingpong")]
+
+
+def k5_pair(caption, paths, before, after):
+    """Per shape of one or more sweeps: two kernels' median times (the median over the files),
+    after over before, each one's power-capped share and SM clock, and after against torch's form
+    of the same pass in the same run."""
+    times, capped, clock, torch, metas = {}, {}, {}, {}, []
+    for p in paths:
+        meta, rows = load(os.path.join(ROOT, p))
+        metas.append((meta, p))
+        for r in (r for r in rows if r.get("check", "pass") == "pass"):
+            shape = (r["set"], r["tokens"], r["skew"])
+            if r["kernel"] in (before, after):
+                times.setdefault((shape, r["kernel"]), []).append(float(r["time_us_median"]))
+                capped.setdefault((shape, r["kernel"]), []).append(float(r.get("power_capped_pct") or 0))
+                clock.setdefault((shape, r["kernel"]), []).append(float(r.get("sm_clock_mhz") or 0))
+            elif r["kernel"] == "torch_grouped_mm_" + after[3:].split("_")[0]:
+                torch[shape] = float(r["time_us_median"])
+    med = lambda d: {k: statistics.median(v) for k, v in d.items()}  # noqa: E731
+    times, capped, clock = med(times), med(capped), med(clock)
+    shapes = sorted({k[0] for k in times if (k[0], before) in times and (k[0], after) in times},
+                    key=lambda s: (s[0], int(s[1]), float(s[2])))
+    if not shapes:
+        return None
+    src = ", ".join(f"`{p}` (commit {m.get('commit')}, {m.get('device')})" for m, p in metas)
+    out = [f"*Generated by `plots/tables.py`: {caption}. From {src}; after / before < 1 is faster; power-capped: the "
+           "share of the series the SM clock was held down for power; clock: the SM clock at the series' end.*", "",
+           f"| set | rows | skew | `{before}` µs | `{after}` µs | after / before | power-capped % before / after | "
+           "clock MHz before / after | after × torch |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for shape in shapes:
+        b, a = times[(shape, before)], times[(shape, after)]
+        vs = f"{torch[shape] / a:.2f}x" if shape in torch else ""
+        out.append(f"| {shape[0][len('backward_'):]} | {shape[1]} | {float(shape[2]):g} | {b:.1f} | {a:.1f} | "
+                   f"{a / b:.3f} | {capped[(shape, before)]:.0f} / {capped[(shape, after)]:.0f} | "
+                   f"{clock[(shape, before)]:.0f} / {clock[(shape, after)]:.0f} | {vs} |")
+    return "\n".join(out)
+
+
+# Traces of a wgrad twin read for its per-item phases: (tag, trace directory's CSV, the sweep of the
+# same call whose ceiling gives the tensor-rate time).
+K5_TRACES = [("k5-pp-trace-h100", "results/h100-80gb-hbm3/evidence/trace-pp-ab723ae7eedf/k5_wgrad_pingpong-trace.csv.gz",
+              "results/h100-80gb-hbm3/evidence/backward-ab723ae7eedf.csv")]
+
+
+def k5_trace_phases(trace, sweep):
+    """A ping-pong wgrad trace's consumer items, medians over the items of the most common length:
+    the wait from the item's turn to its first full stage (start -> mark), the loop and the stores
+    issued (mark -> end), and the idle time to the owner's next item (end -> next start, the other
+    consumer's turn). If the turn binds, gap = wait + loop - epilogue and mark -> end = loop +
+    epilogue, which splits the two; beside them the loop's time at the dense ceiling per SM."""
+    import gzip
+    meta, _ = load(os.path.join(ROOT, sweep))
+    with gzip.open(os.path.join(ROOT, trace), "rt") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))
+                if r["role"].startswith("consumer") and r["computed"] == "1"]
+    if not rows:
+        return None
+    blocks = statistics.mode((int(r["rows"]) + 63) // 64 for r in rows)
+    by = {}
+    for r in rows:
+        by.setdefault((r["sm"], r["role"]), []).append(r)
+    wait, busy, gap = [], [], []
+    for items in by.values():
+        items.sort(key=lambda r: int(r["start_ns"]))
+        for a, b in zip(items, items[1:] + [None]):
+            if (int(a["rows"]) + 63) // 64 != blocks:
+                continue
+            wait.append(int(a["mark_ns"]) - int(a["start_ns"]))
+            busy.append(int(a["end_ns"]) - int(a["mark_ns"]))
+            if b is not None:
+                gap.append(int(b["start_ns"]) - int(a["end_ns"]))
+    w, m, g = (statistics.median(x) / 1000 for x in (wait, busy, gap))
+    loop, epilogue = (g - w + m) / 2, (m - g + w) / 2
+    flops = 2 * 128 * 192 * 64 * blocks
+    ideal = flops / (float(meta["ceiling_gemm_tflops"]) * 1e12 / int(meta["sms"])) * 1e6
+    return "\n".join([
+        f"*Generated by `plots/tables.py` from `{trace}` (one traced run; the dense ceiling from `{sweep}`, "
+        f"{meta.get('ceiling_gemm_tflops')} TFLOP/s over {meta.get('sms')} SMs, {meta.get('device')}, commit "
+        f"{meta.get('commit')}). Medians over the {len(wait)} consumer items of {blocks} blocks, the most common "
+        "length; loop and epilogue are split from the spans on the assumption that an item waits for its turn.*", "",
+        "| turn to first full stage µs | first stage to stores issued µs | to the owner's next turn µs | "
+        "loop µs (derived) | epilogue µs (derived) | loop at the dense ceiling µs |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {w:.2f} | {m:.2f} | {g:.2f} | {loop:.2f} | {epilogue:.2f} | {ideal:.2f} |"])
 
 
 def k5_item_lengths(path, ggemm):
@@ -1004,18 +1107,25 @@ def main():
         table = k5_targets(backward, same_call + [path])
         if table:
             write(stage_files("k5_backward"), "k5-targets", table, check)
-    for tag, evidence_csv in K5_EVIDENCE:  # with the forward of the same call, where it came back
+    for tag, evidence_csv, layer, lengths_tag in K5_EVIDENCE:  # with the forward of the same call, where it came back
         commit = load(os.path.join(ROOT, evidence_csv))[0].get("commit")
         table = k5_targets(os.path.join(ROOT, evidence_csv),
-                           sorted(glob.glob(os.path.join(ROOT, os.path.dirname(evidence_csv), f"targets-{commit}*.csv"))))
+                           sorted(glob.glob(os.path.join(ROOT, os.path.dirname(evidence_csv), f"targets-{commit}*.csv"))),
+                           layer and os.path.join(ROOT, layer))
         if table:
             write(stage_files("k5_backward"), tag, table, check)
-        table = k5_item_lengths(os.path.join(ROOT, evidence_csv), args.ggemm)
+        table = lengths_tag and k5_item_lengths(os.path.join(ROOT, evidence_csv), args.ggemm)
         if table:
-            write(stage_files("k5_backward"), tag.replace("targets", "lengths"), table, check)
+            write(stage_files("k5_backward"), lengths_tag, table, check)
     for tag, caption, before, after in K5_AB:
         if all(os.path.exists(os.path.join(ROOT, f)) for f in before + after):
             write(stage_files("k5_backward"), tag, k5_ab(caption, before, after), check)
+    for tag, trace, sweep in K5_TRACES:
+        if os.path.exists(os.path.join(ROOT, trace)):
+            write(stage_files("k5_backward"), tag, k5_trace_phases(trace, sweep), check)
+    for tag, caption, files, before, after in K5_PAIRS:
+        if all(os.path.exists(os.path.join(ROOT, f)) for f in files):
+            write(stage_files("k5_backward"), tag, k5_pair(caption, files, before, after), check)
     for tag, text, known in results_age.blocks(results):
         if check and not known:
             print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
