@@ -48,10 +48,10 @@ struct TransposedBLoads : OwnLoads {
 // One consumer warpgroup's loop over k_blocks stages into one m64 x N accumulator (HALVES 1, the
 // A rows at a_off) or two (HALVES 2: acc1 from the A panel HALF_A_BYTES further on): k3's
 // mma_k_loop (wait full, 4 wgmma per half, keep one group in flight, release the stage before)
-// with the operand layouts of OPS. prepare(stage, kb) runs once the stage is full, before its
-// wgmma (wgrad masks rows there). The span (gg::Trace) is marked when the first stage is full.
-// k_blocks >= 1.
-template <int N, int HALVES, int STAGES, int STAGE_BYTES, class OPS, int ACC, class SPAN, class PREPARE>
+// with the operand layouts of OPS; B starts B_OFF bytes into a stage (after all of its A boxes).
+// prepare(stage, kb) runs once the stage is full, before its wgmma (wgrad masks rows there). The
+// span (gg::Trace) is marked when the first stage is full. k_blocks >= 1.
+template <int N, int HALVES, int STAGES, int STAGE_BYTES, int B_OFF, class OPS, int ACC, class SPAN, class PREPARE>
 __device__ __forceinline__ void mma_loop(float (&acc0)[ACC], float (&acc1)[ACC], uint64_t *full, uint64_t *empty,
                                          uint32_t base, GgPipe &pipe, uint32_t a_off, int k_blocks,
                                          bool leader, SPAN &span, PREPARE &&prepare) {
@@ -62,7 +62,7 @@ __device__ __forceinline__ void mma_loop(float (&acc0)[ACC], float (&acc1)[ACC],
         if (kb == 0) span.mark();
         prepare(pipe.stage, kb);
         const uint32_t stage_addr = base + pipe.stage * STAGE_BYTES;
-        const uint64_t desc_a0 = OPS::desc_a(stage_addr + a_off), desc_b = OPS::desc_b(stage_addr + A_BYTES);
+        const uint64_t desc_a0 = OPS::desc_a(stage_addr + a_off), desc_b = OPS::desc_b(stage_addr + B_OFF);
         const uint64_t desc_a1 = OPS::desc_a(stage_addr + a_off + HALF_A_BYTES);
         gg::wgmma_fence();
 #pragma unroll
@@ -89,11 +89,11 @@ __device__ __forceinline__ void mma_loop(float (&acc0)[ACC], float (&acc1)[ACC],
         if constexpr (HALVES == 2) gg::wgmma_fence_operand(acc1[i]);
     }
 }
-template <int N, int STAGES, int STAGE_BYTES, class OPS, int ACC, class SPAN, class PREPARE>
+template <int N, int STAGES, int STAGE_BYTES, int B_OFF, class OPS, int ACC, class SPAN, class PREPARE>
 __device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint64_t *empty, uint32_t base,
                                          GgPipe &pipe, uint32_t a_off, int k_blocks, bool leader, SPAN &span,
                                          PREPARE &&prepare) {
-    mma_loop<N, 1, STAGES, STAGE_BYTES, OPS>(acc, acc, full, empty, base, pipe, a_off, k_blocks, leader, span,
+    mma_loop<N, 1, STAGES, STAGE_BYTES, B_OFF, OPS>(acc, acc, full, empty, base, pipe, a_off, k_blocks, leader, span,
                                               static_cast<PREPARE &&>(prepare));
 }
 

@@ -3,6 +3,7 @@
  *   k5_wgrad  dB_e = A_e^T dC_e     (k5_wgrad.cu): the reduction runs over the ragged m_e rows
  *   k5_wgrad_pingpong  the same with ping-pong consumers (k5_wgrad_pingpong.cu): each owns whole
  *             items in turn, so one stores while the other computes
+ *   k5_wgrad_m256  k5_wgrad on 256-row tiles (k5_wgrad.cu, an ablation): fewer L2 bytes per FLOP
  * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Both have a
  * traced twin (NAME_trace_launch, `ggemm trace`); wgrad's events are its work items. */
 #ifndef K5_BACKWARD_H
@@ -24,9 +25,11 @@ extern "C" {
 GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong)
+GG_DECLARE_TRACED_CONFIG(k5_wgrad_m256)
 int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size_t len);
+int k5_wgrad_m256_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }
 #endif

@@ -75,7 +75,7 @@ dgrad_kernel(const __grid_constant__ CUtensorMap tmap_dc, const __grid_constant_
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
             Trace span;
-            mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, DgradOperands>(
+            mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, A_BYTES, DgradOperands>(
                 acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, k_blocks, lane == 0, span,
                 [](int, int) {});
             gg::wgmma_store_warp_rows<R::PANELS>(acc, staging, dA, k, tile.row0 + row, tile.rows - row,

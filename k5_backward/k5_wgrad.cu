@@ -52,15 +52,18 @@ constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 25
 // Traced (TRACE): one event per role and work item, `tile` its index in the list, expert, row0
 // and rows its reduction rows (0: an empty expert's item, which stores zeros), col0 its first
 // column of n; its row block of k and its split follow from the index (gg_wgrad_at).
-template <int BLOCK_N, bool TRACE>
+// TILE_M: rows of k per tile, 64 (one accumulator, HALVES 1) or 128 (two) per consumer; 128 is
+// the lesson's, 256 the ablation k5_wgrad_m256 (TRIALS.md: fewer L2 bytes per FLOP).
+template <int BLOCK_N, int TILE_M, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
              const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets, int *__restrict__ tickets,
              float *__restrict__ partials, const GgWgradParams prm, const typename gg::Trace<TRACE>::Sink trace) {
-    using R = WgradRing<BLOCK_N>;
+    using R = WgradRing<BLOCK_N, TILE_M>;
     using Trace = gg::Trace<TRACE>;
     const uint64_t entry = Trace::now();
-    constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
+    constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = TILE_M * BLOCK_N;
+    constexpr int HALVES = TILE_M / (CONSUMERS * WG_ROWS);  // m64 accumulators per consumer
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
     __shared__ WgradTables tables;
@@ -77,14 +80,13 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         if (threadIdx.x == 0)
             produce_items<R, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, trace);
     } else {
-        // ---------------- consumers: rows 64c .. 64c + 63 of every item's tile ----------------
+        // ------------ consumers: rows c x TILE_M / 2 .. of every item's tile, HALVES x 64 ------------
         gg::setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         const int tid = threadIdx.x % WG_THREADS, ctid = threadIdx.x - WG_THREADS;  // in the WG, in both
-        const int row = c * WG_ROWS + warp * STAGING_ROWS;
-        uint8_t *staging = staging_of<BLOCK_N, R::PANELS>(smem, c, warp);
+        uint8_t *staging = R::staging(smem, c, warp);
         GgPipe pipe = {0, 0};
-        float acc[ACC];
+        float acc0[ACC], acc1[HALVES == 2 ? ACC : 1];
         for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
             const GgWgradItem it = tables.at(prm, row_offsets, t);
             const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
@@ -92,51 +94,68 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             auto done = [&] {  // the item's tile, partial or fix-up stored (its TMA stores issued)
                 if (tid == 0) span.end(trace, GG_TRACE_CONSUMER + c, t, it.expert, it.row0, it.rows, it.col0, true);
             };
-            // Stores come from arrays other than acc: an ordinary write into the accumulator's
-            // registers in this function would make ptxas serialise every wgmma (C7515).
-            auto store = [&](const float (&v)[ACC]) {
-                gg::wgmma_store_warp_rows_tma<R::PANELS>(v, staging, &tmap_db, prm.n, it.m0 + row,
-                                                         prm.k - it.m0 - row, it.col0, it.expert, lane);
+            // Half h's rows of this warp (16 of them). Stores come from arrays other than the
+            // accumulators: an ordinary write into their registers in this function would make
+            // ptxas serialise every wgmma (C7515).
+            auto row_of = [&](int h) { return (c * HALVES + h) * WG_ROWS + warp * STAGING_ROWS; };
+            auto store = [&](const float (&v)[ACC], int h) {
+                gg::wgmma_store_warp_rows_tma<R::PANELS>(v, staging, &tmap_db, prm.n, it.m0 + row_of(h),
+                                                         prm.k - it.m0 - row_of(h), it.col0, it.expert, lane);
             };
             if (blocks == 0) {  // an empty expert: its tile is zeros
                 float zeros[ACC];
 #pragma unroll
                 for (int i = 0; i < ACC; ++i) zeros[i] = 0.f;
-                store(zeros);
+                for (int h = 0; h < HALVES; ++h) store(zeros, h);
                 done();
                 continue;
             }
-            mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, WgradOperands>(
-                acc, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, blocks, lane == 0, span,
-                [&](int stage, int kb) {
-                    const int valid = it.rows - kb * BLOCK_K;
-                    if (valid >= BLOCK_K) return;  // the same answer in both consumers
-                    zero_rows_past<R::PANELS>(smem + stage * R::STAGE_BYTES, valid, c, CONSUMERS, tid);
-                    gg::fence_proxy_async_smem();
-                    gg::named_barrier_sync(MASK_BARRIER, CONSUMER_THREADS);
-                });
+            auto prepare = [&](int stage, int kb) {
+                const int valid = it.rows - kb * BLOCK_K;
+                if (valid >= BLOCK_K) return;  // the same answer in both consumers
+                zero_rows_past<R>(smem + stage * R::STAGE_BYTES, valid, c, CONSUMERS, tid);
+                gg::fence_proxy_async_smem();
+                gg::named_barrier_sync(MASK_BARRIER, CONSUMER_THREADS);
+            };
+            if constexpr (HALVES == 2)
+                mma_loop<BLOCK_N, 2, R::STAGES, R::STAGE_BYTES, R::A_BYTES, WgradOperands>(
+                    acc0, acc1, full, empty, gg::smem_u32(smem), pipe, c * 2 * HALF_A_BYTES, blocks, lane == 0, span,
+                    prepare);
+            else
+                mma_loop<BLOCK_N, R::STAGES, R::STAGE_BYTES, R::A_BYTES, WgradOperands>(
+                    acc0, full, empty, gg::smem_u32(smem), pipe, c * HALF_A_BYTES, blocks, lane == 0, span, prepare);
             if (it.splits == 1) {
-                store(acc);
+                store(acc0, 0);
+                if constexpr (HALVES == 2) store(acc1, 1);
                 done();
                 continue;
             }
-            // Partial out (coalesced: register i of consumer thread ctid at i x 256 + ctid), then
-            // the tile's ticket; the last split adds all partials in split order.
+            // Partial out (coalesced: register i of half h of consumer thread ctid at
+            // (h x ACC + i) x 256 + ctid), then the tile's ticket; the last split adds all
+            // partials in split order, eight registers at a time (a whole half's sums beside
+            // the accumulators spill).
             float *mine = partials + (size_t)it.slot * TILE_FLOATS;
 #pragma unroll
-            for (int i = 0; i < ACC; ++i) __stcg(mine + i * CONSUMER_THREADS + ctid, acc[i]);
+            for (int i = 0; i < ACC; ++i) {
+                __stcg(mine + i * CONSUMER_THREADS + ctid, acc0[i]);
+                if constexpr (HALVES == 2) __stcg(mine + (ACC + i) * CONSUMER_THREADS + ctid, acc1[i]);
+            }
             if (!last_split_of(tickets, it, TICKET_BARRIER, CONSUMER_THREADS, ctid == 0, &last_split)) {
                 done();
                 continue;
             }
             const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
-            float sum[ACC];
+            for (int h = 0; h < HALVES; ++h)
+                gg::wgmma_store_warp_rows_tma_fill<R::PANELS>(
+                    [&](int r, float (&v)[8]) {
+                        const float *p = first + (h * ACC + r) * CONSUMER_THREADS + ctid;
 #pragma unroll
-            for (int i = 0; i < ACC; ++i) sum[i] = __ldcg(first + i * CONSUMER_THREADS + ctid);
-            for (int s = 1; s < it.splits; ++s)
+                        for (int i = 0; i < 8; ++i) v[i] = __ldcg(p + i * CONSUMER_THREADS);
+                        for (int s = 1; s < it.splits; ++s)
 #pragma unroll
-                for (int i = 0; i < ACC; ++i) sum[i] += __ldcg(first + (size_t)s * TILE_FLOATS + i * CONSUMER_THREADS + ctid);
-            store(sum);
+                            for (int i = 0; i < 8; ++i) v[i] += __ldcg(p + (size_t)s * TILE_FLOATS + i * CONSUMER_THREADS);
+                    },
+                    staging, &tmap_db, prm.n, it.m0 + row_of(h), prm.k - it.m0 - row_of(h), it.col0, it.expert, lane);
             done();
         }
         gg::wgmma_store_tma_drain(lane);
@@ -151,13 +170,30 @@ extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
 }
 
 extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<false>(p, k5::wgrad_kernel<k5::WGRAD_N, false>, "k5_wgrad", {});
+    return k5::launch_wgrad<false>(p, k5::wgrad_kernel<k5::WGRAD_N, k5::BLOCK_M, false>, "k5_wgrad", {});
 }
 extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true>(p, k5::wgrad_kernel<k5::WGRAD_N, true>, "k5_wgrad", *t);
+    return k5::launch_wgrad<true>(p, k5::wgrad_kernel<k5::WGRAD_N, k5::BLOCK_M, true>, "k5_wgrad", *t);
 }
 
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
-    k5::wgrad_info(info, (const void *)k5::wgrad_kernel<k5::WGRAD_N, false>, false);
+    k5::wgrad_info(info, (const void *)k5::wgrad_kernel<k5::WGRAD_N, k5::BLOCK_M, false>, false);
+    return cudaSuccess;
+}
+
+// The ablation: 256-row tiles, each consumer 128 rows in two accumulators (k5_backward/TRIALS.md).
+extern "C" int k5_wgrad_m256_can_implement(const GgShape *s, char *why, size_t len) {
+    return k5::wgrad_can_implement("k5_wgrad_m256", s, why, len);
+}
+
+extern "C" cudaError_t k5_wgrad_m256_launch(const GgLaunch *p) {
+    return k5::launch_wgrad<false, 256>(p, k5::wgrad_kernel<k5::WGRAD_N, 256, false>, "k5_wgrad_m256", {});
+}
+extern "C" cudaError_t k5_wgrad_m256_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
+    return k5::launch_wgrad<true, 256>(p, k5::wgrad_kernel<k5::WGRAD_N, 256, true>, "k5_wgrad_m256", *t);
+}
+
+extern "C" cudaError_t k5_wgrad_m256_info(GgKernelInfo *info) {
+    k5::wgrad_info<256>(info, (const void *)k5::wgrad_kernel<k5::WGRAD_N, 256, false>, false);
     return cudaSuccess;
 }

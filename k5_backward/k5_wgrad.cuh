@@ -10,9 +10,28 @@
 namespace k5 {
 
 constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
-template <int BLOCK_N>
-using WgradRing = Ring<BLOCK_N, BLOCK_N / PANEL_N>;  // a staging box per panel: TMA stores in flight
 static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
+
+// k3's Ring with TILE_M rows of k per tile: a stage is TILE_M / 64 boxes of A^T (64 rows of k x
+// 64 reduction rows each) then BLOCK_N / 64 boxes of dC, as many stages as fit beside a staging
+// box per panel for every consumer warp (TMA stores in flight).
+template <int BLOCK_N, int TILE_M = BLOCK_M>
+struct WgradRing {
+    static_assert(TILE_M % (2 * WG_ROWS) == 0 && BLOCK_N % PANEL_N == 0, "whole boxes, the same per consumer");
+    static constexpr int A_PANELS = TILE_M / WG_ROWS, PANELS = BLOCK_N / PANEL_N;
+    static constexpr int A_BYTES = A_PANELS * HALF_A_BYTES;  // where the dC boxes start
+    static constexpr int STAGE_BYTES = A_BYTES + PANELS * PANEL_BYTES;
+    static constexpr int STAGING_WARP = PANELS * STAGING_WARP_BYTES;
+    static constexpr int STAGING_OFFSET =
+        (SMEM_TARGET - SWIZZLE_ALIGN - CONSUMER_WARPS * STAGING_WARP) / STAGE_BYTES * STAGE_BYTES;
+    static constexpr int STAGES = STAGING_OFFSET / STAGE_BYTES;
+    static constexpr size_t SMEM_BYTES = SWIZZLE_ALIGN + STAGING_OFFSET + CONSUMER_WARPS * STAGING_WARP;
+    static_assert(STAGES >= 3, "too few stages to keep a wgmma group and two loads in flight");
+    // Consumer warp `warp` of warpgroup c: its staging boxes.
+    __device__ static uint8_t *staging(uint8_t *smem, int c, int warp) {
+        return smem + STAGING_OFFSET + (c * WARPS_PER_WG + warp) * STAGING_WARP;
+    }
+};
 
 // Each expert's first item and first workspace slot (exclusive prefix sums; entry `experts`
 // holds the totals), from the device-side row offsets: every thread calls it, it syncs the CTA.
@@ -69,14 +88,14 @@ __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgr
     for (int t = blockIdx.x; t < tb.items(prm); t += gridDim.x) {
         const GgWgradItem it = tb.at(prm, row_offsets, t);
         int a_loads = 0, b_loads = 0;
-        for (int h = 0; h < BLOCK_M / WG_ROWS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
+        for (int h = 0; h < R::A_PANELS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
         for (int p = 0; p < R::PANELS; ++p) b_loads += (it.col0 + p * PANEL_N < prm.n);
         const uint32_t tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
         const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
         Trace span;
         for (int kb = 0; kb < blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
             gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
-            uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
+            uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + R::A_BYTES;
             gg::mbarrier_arrive_expect_tx(&full[pipe.stage], tx);
             const int row = it.row0 + kb * BLOCK_K;  // past `tokens`: zeros from TMA
             for (int h = 0; h < a_loads; ++h)
@@ -89,21 +108,21 @@ __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgr
     }
 }
 
-// Rows [valid, 64) of a stage's boxes to zero, by the WG_THREADS threads of one warpgroup (tid):
-// the A panels h and the dC panels p with h, p = first, first + step, ... (k5_wgrad: consumer c
-// takes first c, step 2, its own A panel and half the dC panels; the ping-pong owner all of
-// them: first 0, step 1). The caller fences and meets its barrier before the wgmma.
-template <int PANELS>
+// Rows [valid, 64) of a stage's boxes (ring R) to zero, by the WG_THREADS threads of one
+// warpgroup (tid): the A panels h and the dC panels p with h, p = first, first + step, ...
+// (k5_wgrad: consumer c takes first c, step 2, half the A and half the dC panels; the ping-pong
+// owner all of them: first 0, step 1). The caller fences and meets its barrier before the wgmma.
+template <class R>
 __device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int first, int step, int tid) {
     const uint4 zero = {0, 0, 0, 0};
     const int chunks = (WG_ROWS - valid) * (GG_SWIZZLE128_ROW_BYTES / 16);  // 16-byte chunks per box
     const int row_bytes = valid * GG_SWIZZLE128_ROW_BYTES;  // a row stays a row under the swizzle
-    for (int h = first; h < BLOCK_M / WG_ROWS; h += step)
+    for (int h = first; h < R::A_PANELS; h += step)
         for (int i = tid; i < chunks; i += WG_THREADS)
             *reinterpret_cast<uint4 *>(stage + h * HALF_A_BYTES + row_bytes + 16 * i) = zero;
-    for (int p = first; p < PANELS; p += step)
+    for (int p = first; p < R::PANELS; p += step)
         for (int i = tid; i < chunks; i += WG_THREADS)
-            *reinterpret_cast<uint4 *>(stage + A_BYTES + p * PANEL_BYTES + row_bytes + 16 * i) = zero;
+            *reinterpret_cast<uint4 *>(stage + R::A_BYTES + p * PANEL_BYTES + row_bytes + 16 * i) = zero;
 }
 
 // A split item's ticket, once the caller's `threads` threads (meeting at named barrier `barrier`)
@@ -140,18 +159,20 @@ inline int wgrad_can_implement(const char *name, const GgShape *s, char *why, si
     return 1;
 }
 
-// The work list's parameters for a launch: the chunk depends on the grid (gg_wgrad_chunk), so
-// the launch and the workspace size ask the same question.
-inline cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {
+// The work list's parameters for a launch of TILE_M-row tiles: the chunk depends on the grid
+// (gg_wgrad_chunk), so the launch and the workspace size ask the same question.
+template <int TILE_M>
+cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
-    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, BLOCK_M, WGRAD_N, gpu.sms);
+    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, TILE_M, WGRAD_N, gpu.sms);
     return cudaSuccess;
 }
 
-inline size_t wgrad_workspace_bytes(const GgLaunch *p) {
+template <int TILE_M>
+size_t wgrad_workspace_bytes(const GgLaunch *p) {
     GgWgradParams prm;
-    if (p->tokens <= 0 || p->experts <= 0 || wgrad_params(p, &prm) != cudaSuccess) return 0;
+    if (p->tokens <= 0 || p->experts <= 0 || wgrad_params<TILE_M>(p, &prm) != cudaSuccess) return 0;
     return (size_t)gg_wgrad_workspace_bytes(&prm);
 }
 
@@ -160,14 +181,14 @@ inline size_t wgrad_workspace_bytes(const GgLaunch *p) {
 template <bool TRACE>
 using WgradKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, const int *, int *, float *, GgWgradParams,
                              typename gg::Trace<TRACE>::Sink);
-template <bool TRACE>
+template <bool TRACE, int TILE_M = BLOCK_M>
 cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const char *name,
                          const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->experts <= 0) return cudaSuccess;
     if (p->experts > K5_WGRAD_MAX_EXPERTS) return cudaErrorInvalidValue;  // the shared per-expert tables
     if (!gg_launch_aligned16(p, name)) return cudaErrorInvalidValue;
     GgWgradParams prm;
-    CUDA_TRY(wgrad_params(p, &prm));
+    CUDA_TRY(wgrad_params<TILE_M>(p, &prm));
     const long ticket_bytes = gg_wgrad_ticket_bytes(&prm);
     if (gg_wgrad_max_slots(&prm) > 0 && !p->workspace) {
         fprintf(stderr, "%s: no workspace (GgKernelInfo.workspace_bytes)\n", name);
@@ -180,7 +201,7 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
                           gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
         return cudaErrorInvalidValue;
     if (gg_tmap_experts(&tmap_db, p->c, p->experts, p->k, p->n, STAGING_ROWS)) return cudaErrorInvalidValue;
-    using R = WgradRing<WGRAD_N>;
+    using R = WgradRing<WGRAD_N, TILE_M>;
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
@@ -199,12 +220,14 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
 // Either kernel's registry row: k3's ring and more staging; block_m is the output tile's rows of
 // dB_e (rows of k), and the ragged reduction runs in block_k (64-row) stages, to which an item's
 // rows are padded (harness/csv.c reads it so).
-inline void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
+template <int TILE_M = BLOCK_M>
+void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
     k3::info_of(info, kernel, Shape{WGRAD_N, false, false, whole_tiles});
-    info->dynamic_smem = WgradRing<WGRAD_N>::SMEM_BYTES;
-    info->stages = WgradRing<WGRAD_N>::STAGES;
+    info->block_m = TILE_M;
+    info->dynamic_smem = WgradRing<WGRAD_N, TILE_M>::SMEM_BYTES;
+    info->stages = WgradRing<WGRAD_N, TILE_M>::STAGES;
     info->pass = GG_PASS_WGRAD;
-    info->workspace_bytes = wgrad_workspace_bytes;
+    info->workspace_bytes = wgrad_workspace_bytes<TILE_M>;
 }
 
 }  // namespace k5

@@ -62,7 +62,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
     gg::setmaxnreg_inc<CONSUMER_REGS>();
     const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
     const int tid = threadIdx.x % WG_THREADS;
-    uint8_t *staging = staging_of<BLOCK_N, R::PANELS>(smem, c, warp);
+    uint8_t *staging = R::staging(smem, c, warp);
     GgPipe pipe = {0, 0};
     float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
     int j = 0;                   // the CTA's item count
@@ -95,11 +95,11 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
             done();
             continue;
         }
-        mma_loop<BLOCK_N, 2, R::STAGES, R::STAGE_BYTES, WgradOperands>(
+        mma_loop<BLOCK_N, 2, R::STAGES, R::STAGE_BYTES, R::A_BYTES, WgradOperands>(
             acc0, acc1, full, empty, gg::smem_u32(smem), pipe, 0, blocks, lane == 0, span, [&](int stage, int kb) {
                 const int valid = it.rows - kb * BLOCK_K;
                 if (valid >= BLOCK_K) return;
-                zero_rows_past<R::PANELS>(smem + stage * R::STAGE_BYTES, valid, 0, 1, tid);
+                zero_rows_past<R>(smem + stage * R::STAGE_BYTES, valid, 0, 1, tid);
                 gg::fence_proxy_async_smem();
                 gg::named_barrier_sync(MASK + c, WG_THREADS);
             });
