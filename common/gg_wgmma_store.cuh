@@ -81,55 +81,47 @@ __device__ __forceinline__ void wgmma_store_warp_rows(const float (&acc)[ACC], u
 
 // A warp's 16 rows through TMA stores, from values made 8 registers at a time: fill(r, v) sets
 // v to registers r .. r + 7 of the row's accumulator (r = 32 panel + 8 p) just before they are
-// staged, so only 8 are live at once. The panels go through this warp's BOXES staging boxes
-// (BOXES x WGMMA_STORE_STAGING_BYTES, 1024-byte aligned) in rounds of BOXES: panel p into box
-// p % BOXES; at the end of a round lane 0 stores its boxes at (col0 + 64 p, c_row, z) of `map`
-// (3-D, box {64, 16, 1}, SWIZZLE_128B) as one bulk group and, if panels remain, waits for the
-// group to have read them. BOXES = PANELS (the default) is one round; fewer boxes leave shared
-// memory to the ring, and the warp waits more. The map clips rows and columns past its edges;
-// boxes wholly past n are not staged or stored, and valid_rows <= 0 (rows wholly past the edge)
-// stores nothing. Before staging, lane 0 waits for the warp's previous group to have read its
-// boxes; before the kernel ends, it must wait for the last (wgmma_store_tma_drain). The whole
-// warp calls both.
-template <int PANELS, int BOXES = PANELS, class FILL>
+// staged, so only 8 are live at once. Panel p goes into box p of `staging` (this warp's own
+// PANELS x WGMMA_STORE_STAGING_BYTES, 1024-byte aligned), then lane 0 stores each box at
+// (col0 + 64 p, c_row, z) of `map` (3-D, box {64, 16, 1}, SWIZZLE_128B) as one bulk group.
+// The map clips rows and columns past its edges; boxes wholly past n are not staged or stored,
+// and valid_rows <= 0 (rows wholly past the edge) stores nothing. Before staging, lane 0 waits
+// for the warp's previous group to have read its boxes; before the kernel ends, it must wait
+// for the last (wgmma_store_tma_drain). The whole warp calls both.
+template <int PANELS, class FILL>
 __device__ __forceinline__ void wgmma_store_warp_rows_tma_fill(FILL &&fill, uint8_t *staging, const void *map, int n,
                                                                int c_row, int valid_rows, int col0, int z, int lane) {
-    static_assert(BOXES >= 1 && BOXES <= PANELS, "one box at least, one per panel at most");
     if (valid_rows <= 0) return;  // warp-uniform
     if (lane == 0) bulk_wait_group_read<0>();
     __syncwarp();  // the boxes are free
 #pragma unroll
-    for (int panel = 0; panel < PANELS; ++panel) {
+    for (int panel = 0; panel < PANELS; ++panel)
         if (col0 + panel * WGMMA_STORE_PANEL_N < n)
 #pragma unroll
             for (int p = 0; p < 4; ++p) {
                 float v[8];
                 fill(32 * panel + 8 * p, v);
-                wgmma_stage_step(v, p, staging + panel % BOXES * WGMMA_STORE_STAGING_BYTES, lane);
+                wgmma_stage_step(v, p, staging + panel * WGMMA_STORE_STAGING_BYTES, lane);
             }
-        if ((panel + 1) % BOXES != 0 && panel + 1 != PANELS) continue;  // the round goes on
-        fence_proxy_async_smem();  // each lane's stmatrix writes, before the async proxy reads them
-        __syncwarp();
-        if (lane == 0) {
+    fence_proxy_async_smem();  // each lane's stmatrix writes, before the async proxy reads them
+    __syncwarp();
+    if (lane == 0) {
 #pragma unroll
-            for (int q = panel / BOXES * BOXES; q <= panel; ++q)
-                if (col0 + q * WGMMA_STORE_PANEL_N < n)
-                    tma_store_3d(map, staging + q % BOXES * WGMMA_STORE_STAGING_BYTES, col0 + q * WGMMA_STORE_PANEL_N,
-                                 c_row, z);
-            bulk_commit_group();
-            if (panel + 1 != PANELS) bulk_wait_group_read<0>();
-        }
-        __syncwarp();
+        for (int panel = 0; panel < PANELS; ++panel)
+            if (col0 + panel * WGMMA_STORE_PANEL_N < n)
+                tma_store_3d(map, staging + panel * WGMMA_STORE_STAGING_BYTES, col0 + panel * WGMMA_STORE_PANEL_N,
+                             c_row, z);
+        bulk_commit_group();
     }
 }
 // The same from an accumulator's registers (k5_wgrad's dB tiles); _fill above serves a sum of
 // fp32 partials beside two live accumulators (k5_wgrad_pingpong's fix-up).
-template <int PANELS, int BOXES = PANELS, int ACC>
+template <int PANELS, int ACC>
 __device__ __forceinline__ void wgmma_store_warp_rows_tma(const float (&acc)[ACC], uint8_t *staging,
                                                           const void *map, int n, int c_row, int valid_rows,
                                                           int col0, int z, int lane) {
     static_assert(PANELS * 32 <= ACC, "each 64-column panel is 32 accumulator registers");
-    wgmma_store_warp_rows_tma_fill<PANELS, BOXES>(
+    wgmma_store_warp_rows_tma_fill<PANELS>(
         [&](int r, float (&v)[8]) {
 #pragma unroll
             for (int i = 0; i < 8; ++i) v[i] = acc[r + i];

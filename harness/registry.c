@@ -71,7 +71,6 @@ const GgKernel gg_kernels[] = {
     TRACED_OWN(k5_wgrad, k5_backward,
         "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),
     TRACED_OWN(k5_wgrad_pingpong, k5_backward, "k5_wgrad with ping-pong consumers: each owns whole items in turn"),
-    TRACED_OWN(k5_wgrad_pingpong_s5, k5_backward, "k5_wgrad_pingpong with one staging box per warp: five ring stages"),
     TRACED_OWN(k5_wgrad_m256, k5_backward, "k5_wgrad on 256-row tiles, two accumulators per consumer: fewer L2 bytes per FLOP"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);

@@ -26,12 +26,10 @@ GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_m256)
-GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong_s5)
 int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_m256_can_implement(const GgShape *s, char *why, size_t len);
-int k5_wgrad_pingpong_s5_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }
 #endif

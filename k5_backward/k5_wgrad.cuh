@@ -13,15 +13,15 @@ constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERT
 static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
 
 // k3's Ring with TILE_M rows of k per tile: a stage is TILE_M / 64 boxes of A^T (64 rows of k x
-// 64 reduction rows each) then BLOCK_N / 64 boxes of dC, as many stages as fit beside BOXES
-// staging boxes for every consumer warp (TMA stores in flight; one per panel by default).
-template <int BLOCK_N, int TILE_M = BLOCK_M, int BOXES = BLOCK_N / PANEL_N>
+// 64 reduction rows each) then BLOCK_N / 64 boxes of dC, as many stages as fit beside a staging
+// box per panel for every consumer warp (TMA stores in flight).
+template <int BLOCK_N, int TILE_M = BLOCK_M>
 struct WgradRing {
     static_assert(TILE_M % (2 * WG_ROWS) == 0 && BLOCK_N % PANEL_N == 0, "whole boxes, the same per consumer");
-    static constexpr int A_PANELS = TILE_M / WG_ROWS, PANELS = BLOCK_N / PANEL_N, STAGING_BOXES = BOXES;
+    static constexpr int A_PANELS = TILE_M / WG_ROWS, PANELS = BLOCK_N / PANEL_N;
     static constexpr int A_BYTES = A_PANELS * HALF_A_BYTES;  // where the dC boxes start
     static constexpr int STAGE_BYTES = A_BYTES + PANELS * PANEL_BYTES;
-    static constexpr int STAGING_WARP = BOXES * STAGING_WARP_BYTES;
+    static constexpr int STAGING_WARP = PANELS * STAGING_WARP_BYTES;
     static constexpr int STAGING_OFFSET =
         (SMEM_TARGET - SWIZZLE_ALIGN - CONSUMER_WARPS * STAGING_WARP) / STAGE_BYTES * STAGE_BYTES;
     static constexpr int STAGES = STAGING_OFFSET / STAGE_BYTES;
@@ -181,7 +181,7 @@ size_t wgrad_workspace_bytes(const GgLaunch *p) {
 template <bool TRACE>
 using WgradKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, const int *, int *, float *, GgWgradParams,
                              typename gg::Trace<TRACE>::Sink);
-template <bool TRACE, int TILE_M = BLOCK_M, int BOXES = WGRAD_N / PANEL_N>
+template <bool TRACE, int TILE_M = BLOCK_M>
 cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const char *name,
                          const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->experts <= 0) return cudaSuccess;
@@ -201,7 +201,7 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
                           gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
         return cudaErrorInvalidValue;
     if (gg_tmap_experts(&tmap_db, p->c, p->experts, p->k, p->n, STAGING_ROWS)) return cudaErrorInvalidValue;
-    using R = WgradRing<WGRAD_N, TILE_M, BOXES>;
+    using R = WgradRing<WGRAD_N, TILE_M>;
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
@@ -220,13 +220,12 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
 // Either kernel's registry row: k3's ring and more staging; block_m is the output tile's rows of
 // dB_e (rows of k), and the ragged reduction runs in block_k (64-row) stages, to which an item's
 // rows are padded (harness/csv.c reads it so).
-template <int TILE_M = BLOCK_M, int BOXES = WGRAD_N / PANEL_N>
+template <int TILE_M = BLOCK_M>
 void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
-    using R = WgradRing<WGRAD_N, TILE_M, BOXES>;
     k3::info_of(info, kernel, Shape{WGRAD_N, false, false, whole_tiles});
     info->block_m = TILE_M;
-    info->dynamic_smem = R::SMEM_BYTES;
-    info->stages = R::STAGES;
+    info->dynamic_smem = WgradRing<WGRAD_N, TILE_M>::SMEM_BYTES;
+    info->stages = WgradRing<WGRAD_N, TILE_M>::STAGES;
     info->pass = GG_PASS_WGRAD;
     info->workspace_bytes = wgrad_workspace_bytes<TILE_M>;
 }

@@ -30,13 +30,13 @@ namespace {
 constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
 constexpr int TURN = 1, MASK = 3, TICKET = 5;  // named barrier ids (0 is __syncthreads)
 
-template <int BLOCK_N, int BOXES, bool TRACE>
+template <int BLOCK_N, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
                       const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets,
                       int *__restrict__ tickets, float *__restrict__ partials, const GgWgradParams prm,
                       const typename gg::Trace<TRACE>::Sink trace) {
-    using R = WgradRing<BLOCK_N, BLOCK_M, BOXES>;
+    using R = WgradRing<BLOCK_N>;
     using Trace = gg::Trace<TRACE>;
     const uint64_t entry = Trace::now();
     constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
@@ -82,7 +82,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
         // accumulators' own writes (C7515, k5_wgrad.cu).
         auto store = [&](const float (&v)[ACC], int h) {
             const int row = h * WG_ROWS + warp * STAGING_ROWS;
-            gg::wgmma_store_warp_rows_tma<R::PANELS, BOXES>(v, staging, &tmap_db, prm.n, it.m0 + row, prm.k - it.m0 - row,
+            gg::wgmma_store_warp_rows_tma<R::PANELS>(v, staging, &tmap_db, prm.n, it.m0 + row, prm.k - it.m0 - row,
                                                      it.col0, it.expert, lane);
         };
         if (blocks == 0) {  // an empty expert: no loop, the turn passes at once; its tile is zeros
@@ -128,7 +128,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
         const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
         for (int h = 0; h < 2; ++h) {
             const int row = h * WG_ROWS + warp * STAGING_ROWS;
-            gg::wgmma_store_warp_rows_tma_fill<R::PANELS, BOXES>(
+            gg::wgmma_store_warp_rows_tma_fill<R::PANELS>(
                 [&](int r, float (&v)[8]) {
                     const float *p = first + (h * ACC + r) * WG_THREADS + tid;
 #pragma unroll
@@ -152,32 +152,13 @@ extern "C" int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size
 }
 
 extern "C" cudaError_t k5_wgrad_pingpong_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<false>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, k5::WGRAD_N / k5::PANEL_N, false>, "k5_wgrad_pingpong", {});
+    return k5::launch_wgrad<false>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, "k5_wgrad_pingpong", {});
 }
 extern "C" cudaError_t k5_wgrad_pingpong_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, k5::WGRAD_N / k5::PANEL_N, true>, "k5_wgrad_pingpong", *t);
+    return k5::launch_wgrad<true>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, true>, "k5_wgrad_pingpong", *t);
 }
 
 extern "C" cudaError_t k5_wgrad_pingpong_info(GgKernelInfo *info) {
-    k5::wgrad_info(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, k5::WGRAD_N / k5::PANEL_N, false>, true);
-    return cudaSuccess;
-}
-
-// One staging box per warp: the ring gains a stage (k5_backward/TRIALS.md).
-extern "C" int k5_wgrad_pingpong_s5_can_implement(const GgShape *s, char *why, size_t len) {
-    return k5::wgrad_can_implement("k5_wgrad_pingpong_s5", s, why, len);
-}
-
-extern "C" cudaError_t k5_wgrad_pingpong_s5_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<false, k5::BLOCK_M, 1>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, 1, false>,
-                                                   "k5_wgrad_pingpong_s5", {});
-}
-extern "C" cudaError_t k5_wgrad_pingpong_s5_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true, k5::BLOCK_M, 1>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, 1, true>,
-                                                  "k5_wgrad_pingpong_s5", *t);
-}
-
-extern "C" cudaError_t k5_wgrad_pingpong_s5_info(GgKernelInfo *info) {
-    k5::wgrad_info<k5::BLOCK_M, 1>(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, 1, false>, true);
+    k5::wgrad_info(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, true);
     return cudaSuccess;
 }
