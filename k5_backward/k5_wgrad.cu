@@ -30,16 +30,17 @@
 //      warps go on to the next item while the boxes are written (k5_backward/TRIALS.md).
 //
 // Tile     128 x 192 x 64 (rows of k x columns of n x reduction rows); consumer c computes
-//          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread.
+//          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread. The ablation
+//          k5_wgrad_m256 (TILE_M 256): rows 128c .. 128c + 127 in two accumulators.
 // Threads  k3's: producer warpgroup (thread 0 issues TMA) + 2 consumer warpgroups, setmaxnreg.
-// Smem     k3's Ring<192, 3>: stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB) as many
-//          as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB);
+// Smem     WgradRing<192> (k5_wgrad.cuh): stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB)
+//          as many as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB);
 //          static: two per-expert prefix sums (8 KiB for 1024 experts) and the ticket's broadcast.
 // Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
-// Shared   with the ping-pong twin (k5_wgrad_pingpong.cu), in k5_wgrad.cuh: the work list's
-//          tables, the producer's loop, the zeroing of rows past an expert, the launch.
+// Shared   with the ping-pong twin (k5_wgrad_pingpong.cu), in k5_wgrad.cuh: the ring, the work
+//          list's tables, the producer's loop, the zeroing of rows past an expert, the launch.
 // Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
 #include "k5_backward/k5_wgrad.cuh"
 
