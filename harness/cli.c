@@ -109,7 +109,8 @@ static const struct {
     {"tiles", GG_CMD_TILES, SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS) | BIT(OPT_KERNEL), 0,
      "tiles    [--pass wgrad | --kernel NAME] [shape: as problem] [--sms N]   a work list as CSV, no GPU:\n"
      "           k5_wgrad's per item (CTA, expert, K and N block, split, fix-up; common/gg_wgrad.h), or a\n"
-     "           persistent k3_wgmma configuration's tiles per CTA (common/gg_schedule.h); N SMs (default 132)"},
+     "           persistent k3_wgmma configuration's tiles per CTA (common/gg_schedule.h); --kernel of a wgrad\n"
+     "           kernel: its own list (k5_wgrad_m256's 256-row tiles); N SMs (default 132)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,

@@ -1,6 +1,7 @@
 /* ggemm tiles: a schedule's work list as CSV, from the functions the kernels run, no GPU.
  *
- * --pass wgrad (the default): k5_wgrad's work list (common/gg_wgrad.h). One row per item, in
+ * --pass wgrad (the default): k5_wgrad's work list (common/gg_wgrad.h); --kernel NAME of a wgrad
+ * kernel: that kernel's, with its tile (k5_wgrad_m256: 256 rows of k). One row per item, in
  * list order: the CTA that takes it (the kernel's persistent loop, item t on CTA t % grid), the
  * expert, the output tile as K and N block, the split, the reduction rows, the fp32 slot and
  * ticket of a split tile, and where the item sits in its CTA's sequence measured in 64-row
@@ -30,9 +31,8 @@
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
 #define TILES_DEFAULT_SMS 132
 
-static int write_list(const GgProblem *pr, int sms) {
-    const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N,
-                                            sms);
+static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n) {
+    const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
     const int grid = gg_wgrad_grid(&p, sms);
     int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
     int *slot_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
@@ -167,16 +167,23 @@ static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
 int gg_cmd_tiles(const GgOptions *o) {
     const GgShape shape = {o->tokens.v[0], o->experts.v[0], o->k.v[0], o->n.v[0]};
     const int sms = o->sms > 0 ? o->sms : TILES_DEFAULT_SMS;
-    if (o->kernel) {
+    /* A wgrad kernel named with --kernel: its own tile (k5_wgrad_m256's 256 rows of k). */
+    GgImpl wgrad = {0};
+    if (o->kernel && !gg_impl_find(o->kernel, &wgrad) && wgrad.kernel && wgrad.info.pass == GG_PASS_WGRAD) {
+        if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
+            fprintf(stderr, "ggemm: %s is a wgrad kernel; drop --pass or give --pass wgrad\n", o->kernel);
+            return GG_EXIT_USAGE;
+        }
+    } else if (o->kernel) {
         if (o->passes && o->passes != 1u << GG_PASS_FORWARD) {
-            fprintf(stderr, "ggemm: tiles --kernel lists a forward schedule; drop --pass or give --pass forward\n");
+            fprintf(stderr, "ggemm: tiles --kernel lists a forward schedule or a wgrad kernel's work list; drop "
+                            "--pass or give the kernel's pass\n");
             return GG_EXIT_USAGE;
         }
         return forward_tiles(o, &shape, sms);
-    }
-    if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
+    } else if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
         fprintf(stderr, "ggemm: tiles lists k5_wgrad's work list (--pass wgrad), or with --kernel NAME a forward "
-                        "configuration's tiles; dgrad's are k3's schedule with n = k\n");
+                        "configuration's tiles or a wgrad kernel's list; dgrad's are k3's schedule with n = k\n");
         return GG_EXIT_USAGE;
     }
     char why[256];
@@ -189,7 +196,8 @@ int gg_cmd_tiles(const GgOptions *o) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
-    const int rc = write_list(&p, sms);
+    const int rc = write_list(&p, sms, wgrad.kernel ? wgrad.info.block_m : K5_WGRAD_TILE_M,
+                              wgrad.kernel ? wgrad.info.block_n : K5_WGRAD_TILE_N);
     gg_problem_free(&p);
     if (rc) fprintf(stderr, "ggemm: out of host memory for the work list\n");
     return rc ? GG_EXIT_USAGE : GG_EXIT_OK;
