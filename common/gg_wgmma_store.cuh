@@ -114,8 +114,8 @@ __device__ __forceinline__ void wgmma_store_warp_rows_tma_fill(FILL &&fill, uint
         bulk_commit_group();
     }
 }
-// The same from an accumulator's registers (k5_wgrad's dB tiles); _fill above serves a sum of
-// fp32 partials beside two live accumulators (k5_wgrad_pingpong's fix-up).
+// The same from an accumulator's registers (the wgrad kernels' dB tiles); _fill above serves a
+// sum of fp32 partials beside live accumulators (their split fix-up).
 template <int PANELS, int ACC>
 __device__ __forceinline__ void wgmma_store_warp_rows_tma(const float (&acc)[ACC], uint8_t *staging,
                                                           const void *map, int n, int c_row, int valid_rows,

@@ -145,7 +145,7 @@ static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
     if (!impl.kernel || info->pass != GG_PASS_FORWARD || info->host_tiles || info->cluster > 1 ||
         strncmp(impl.kernel->name, "k3_wgmma", 8) != 0) {
         fprintf(stderr, "ggemm: tiles --kernel lists the device schedule of k3_wgmma's persistent configurations "
-                        "without clusters; %s is not one ('ggemm list')\n", o->kernel);
+                        "without clusters, or a wgrad kernel's work list; %s is neither ('ggemm list')\n", o->kernel);
         return GG_EXIT_USAGE;
     }
     char why[256];
@@ -169,7 +169,11 @@ int gg_cmd_tiles(const GgOptions *o) {
     const int sms = o->sms > 0 ? o->sms : TILES_DEFAULT_SMS;
     /* A wgrad kernel named with --kernel: its own tile (k5_wgrad_m256's 256 rows of k). */
     GgImpl wgrad = {0};
-    if (o->kernel && !gg_impl_find(o->kernel, &wgrad) && wgrad.kernel && wgrad.info.pass == GG_PASS_WGRAD) {
+    if (o->kernel && gg_impl_find(o->kernel, &wgrad)) {
+        fprintf(stderr, "ggemm: %s\n", gg_error());
+        return GG_EXIT_USAGE;
+    }
+    if (o->kernel && wgrad.kernel && wgrad.info.pass == GG_PASS_WGRAD) {
         if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
             fprintf(stderr, "ggemm: %s is a wgrad kernel; drop --pass or give --pass wgrad\n", o->kernel);
             return GG_EXIT_USAGE;
@@ -187,7 +191,7 @@ int gg_cmd_tiles(const GgOptions *o) {
         return GG_EXIT_USAGE;
     }
     char why[256];
-    if (!k5_wgrad_can_implement(&shape, why, sizeof why)) {
+    if (!(wgrad.kernel ? wgrad.kernel->can_implement : k5_wgrad_can_implement)(&shape, why, sizeof why)) {
         fprintf(stderr, "ggemm: %s\n", why);
         return GG_EXIT_USAGE;
     }

@@ -1,10 +1,11 @@
-// k5_backward.cuh — what k5's two kernels add to k3_wgmma.cuh: the operand layouts of the
+// k5_backward.cuh — what k5's kernels add to k3_wgmma.cuh: the operand layouts of the
 // backward products and a main loop that takes them as a parameter.
 //
 // k3's mma_k_loop has the forward's layouts built in: A K-major (imm-trans-a 0), B N-major
 // (imm-trans-b 1). The backward products have the other ones, in the same 128B-swizzled boxes
 // of 64 x 64 bf16 (one 128-byte row per box row), so the ring, its stages and its barriers are
-// k3's unchanged (Ring<BLOCK_N>, init_ring, produce_tile, staging_of):
+// k3's unchanged (dgrad: Ring<BLOCK_N>, init_ring, produce_tile, staging_of; wgrad: the same
+// boxes in WgradRing, k5_wgrad.cuh, whose stage holds as many A boxes as its tile has rows):
 //
 //   dgrad  A = dC_e, K-major as in the forward (rows of 64 n): imm-trans-a 0.
 //          B = B_e^T: element (r, w) = B_e[w][r], contiguous in r, the reduction index:

@@ -3,7 +3,7 @@
  *   k5_wgrad  dB_e = A_e^T dC_e     (k5_wgrad.cu): the reduction runs over the ragged m_e rows
  *   k5_wgrad_pingpong  the same with ping-pong consumers (k5_wgrad_pingpong.cu): each owns whole
  *             items in turn, so one stores while the other computes
- *   k5_wgrad_m256  k5_wgrad on 256-row tiles (k5_wgrad.cu, an ablation): fewer L2 bytes per FLOP
+ *   k5_wgrad_m256  k5_wgrad on 256-row tiles (k5_wgrad.cu, a twin): fewer L2 bytes per FLOP
  * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Both have a
  * traced twin (NAME_trace_launch, `ggemm trace`); wgrad's events are its work items. */
 #ifndef K5_BACKWARD_H

@@ -30,11 +30,12 @@
 //      warps go on to the next item while the boxes are written (k5_backward/TRIALS.md).
 //
 // Tile     128 x 192 x 64 (rows of k x columns of n x reduction rows); consumer c computes
-//          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread. The ablation
-//          k5_wgrad_m256 (TILE_M 256): rows 128c .. 128c + 127 in two accumulators.
+//          rows 64c .. 64c + 63 (A panel c), 96 fp32 accumulators per thread. The twin
+//          k5_wgrad_m256 (256 x 192): rows 128c .. 128c + 127 in two accumulators.
 // Threads  k3's: producer warpgroup (thread 0 issues TMA) + 2 consumer warpgroups, setmaxnreg.
 // Smem     WgradRing<192> (k5_wgrad.cuh): stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB)
-//          as many as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB);
+//          as many as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB;
+//          the twin's stages hold A^T 64 x 256: 56 KiB, three of them);
 //          static: two per-expert prefix sums (8 KiB for 1024 experts) and the ticket's broadcast.
 // Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
@@ -53,18 +54,18 @@ constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 25
 // Traced (TRACE): one event per role and work item, `tile` its index in the list, expert, row0
 // and rows its reduction rows (0: an empty expert's item, which stores zeros), col0 its first
 // column of n; its row block of k and its split follow from the index (gg_wgrad_at).
-// TILE_M: rows of k per tile, 64 (one accumulator, HALVES 1) or 128 (two) per consumer; 128 is
-// the lesson's, 256 the ablation k5_wgrad_m256 (TRIALS.md: fewer L2 bytes per FLOP).
-template <int BLOCK_N, int TILE_M, bool TRACE>
+// R (WgradRing): the tile. Its rows of k, R::TILE_M, are 64 per consumer (one accumulator,
+// HALVES 1) or 128 (two); 128 is the lesson's, 256 the twin k5_wgrad_m256 (TRIALS.md).
+template <class R, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
              const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets, int *__restrict__ tickets,
              float *__restrict__ partials, const GgWgradParams prm, const typename gg::Trace<TRACE>::Sink trace) {
-    using R = WgradRing<BLOCK_N, TILE_M>;
     using Trace = gg::Trace<TRACE>;
+    static_assert(wgrad_fits<R>(), "ring, staging and tables over 227 KiB of shared memory");
     const uint64_t entry = Trace::now();
-    constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = TILE_M * BLOCK_N;
-    constexpr int HALVES = TILE_M / (CONSUMERS * WG_ROWS);  // m64 accumulators per consumer
+    constexpr int BLOCK_N = R::BLOCK_N, ACC = BLOCK_N / 2, TILE_FLOATS = R::TILE_M * BLOCK_N;
+    constexpr int HALVES = R::TILE_M / (CONSUMERS * WG_ROWS);  // m64 accumulators per consumer
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
     __shared__ WgradTables tables;
@@ -81,7 +82,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         if (threadIdx.x == 0)
             produce_items<R, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, trace);
     } else {
-        // ------------ consumers: rows c x TILE_M / 2 .. of every item's tile, HALVES x 64 ------------
+        // ---------- consumers: rows c x TILE_M / 2 .. of every item's tile, HALVES x 64 ----------
         gg::setmaxnreg_inc<CONSUMER_REGS>();
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         const int tid = threadIdx.x % WG_THREADS, ctid = threadIdx.x - WG_THREADS;  // in the WG, in both
@@ -166,35 +167,42 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
 }  // namespace
 }  // namespace k5
 
+namespace k5 {
+using Lesson = WgradRing<WGRAD_N>;
+// The twin's tile: 256 rows of k x 192 columns of n whatever K5_WGRAD_TILE_N is (at 256 columns
+// the ring would have two stages).
+using Tall = WgradRing<192, 256>;
+}  // namespace k5
+
 extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
     return k5::wgrad_can_implement("k5_wgrad", s, why, len);
 }
 
 extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<false>(p, k5::wgrad_kernel<k5::WGRAD_N, k5::BLOCK_M, false>, "k5_wgrad", {});
+    return k5::launch_wgrad<k5::Lesson, false>(p, k5::wgrad_kernel<k5::Lesson, false>, "k5_wgrad", {});
 }
 extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true>(p, k5::wgrad_kernel<k5::WGRAD_N, k5::BLOCK_M, true>, "k5_wgrad", *t);
+    return k5::launch_wgrad<k5::Lesson, true>(p, k5::wgrad_kernel<k5::Lesson, true>, "k5_wgrad", *t);
 }
 
 extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
-    k5::wgrad_info(info, (const void *)k5::wgrad_kernel<k5::WGRAD_N, k5::BLOCK_M, false>, false);
+    k5::wgrad_info<k5::Lesson>(info, (const void *)k5::wgrad_kernel<k5::Lesson, false>, false);
     return cudaSuccess;
 }
 
-// The ablation: 256-row tiles, each consumer 128 rows in two accumulators (k5_backward/TRIALS.md).
+// The twin k5_wgrad_m256: 256-row tiles, each consumer 128 rows in two accumulators (TRIALS.md).
 extern "C" int k5_wgrad_m256_can_implement(const GgShape *s, char *why, size_t len) {
     return k5::wgrad_can_implement("k5_wgrad_m256", s, why, len);
 }
 
 extern "C" cudaError_t k5_wgrad_m256_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<false, 256>(p, k5::wgrad_kernel<k5::WGRAD_N, 256, false>, "k5_wgrad_m256", {});
+    return k5::launch_wgrad<k5::Tall, false>(p, k5::wgrad_kernel<k5::Tall, false>, "k5_wgrad_m256", {});
 }
 extern "C" cudaError_t k5_wgrad_m256_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true, 256>(p, k5::wgrad_kernel<k5::WGRAD_N, 256, true>, "k5_wgrad_m256", *t);
+    return k5::launch_wgrad<k5::Tall, true>(p, k5::wgrad_kernel<k5::Tall, true>, "k5_wgrad_m256", *t);
 }
 
 extern "C" cudaError_t k5_wgrad_m256_info(GgKernelInfo *info) {
-    k5::wgrad_info<256>(info, (const void *)k5::wgrad_kernel<k5::WGRAD_N, 256, false>, false);
+    k5::wgrad_info<k5::Tall>(info, (const void *)k5::wgrad_kernel<k5::Tall, false>, false);
     return cudaSuccess;
 }

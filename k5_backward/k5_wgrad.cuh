@@ -12,12 +12,15 @@ namespace k5 {
 constexpr int WGRAD_N = K5_WGRAD_TILE_N, MAX_WGRAD_EXPERTS = K5_WGRAD_MAX_EXPERTS;
 static_assert(BLOCK_M == K5_WGRAD_TILE_M, "ggemm tiles draws the list with k5_backward.h's tile");
 
-// k3's Ring with TILE_M rows of k per tile: a stage is TILE_M / 64 boxes of A^T (64 rows of k x
-// 64 reduction rows each) then BLOCK_N / 64 boxes of dC, as many stages as fit beside a staging
-// box per panel for every consumer warp (TMA stores in flight).
-template <int BLOCK_N, int TILE_M = BLOCK_M>
+// The wgrad kernels' tile and ring: TILE_M rows of k x BLOCK_N columns of n per tile. A stage is
+// TILE_M / 64 boxes of A^T (64 rows of k x 64 reduction rows each) then BLOCK_N / 64 boxes of
+// dC, as many stages as fit beside a staging box per panel for every consumer warp (TMA stores
+// in flight). The kernel, its launch, its work list and its registry row all take this one type.
+template <int BLOCK_N_, int TILE_M_ = BLOCK_M>
 struct WgradRing {
-    static_assert(TILE_M % (2 * WG_ROWS) == 0 && BLOCK_N % PANEL_N == 0, "whole boxes, the same per consumer");
+    static constexpr int BLOCK_N = BLOCK_N_, TILE_M = TILE_M_;
+    static_assert(TILE_M == 2 * WG_ROWS || TILE_M == 4 * WG_ROWS, "one or two m64 accumulators per consumer");
+    static_assert(BLOCK_N % PANEL_N == 0, "whole dC boxes");
     static constexpr int A_PANELS = TILE_M / WG_ROWS, PANELS = BLOCK_N / PANEL_N;
     static constexpr int A_BYTES = A_PANELS * HALF_A_BYTES;  // where the dC boxes start
     static constexpr int STAGE_BYTES = A_BYTES + PANELS * PANEL_BYTES;
@@ -27,6 +30,7 @@ struct WgradRing {
     static constexpr int STAGES = STAGING_OFFSET / STAGE_BYTES;
     static constexpr size_t SMEM_BYTES = SWIZZLE_ALIGN + STAGING_OFFSET + CONSUMER_WARPS * STAGING_WARP;
     static_assert(STAGES >= 3, "too few stages to keep a wgmma group and two loads in flight");
+    static_assert(STAGE_BYTES % SWIZZLE_ALIGN == 0, "stages must keep the 1024-byte alignment");
     // Consumer warp `warp` of warpgroup c: its staging boxes.
     __device__ static uint8_t *staging(uint8_t *smem, int c, int warp) {
         return smem + STAGING_OFFSET + (c * WARPS_PER_WG + warp) * STAGING_WARP;
@@ -74,6 +78,13 @@ struct WgradTables {
         return gg_wgrad_at(&prm, item_start, slot_start, row_offsets, t);
     }
 };
+
+// A wgrad kernel's static shared memory beside its ring's dynamic bytes must fit sm_90's opt-in
+// limit per block (227 KiB): the tables, the ring's barriers, the ticket's answers.
+template <class R>
+__host__ __device__ constexpr bool wgrad_fits() {
+    return R::SMEM_BYTES + sizeof(WgradTables) + 2 * R::STAGES * sizeof(uint64_t) + 2 * sizeof(int) <= 227 * 1024;
+}
 
 // The producer (thread 0): every item of this CTA in turn, A rows (read as A^T) and dC rows,
 // one 64-row block per stage; boxes wholly past k or n are neither loaded nor counted. The
@@ -159,36 +170,36 @@ inline int wgrad_can_implement(const char *name, const GgShape *s, char *why, si
     return 1;
 }
 
-// The work list's parameters for a launch of TILE_M-row tiles: the chunk depends on the grid
+// The work list's parameters for a launch on ring R's tile: the chunk depends on the grid
 // (gg_wgrad_chunk), so the launch and the workspace size ask the same question.
-template <int TILE_M>
+template <class R>
 cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
-    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, TILE_M, WGRAD_N, gpu.sms);
+    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, R::TILE_M, R::BLOCK_N, gpu.sms);
     return cudaSuccess;
 }
 
-template <int TILE_M>
+template <class R>
 size_t wgrad_workspace_bytes(const GgLaunch *p) {
     GgWgradParams prm;
-    if (p->tokens <= 0 || p->experts <= 0 || wgrad_params<TILE_M>(p, &prm) != cudaSuccess) return 0;
+    if (p->tokens <= 0 || p->experts <= 0 || wgrad_params<R>(p, &prm) != cudaSuccess) return 0;
     return (size_t)gg_wgrad_workspace_bytes(&prm);
 }
 
-// Either kernel (and its traced twin: TRACE, the kernel records into trace, common/gg_trace.h)
-// on the launch's shape: the same parameters, ring and grid.
+// A wgrad kernel on ring R (and its traced twin: TRACE, the kernel records into trace,
+// common/gg_trace.h) on the launch's shape: the same parameters, ring and grid.
 template <bool TRACE>
 using WgradKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, const int *, int *, float *, GgWgradParams,
                              typename gg::Trace<TRACE>::Sink);
-template <bool TRACE, int TILE_M = BLOCK_M>
+template <class R, bool TRACE>
 cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const char *name,
                          const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->experts <= 0) return cudaSuccess;
     if (p->experts > K5_WGRAD_MAX_EXPERTS) return cudaErrorInvalidValue;  // the shared per-expert tables
     if (!gg_launch_aligned16(p, name)) return cudaErrorInvalidValue;
     GgWgradParams prm;
-    CUDA_TRY(wgrad_params<TILE_M>(p, &prm));
+    CUDA_TRY(wgrad_params<R>(p, &prm));
     const long ticket_bytes = gg_wgrad_ticket_bytes(&prm);
     if (gg_wgrad_max_slots(&prm) > 0 && !p->workspace) {
         fprintf(stderr, "%s: no workspace (GgKernelInfo.workspace_bytes)\n", name);
@@ -201,7 +212,6 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
                           gg_tmap_rows(&tmap_dc, p->b, p->n, p->tokens, GG_WGRAD_BLOCK_R)))
         return cudaErrorInvalidValue;
     if (gg_tmap_experts(&tmap_db, p->c, p->experts, p->k, p->n, STAGING_ROWS)) return cudaErrorInvalidValue;
-    using R = WgradRing<WGRAD_N, TILE_M>;
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
@@ -217,17 +227,17 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
     return cudaSuccess;
 }
 
-// Either kernel's registry row: k3's ring and more staging; block_m is the output tile's rows of
-// dB_e (rows of k), and the ragged reduction runs in block_k (64-row) stages, to which an item's
-// rows are padded (harness/csv.c reads it so).
-template <int TILE_M = BLOCK_M>
+// A wgrad kernel's registry row, from its ring R: block_m and block_n are the output tile's rows
+// of k and columns of n, and the ragged reduction runs in block_k (64-row) stages, to which an
+// item's rows are padded (harness/csv.c reads it so).
+template <class R>
 void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
-    k3::info_of(info, kernel, Shape{WGRAD_N, false, false, whole_tiles});
-    info->block_m = TILE_M;
-    info->dynamic_smem = WgradRing<WGRAD_N, TILE_M>::SMEM_BYTES;
-    info->stages = WgradRing<WGRAD_N, TILE_M>::STAGES;
+    k3::info_of(info, kernel, Shape{R::BLOCK_N, false, false, whole_tiles});
+    info->block_m = R::TILE_M;
+    info->dynamic_smem = R::SMEM_BYTES;
+    info->stages = R::STAGES;
     info->pass = GG_PASS_WGRAD;
-    info->workspace_bytes = wgrad_workspace_bytes<TILE_M>;
+    info->workspace_bytes = wgrad_workspace_bytes<R>;
 }
 
 }  // namespace k5

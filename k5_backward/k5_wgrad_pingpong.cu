@@ -38,6 +38,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
                       const typename gg::Trace<TRACE>::Sink trace) {
     using R = WgradRing<BLOCK_N>;
     using Trace = gg::Trace<TRACE>;
+    static_assert(wgrad_fits<R>(), "ring, staging and tables over 227 KiB of shared memory");
     const uint64_t entry = Trace::now();
     constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
     static_assert(2 * ACC * WG_THREADS == TILE_FLOATS, "the owner's registers are the whole tile");
@@ -152,13 +153,15 @@ extern "C" int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size
 }
 
 extern "C" cudaError_t k5_wgrad_pingpong_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<false>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, "k5_wgrad_pingpong", {});
+    return k5::launch_wgrad<k5::WgradRing<k5::WGRAD_N>, false>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>,
+                                                               "k5_wgrad_pingpong", {});
 }
 extern "C" cudaError_t k5_wgrad_pingpong_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<true>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, true>, "k5_wgrad_pingpong", *t);
+    return k5::launch_wgrad<k5::WgradRing<k5::WGRAD_N>, true>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, true>,
+                                                              "k5_wgrad_pingpong", *t);
 }
 
 extern "C" cudaError_t k5_wgrad_pingpong_info(GgKernelInfo *info) {
-    k5::wgrad_info(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, true);
+    k5::wgrad_info<k5::WgradRing<k5::WGRAD_N>>(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, true);
     return cudaSuccess;
 }

@@ -107,7 +107,8 @@ def main():
             f"{zz_better}; the round robin is less even shuffled than sorted on {sh_worse} and more even on "
             f"{sh_better}. The last column: the busiest CTA's work (blocks times the tile's rows of k) with "
             "k5_wgrad_m256's 256-row tiles over the same with k5_wgrad's 128 (`ggemm tiles --kernel k5_wgrad_m256`): "
-            "above 1, the taller tile's list deals less evenly.*")
+            "above 1, the taller tile's busiest CTA has more work, the tail a launch follows if every block-row "
+            "costs the same.*")
     lines = [note, ""] + lines
     changed = readme_block.replace_block(readme_block.stage_files("k5_backward"), "k5-wgrad-deal", "\n".join(lines),
                                          check=a.check)

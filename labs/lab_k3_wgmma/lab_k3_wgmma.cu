@@ -107,14 +107,13 @@ static_assert(PANEL_N == gg::WGMMA_STORE_PANEL_N, "the epilogue stores whole B p
 static_assert(HALF_A_BYTES % SWIZZLE_ALIGN == 0 && PANEL_BYTES % SWIZZLE_ALIGN == 0,
               "every TMA box and wgmma operand must start on a 1024-byte swizzle atom");
 
-// STAGING_PANELS: 64-column staging buffers per consumer warp (k3's epilogue reuses one; an
-// epilogue of TMA stores, k5_wgrad's, keeps one per panel in flight).
-template <int BLOCK_N, int STAGING_PANELS = 1>
+// One 64-column staging buffer per consumer warp: the epilogue reuses it panel by panel.
+template <int BLOCK_N>
 struct Ring {
     static_assert(BLOCK_N % PANEL_N == 0, "a B stage is whole 64-column panels");
     static constexpr int PANELS = BLOCK_N / PANEL_N;
     static constexpr int STAGE_BYTES = A_BYTES + PANELS * PANEL_BYTES;
-    static constexpr int STAGING_WARP = STAGING_PANELS * STAGING_WARP_BYTES;
+    static constexpr int STAGING_WARP = STAGING_WARP_BYTES;
     static constexpr int STAGING_BYTES = CONSUMER_WARPS * STAGING_WARP;
     static constexpr int STAGES = (SMEM_TARGET - SWIZZLE_ALIGN - STAGING_BYTES) / STAGE_BYTES;
     static constexpr int STAGING_OFFSET = STAGES * STAGE_BYTES;
@@ -130,10 +129,10 @@ __device__ __forceinline__ uint8_t *ring_start(uint8_t *smem_raw) {
     return smem_raw + (misalign ? SWIZZLE_ALIGN - misalign : 0);
 }
 
-// Consumer warp `warp` of warpgroup c: its own epilogue staging buffer(s).
-template <int BLOCK_N, int STAGING_PANELS = 1>
+// Consumer warp `warp` of warpgroup c: its own epilogue staging buffer.
+template <int BLOCK_N>
 __device__ __forceinline__ uint8_t *staging_of(uint8_t *smem, int c, int warp) {
-    using R = Ring<BLOCK_N, STAGING_PANELS>;
+    using R = Ring<BLOCK_N>;
     return smem + R::STAGING_OFFSET + (c * WARPS_PER_WG + warp) * R::STAGING_WARP;
 }
 
