@@ -41,7 +41,8 @@
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
 // Shared   with the ping-pong twin (k5_wgrad_pingpong.cu), in k5_wgrad.cuh: the ring, the work
-//          list's tables, the producer's loop, the zeroing of rows past an expert, the launch.
+//          list's tables, the producer's loop, the zeroing of rows past an expert, a split's
+//          partial and fix-up, the launch and the registration (K5_WGRAD_REGISTER).
 // Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
 #include "k5_backward/k5_wgrad.cuh"
 
@@ -64,7 +65,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
     using Trace = gg::Trace<TRACE>;
     static_assert(wgrad_fits<R>(), "ring, staging and tables over 227 KiB of shared memory");
     const uint64_t entry = Trace::now();
-    constexpr int BLOCK_N = R::BLOCK_N, ACC = BLOCK_N / 2, TILE_FLOATS = R::TILE_M * BLOCK_N;
+    constexpr int BLOCK_N = R::BLOCK_N, ACC = BLOCK_N / 2;
     constexpr int HALVES = R::TILE_M / (CONSUMERS * WG_ROWS);  // m64 accumulators per consumer
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
@@ -132,32 +133,14 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
                 done();
                 continue;
             }
-            // Partial out (coalesced: register i of half h of consumer thread ctid at
-            // (h x ACC + i) x 256 + ctid), then the tile's ticket; the last split adds all
-            // partials in split order, eight registers at a time (a whole half's sums beside
-            // the accumulators spill).
-            float *mine = partials + (size_t)it.slot * TILE_FLOATS;
-#pragma unroll
-            for (int i = 0; i < ACC; ++i) {
-                __stcg(mine + i * CONSUMER_THREADS + ctid, acc0[i]);
-                if constexpr (HALVES == 2) __stcg(mine + (ACC + i) * CONSUMER_THREADS + ctid, acc1[i]);
-            }
+            // Partial out, then the tile's ticket; the last split adds all partials in split order.
+            write_partial<R, HALVES, CONSUMER_THREADS>(partials, it, acc0, acc1, ctid);
             if (!last_split_of(tickets, it, TICKET_BARRIER, CONSUMER_THREADS, ctid == 0, &last_split)) {
                 done();
                 continue;
             }
-            const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
             for (int h = 0; h < HALVES; ++h)
-                gg::wgmma_store_warp_rows_tma_fill<R::PANELS>(
-                    [&](int r, float (&v)[8]) {
-                        const float *p = first + (h * ACC + r) * CONSUMER_THREADS + ctid;
-#pragma unroll
-                        for (int i = 0; i < 8; ++i) v[i] = __ldcg(p + i * CONSUMER_THREADS);
-                        for (int s = 1; s < it.splits; ++s)
-#pragma unroll
-                            for (int i = 0; i < 8; ++i) v[i] += __ldcg(p + (size_t)s * TILE_FLOATS + i * CONSUMER_THREADS);
-                    },
-                    staging, &tmap_db, prm.n, it.m0 + row_of(h), prm.k - it.m0 - row_of(h), it.col0, it.expert, lane);
+                store_fixup<R, CONSUMER_THREADS>(partials, it, prm, h, row_of(h), ctid, staging, &tmap_db, lane);
             done();
         }
         gg::wgmma_store_tma_drain(lane);
@@ -174,35 +157,6 @@ using Lesson = WgradRing<WGRAD_N>;
 using Tall = WgradRing<192, 256>;
 }  // namespace k5
 
-extern "C" int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len) {
-    return k5::wgrad_can_implement("k5_wgrad", s, why, len);
-}
-
-extern "C" cudaError_t k5_wgrad_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<k5::Lesson, false>(p, k5::wgrad_kernel<k5::Lesson, false>, "k5_wgrad", {});
-}
-extern "C" cudaError_t k5_wgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<k5::Lesson, true>(p, k5::wgrad_kernel<k5::Lesson, true>, "k5_wgrad", *t);
-}
-
-extern "C" cudaError_t k5_wgrad_info(GgKernelInfo *info) {
-    k5::wgrad_info<k5::Lesson>(info, (const void *)k5::wgrad_kernel<k5::Lesson, false>, false);
-    return cudaSuccess;
-}
-
+K5_WGRAD_REGISTER(k5_wgrad, k5::wgrad_kernel, k5::Lesson, false)
 // The twin k5_wgrad_m256: 256-row tiles, each consumer 128 rows in two accumulators (TRIALS.md).
-extern "C" int k5_wgrad_m256_can_implement(const GgShape *s, char *why, size_t len) {
-    return k5::wgrad_can_implement("k5_wgrad_m256", s, why, len);
-}
-
-extern "C" cudaError_t k5_wgrad_m256_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<k5::Tall, false>(p, k5::wgrad_kernel<k5::Tall, false>, "k5_wgrad_m256", {});
-}
-extern "C" cudaError_t k5_wgrad_m256_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<k5::Tall, true>(p, k5::wgrad_kernel<k5::Tall, true>, "k5_wgrad_m256", *t);
-}
-
-extern "C" cudaError_t k5_wgrad_m256_info(GgKernelInfo *info) {
-    k5::wgrad_info<k5::Tall>(info, (const void *)k5::wgrad_kernel<k5::Tall, false>, false);
-    return cudaSuccess;
-}
+K5_WGRAD_REGISTER(k5_wgrad_m256, k5::wgrad_kernel, k5::Tall, false)

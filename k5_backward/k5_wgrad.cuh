@@ -1,6 +1,7 @@
 // k5_wgrad.cuh — what k5_wgrad (k5_wgrad.cu) and its ping-pong twin (k5_wgrad_pingpong.cu)
 // share: the ring, the work list's two tables in shared memory, the producer's loop over the
-// items, and the zeroing of rows past an expert's end. The work list itself is common/gg_wgrad.h.
+// items, the zeroing of rows past an expert's end, a split item's partial and the fix-up, the
+// launch and the registration. The work list itself is common/gg_wgrad.h.
 #pragma once
 #include <stdio.h>
 
@@ -155,6 +156,42 @@ __device__ __forceinline__ bool last_split_of(int *tickets, const GgWgradItem &i
     return *last;
 }
 
+// A split item's fp32 partial, by the THREADS threads that own it (tid among them): register i
+// of half h at (h x ACC + i) x THREADS + tid of the item's slot, so that every split of a tile
+// lays its partial out alike and the last one reads them all back in the same places.
+template <class R, int HALVES, int THREADS, int ACC, int ACC1>
+__device__ __forceinline__ void write_partial(float *partials, const GgWgradItem &it, const float (&acc0)[ACC],
+                                              const float (&acc1)[ACC1], int tid) {
+    float *mine = partials + (size_t)it.slot * (R::TILE_M * R::BLOCK_N);
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) {
+        __stcg(mine + i * THREADS + tid, acc0[i]);
+        if constexpr (HALVES == 2) __stcg(mine + (ACC + i) * THREADS + tid, acc1[i]);
+    }
+}
+
+// The fix-up, by the tile's last split: half h of this warp's 16 rows (from tile row `row`), the
+// sum of the tile's partials in split order (the same bits whichever split is last), made eight
+// registers at a time (a whole half's sums beside live accumulators spill) and stored as bf16
+// through the TMA-store epilogue.
+template <class R, int THREADS>
+__device__ __forceinline__ void store_fixup(const float *partials, const GgWgradItem &it, const GgWgradParams &prm,
+                                            int h, int row, int tid, uint8_t *staging, const CUtensorMap *tmap_db,
+                                            int lane) {
+    constexpr int ACC = R::BLOCK_N / 2, TILE_FLOATS = R::TILE_M * R::BLOCK_N;
+    const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
+    gg::wgmma_store_warp_rows_tma_fill<R::PANELS>(
+        [&](int r, float (&v)[8]) {
+            const float *p = first + (h * ACC + r) * THREADS + tid;
+#pragma unroll
+            for (int i = 0; i < 8; ++i) v[i] = __ldcg(p + i * THREADS);
+            for (int s = 1; s < it.splits; ++s)
+#pragma unroll
+                for (int i = 0; i < 8; ++i) v[i] += __ldcg(p + (size_t)s * TILE_FLOATS + i * THREADS);
+        },
+        staging, tmap_db, prm.n, it.m0 + row, prm.k - it.m0 - row, it.col0, it.expert, lane);
+}
+
 // ---- Launch (host) ----
 // What either kernel runs: k and n multiples of 8 (TMA's 16-byte rows), 1..1024 experts (the
 // shared-memory tables).
@@ -241,3 +278,21 @@ void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
 }
 
 }  // namespace k5
+
+// One registered wgrad configuration NAME: kernel template KERNEL<RING, TRACE> on ring RING, its
+// C ABI (common/gg_kernel.h: NAME_can_implement, NAME_launch, NAME_trace_launch, NAME_info);
+// WHOLE_TILES as wgrad_info's.
+#define K5_WGRAD_REGISTER(NAME, KERNEL, RING, WHOLE_TILES)                                            \
+    extern "C" int NAME##_can_implement(const GgShape *s, char *why, size_t len) {                      \
+        return k5::wgrad_can_implement(#NAME, s, why, len);                                             \
+    }                                                                                                   \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                           \
+        return k5::launch_wgrad<RING, false>(p, KERNEL<RING, false>, #NAME, {});                        \
+    }                                                                                                   \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {             \
+        return k5::launch_wgrad<RING, true>(p, KERNEL<RING, true>, #NAME, *t);                          \
+    }                                                                                                   \
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                            \
+        k5::wgrad_info<RING>(info, (const void *)KERNEL<RING, false>, WHOLE_TILES);                     \
+        return cudaSuccess;                                                                             \
+    }

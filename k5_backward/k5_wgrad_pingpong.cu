@@ -30,18 +30,17 @@ namespace {
 constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
 constexpr int TURN = 1, MASK = 3, TICKET = 5;  // named barrier ids (0 is __syncthreads)
 
-template <int BLOCK_N, bool TRACE>
+template <class R, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
                       const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets,
                       int *__restrict__ tickets, float *__restrict__ partials, const GgWgradParams prm,
                       const typename gg::Trace<TRACE>::Sink trace) {
-    using R = WgradRing<BLOCK_N>;
     using Trace = gg::Trace<TRACE>;
     static_assert(wgrad_fits<R>(), "ring, staging and tables over 227 KiB of shared memory");
     const uint64_t entry = Trace::now();
-    constexpr int ACC = BLOCK_N / 2, TILE_FLOATS = BLOCK_M * BLOCK_N;
-    static_assert(2 * ACC * WG_THREADS == TILE_FLOATS, "the owner's registers are the whole tile");
+    constexpr int BLOCK_N = R::BLOCK_N, ACC = BLOCK_N / 2;
+    static_assert(2 * ACC * WG_THREADS == R::TILE_M * BLOCK_N, "the owner's registers are the whole tile");
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
     __shared__ WgradTables tables;
@@ -114,32 +113,14 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
             continue;
         }
         // Partial out, then the tile's ticket; the last split adds all partials in split order.
-        float *mine = partials + (size_t)it.slot * TILE_FLOATS;
-#pragma unroll
-        for (int i = 0; i < ACC; ++i) {
-            __stcg(mine + i * WG_THREADS + tid, acc0[i]);
-            __stcg(mine + (ACC + i) * WG_THREADS + tid, acc1[i]);
-        }
+        write_partial<R, 2, WG_THREADS>(partials, it, acc0, acc1, tid);
         if (!last_split_of(tickets, it, TICKET + c, WG_THREADS, tid == 0, &last_split[c])) {
             done();
             continue;
         }
-        // Eight registers of sums at a time: a whole half's 96 beside the accumulators' 192
-        // (live across items: the first wgmma of an item reads them, scale-d 0 or not) spilled.
-        const float *first = partials + (size_t)(it.slot - it.split) * TILE_FLOATS;
-        for (int h = 0; h < 2; ++h) {
-            const int row = h * WG_ROWS + warp * STAGING_ROWS;
-            gg::wgmma_store_warp_rows_tma_fill<R::PANELS>(
-                [&](int r, float (&v)[8]) {
-                    const float *p = first + (h * ACC + r) * WG_THREADS + tid;
-#pragma unroll
-                    for (int i = 0; i < 8; ++i) v[i] = __ldcg(p + i * WG_THREADS);
-                    for (int s = 1; s < it.splits; ++s)
-#pragma unroll
-                        for (int i = 0; i < 8; ++i) v[i] += __ldcg(p + (size_t)s * TILE_FLOATS + i * WG_THREADS);
-                },
-                staging, &tmap_db, prm.n, it.m0 + row, prm.k - it.m0 - row, it.col0, it.expert, lane);
-        }
+        for (int h = 0; h < 2; ++h)
+            store_fixup<R, WG_THREADS>(partials, it, prm, h, h * WG_ROWS + warp * STAGING_ROWS, tid, staging, &tmap_db,
+                                       lane);
         done();
     }
     gg::wgmma_store_tma_drain(lane);
@@ -148,20 +129,4 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
 }  // namespace
 }  // namespace k5
 
-extern "C" int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size_t len) {
-    return k5::wgrad_can_implement("k5_wgrad_pingpong", s, why, len);
-}
-
-extern "C" cudaError_t k5_wgrad_pingpong_launch(const GgLaunch *p) {
-    return k5::launch_wgrad<k5::WgradRing<k5::WGRAD_N>, false>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>,
-                                                               "k5_wgrad_pingpong", {});
-}
-extern "C" cudaError_t k5_wgrad_pingpong_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {
-    return k5::launch_wgrad<k5::WgradRing<k5::WGRAD_N>, true>(p, k5::wgrad_pingpong_kernel<k5::WGRAD_N, true>,
-                                                              "k5_wgrad_pingpong", *t);
-}
-
-extern "C" cudaError_t k5_wgrad_pingpong_info(GgKernelInfo *info) {
-    k5::wgrad_info<k5::WgradRing<k5::WGRAD_N>>(info, (const void *)k5::wgrad_pingpong_kernel<k5::WGRAD_N, false>, true);
-    return cudaSuccess;
-}
+K5_WGRAD_REGISTER(k5_wgrad_pingpong, k5::wgrad_pingpong_kernel, k5::WgradRing<k5::WGRAD_N>, true)

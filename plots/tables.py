@@ -885,27 +885,31 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           [f"results/h100-80gb-hbm3/evidence/wgrad-build256-{r}-1c7ddf709061.csv" for r in (1, 2)])]
 
 
+def backward_medians(paths, kernels):
+    """Over backward sweeps (paths): for each (shape, kernel) of `kernels` whose check passed, the
+    median over the files of its time, of its power-capped share and of its end SM clock; torch's
+    form of each pass per (shape, "k5_dgrad" or "k5_wgrad"); and each file's (meta, path)."""
+    times, capped, clock, torch, metas = {}, {}, {}, {}, []
+    for p in paths:
+        meta, rows = load(os.path.join(ROOT, p))
+        metas.append((meta, p))
+        for r in (r for r in rows if r.get("check", "pass") == "pass"):
+            shape = (r["set"], r["tokens"], r["skew"])
+            if r["kernel"].startswith("torch_grouped_mm_"):
+                torch[(shape, "k5_" + r["kernel"][len("torch_grouped_mm_"):])] = float(r["time_us_median"])
+            elif r["kernel"] in kernels:
+                times.setdefault((shape, r["kernel"]), []).append(float(r["time_us_median"]))
+                capped.setdefault((shape, r["kernel"]), []).append(float(r.get("power_capped_pct") or 0))
+                clock.setdefault((shape, r["kernel"]), []).append(float(r.get("sm_clock_mhz") or 0))
+    med = lambda d: {k: statistics.median(v) for k, v in d.items()}  # noqa: E731
+    return med(times), med(capped), med(clock), torch, metas
+
+
 def k5_ab(caption, before, after):
     """Per shape and k5 kernel: the median time of each side, after over before, the power-capped
     share of each side's series, and (where the after run has it) torch's matching form."""
-    def side(paths):
-        times, capped, torch, metas = {}, {}, {}, []
-        for p in paths:
-            meta, rows = load(os.path.join(ROOT, p))
-            metas.append((meta, p))
-            for r in rows:
-                if r.get("check", "pass") != "pass":
-                    continue
-                shape = (r["set"], r["tokens"], r["skew"])
-                if r["kernel"].startswith("torch_grouped_mm_"):
-                    torch[(shape, "k5_" + r["kernel"][len("torch_grouped_mm_"):])] = float(r["time_us_median"])
-                elif r["kernel"] in ("k5_dgrad", "k5_wgrad"):
-                    times.setdefault((shape, r["kernel"]), []).append(float(r["time_us_median"]))
-                    capped.setdefault((shape, r["kernel"]), []).append(float(r.get("power_capped_pct") or 0))
-        return ({k: statistics.median(v) for k, v in times.items()}, {k: statistics.median(v) for k, v in capped.items()},
-                torch, metas)
-    b, bc, _, bmeta = side(before)
-    a, ac, torch, ameta = side(after)
+    b, bc, _, _, bmeta = backward_medians(before, ("k5_dgrad", "k5_wgrad"))
+    a, ac, _, torch, ameta = backward_medians(after, ("k5_dgrad", "k5_wgrad"))
     if not a or not b:
         return None
     src = lambda metas: ", ".join(f"`{p}` (commit {m.get('commit')}, {m.get('device')})" for m, p in metas)  # noqa: E731
@@ -971,20 +975,9 @@ def k5_pair(caption, paths, before, after):
     """Per shape of one or more sweeps: two kernels' median times (the median over the files),
     after over before, each one's power-capped share and SM clock, and after against torch's form
     of the same pass in the same run."""
-    times, capped, clock, torch, metas = {}, {}, {}, {}, []
-    for p in paths:
-        meta, rows = load(os.path.join(ROOT, p))
-        metas.append((meta, p))
-        for r in (r for r in rows if r.get("check", "pass") == "pass"):
-            shape = (r["set"], r["tokens"], r["skew"])
-            if r["kernel"] in (before, after):
-                times.setdefault((shape, r["kernel"]), []).append(float(r["time_us_median"]))
-                capped.setdefault((shape, r["kernel"]), []).append(float(r.get("power_capped_pct") or 0))
-                clock.setdefault((shape, r["kernel"]), []).append(float(r.get("sm_clock_mhz") or 0))
-            elif r["kernel"] == "torch_grouped_mm_" + after[3:].split("_")[0]:
-                torch[shape] = float(r["time_us_median"])
-    med = lambda d: {k: statistics.median(v) for k, v in d.items()}  # noqa: E731
-    times, capped, clock = med(times), med(capped), med(clock)
+    times, capped, clock, torch_of, metas = backward_medians(paths, (before, after))
+    form = "k5_" + after[3:].split("_")[0]  # the pass of `after`: torch's form of it
+    torch = {shape: t for (shape, kernel), t in torch_of.items() if kernel == form}
     shapes = sorted({k[0] for k in times if (k[0], before) in times and (k[0], after) in times},
                     key=lambda s: (s[0], int(s[1]), float(s[2])))
     if not shapes:
