@@ -119,10 +119,13 @@ GG_HD long gg_wgrad_max_slots(const GgWgradParams *p) {
     return (long)p->tiles * ((2L * p->tokens) / ((long)GG_WGRAD_BLOCK_R * p->chunk));
 }
 
-/* Workspace bytes: the tickets (one int per slot, rounded up to 256 bytes) then the fp32
- * partials (tile_m x tile_n floats per slot). */
+/* Workspace bytes: the deal's two counters (a kernel that hands out items from a counter, the
+ * next item and the CTAs done: GG_WGRAD_DEAL_BYTES), the tickets (one int per slot, rounded up
+ * to 256 bytes), then the fp32 partials (tile_m x tile_n floats per slot). The counters and the
+ * tickets are zeroed once, and every launch leaves them zero: gg_wgrad_ticket_bytes covers both. */
+#define GG_WGRAD_DEAL_BYTES 256
 GG_HD long gg_wgrad_ticket_bytes(const GgWgradParams *p) {
-    return (gg_wgrad_max_slots(p) * 4 + 255) / 256 * 256;
+    return GG_WGRAD_DEAL_BYTES + (gg_wgrad_max_slots(p) * 4 + 255) / 256 * 256;
 }
 GG_HD long gg_wgrad_workspace_bytes(const GgWgradParams *p) {
     return gg_wgrad_ticket_bytes(p) + gg_wgrad_max_slots(p) * p->tile_m * p->tile_n * 4L;

@@ -72,6 +72,8 @@ const GgKernel gg_kernels[] = {
         "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),
     TRACED_OWN(k5_wgrad_pingpong, k5_backward, "k5_wgrad with ping-pong consumers: each owns whole items in turn"),
     TRACED_OWN(k5_wgrad_m256, k5_backward, "k5_wgrad on 256-row tiles, two accumulators per consumer: fewer L2 bytes per FLOP"),
+    TRACED_OWN(k5_wgrad_pingpong_dyn, k5_backward, "k5_wgrad_pingpong with the dynamic deal: the next item from a counter"),
+    TRACED_OWN(k5_wgrad_m256_dyn, k5_backward, "k5_wgrad_m256 with the dynamic deal: the next item from a counter"),
 };
 const int gg_kernel_count = (int)(sizeof gg_kernels / sizeof gg_kernels[0]);
 

@@ -4,6 +4,8 @@
  *   k5_wgrad_pingpong  the same with ping-pong consumers (k5_wgrad_pingpong.cu): each owns whole
  *             items in turn, so one stores while the other computes
  *   k5_wgrad_m256  k5_wgrad on 256-row tiles (k5_wgrad.cu, a twin): fewer L2 bytes per FLOP
+ *   k5_wgrad_pingpong_dyn, k5_wgrad_m256_dyn  the two twins with the dynamic deal (k5_wgrad.cuh):
+ *             each CTA's next item from a counter, not the round robin
  * What a, b and c of GgLaunch hold in each pass: GgPass (common/gg_kernel.h). Both have a
  * traced twin (NAME_trace_launch, `ggemm trace`); wgrad's events are its work items. */
 #ifndef K5_BACKWARD_H
@@ -26,10 +28,14 @@ GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_m256)
+GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong_dyn)
+GG_DECLARE_TRACED_CONFIG(k5_wgrad_m256_dyn)
 int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_pingpong_can_implement(const GgShape *s, char *why, size_t len);
 int k5_wgrad_m256_can_implement(const GgShape *s, char *why, size_t len);
+int k5_wgrad_pingpong_dyn_can_implement(const GgShape *s, char *why, size_t len);
+int k5_wgrad_m256_dyn_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }
 #endif

@@ -57,22 +57,25 @@ constexpr int MASK_BARRIER = 1, TICKET_BARRIER = 2;  // named barriers of the 25
 // column of n; its row block of k and its split follow from the index (gg_wgrad_at).
 // R (WgradRing): the tile. Its rows of k, R::TILE_M, are 64 per consumer (one accumulator,
 // HALVES 1) or 128 (two); 128 is the lesson's, 256 the twin k5_wgrad_m256 (TRIALS.md).
-template <class R, bool TRACE>
+template <class R, Deal D, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
-             const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets, int *__restrict__ tickets,
+             const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets,
+             int *__restrict__ deal_counters, int *__restrict__ tickets,
              float *__restrict__ partials, const GgWgradParams prm, const typename gg::Trace<TRACE>::Sink trace) {
     using Trace = gg::Trace<TRACE>;
-    static_assert(wgrad_fits<R>(), "ring, staging and tables over 227 KiB of shared memory");
+    static_assert(wgrad_fits<R, D>(), "ring, staging and tables over 227 KiB of shared memory");
     const uint64_t entry = Trace::now();
     constexpr int BLOCK_N = R::BLOCK_N, ACC = BLOCK_N / 2;
     constexpr int HALVES = R::TILE_M / (CONSUMERS * WG_ROWS);  // m64 accumulators per consumer
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
     __shared__ WgradTables tables;
+    __shared__ WgradDeal<D> deal;
     __shared__ int last_split;  // the ticket thread's answer, for the other consumer threads
     uint8_t *smem = ring_start(smem_raw);
     init_ring(full, empty, 1, CONSUMER_WARPS);
+    deal.init();
     tables.build(row_offsets, prm);  // the work list's two prefix sums over the experts (syncs)
     if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_items = tables.items(prm), wg = threadIdx.x / WG_THREADS;
@@ -81,7 +84,8 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         // ---------------- producer: A rows (read as A^T) and dC rows of every item ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce_items<R, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, trace);
+            produce_items<R, D, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, deal,
+                                          deal_counters, trace);
     } else {
         // ---------- consumers: rows c x TILE_M / 2 .. of every item's tile, HALVES x 64 ----------
         gg::setmaxnreg_inc<CONSUMER_REGS>();
@@ -90,7 +94,9 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         uint8_t *staging = R::staging(smem, c, warp);
         GgPipe pipe = {0, 0};
         float acc0[ACC], acc1[HALVES == 2 ? ACC : 1];
-        for (int t = blockIdx.x; t < num_items; t += gridDim.x) {
+        for (int j = 0;; ++j) {
+            const int t = deal.take(j, lane);
+            if (t >= num_items) break;
             const GgWgradItem it = tables.at(prm, row_offsets, t);
             const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
             Trace span;
@@ -157,6 +163,8 @@ using Lesson = WgradRing<WGRAD_N>;
 using Tall = WgradRing<192, 256>;
 }  // namespace k5
 
-K5_WGRAD_REGISTER(k5_wgrad, k5::wgrad_kernel, k5::Lesson, false)
+K5_WGRAD_REGISTER(k5_wgrad, k5::wgrad_kernel, k5::Lesson, k5::Deal::Static, false)
 // The twin k5_wgrad_m256: 256-row tiles, each consumer 128 rows in two accumulators (TRIALS.md).
-K5_WGRAD_REGISTER(k5_wgrad_m256, k5::wgrad_kernel, k5::Tall, false)
+K5_WGRAD_REGISTER(k5_wgrad_m256, k5::wgrad_kernel, k5::Tall, k5::Deal::Static, false)
+// And with the dynamic deal (k5_wgrad.cuh, TRIALS.md).
+K5_WGRAD_REGISTER(k5_wgrad_m256_dyn, k5::wgrad_kernel, k5::Tall, k5::Deal::Dynamic, false)

@@ -80,24 +80,85 @@ struct WgradTables {
     }
 };
 
+// The deal: which items a CTA runs, and in what order. Its j-th item, for every role:
+//   static   item blockIdx.x + j x gridDim.x (the round robin): every role computes it alone.
+//   dynamic  the next item of a counter in the workspace (deal[0]), drawn by the producer when
+//            it is ready to load a new item and passed to the consumers through a queue of
+//            QUEUE slots in shared memory (full: the producer's write; empty: every consumer
+//            warp's read). A CTA slowed by long items draws fewer, so the CTAs end together
+//            whatever the items cost (k5_backward/TRIALS.md). Every CTA draws one index past
+//            the list, then counts itself done (deal[1]); the last one sets both back to 0 for
+//            the next launch. Which CTA runs an item changes no bit of dB: a split tile's
+//            partials are added in split order whoever is last.
+enum class Deal { Static, Dynamic };
+template <Deal D>
+struct WgradDeal {  // static: nothing to share
+    __device__ __forceinline__ void init() {}
+    __device__ __forceinline__ int draw(int *, int j) const { return blockIdx.x + j * gridDim.x; }
+    __device__ __forceinline__ int take(int j, int) const { return blockIdx.x + j * gridDim.x; }
+    __device__ __forceinline__ void finish(int *) const {}
+};
+template <>
+struct WgradDeal<Deal::Dynamic> {
+    static constexpr int QUEUE = 8;  // items drawn ahead: more than the ring's stages, for 1-block items
+    int item[QUEUE];
+    __align__(8) uint64_t full[QUEUE], empty[QUEUE];
+
+    // Thread 0, before the CTA's first __syncthreads.
+    __device__ __forceinline__ void init() { init_ring(full, empty, 1, CONSUMER_WARPS); }
+    static __device__ __forceinline__ GgPipe slot(int j) { return {j % QUEUE, (unsigned)(j / QUEUE) & 1u}; }
+    // The producer thread's j-th item, published to the consumers.
+    __device__ __forceinline__ int draw(int *deal, int j) {
+        const GgPipe q = slot(j);
+        gg::mbarrier_wait_parity(&empty[q.stage], gg_pipe_empty_parity(q));
+        const int t = atomicAdd(deal, 1);
+        item[q.stage] = t;
+        gg::mbarrier_arrive(&full[q.stage]);  // release: the write above before the consumers' reads
+        return t;
+    }
+    // A consumer warp's j-th item (every lane); its slot released once all lanes have read it.
+    __device__ __forceinline__ int take(int j, int lane) {
+        const GgPipe q = slot(j);
+        gg::mbarrier_wait_parity(&full[q.stage], gg_pipe_full_parity(q));
+        const int t = item[q.stage];
+        __syncwarp();
+        if (lane == 0) gg::mbarrier_arrive(&empty[q.stage]);
+        return t;
+    }
+    // The producer thread, after drawing past the list.
+    __device__ __forceinline__ void finish(int *deal) const {
+        __threadfence();  // this CTA's last draw before its count
+        if (atomicAdd(deal + 1, 1) == (int)gridDim.x - 1) {
+            __threadfence();
+            deal[0] = 0;  // every CTA has drawn its last item
+            deal[1] = 0;
+        }
+    }
+};
+
 // A wgrad kernel's static shared memory beside its ring's dynamic bytes must fit sm_90's opt-in
-// limit per block (227 KiB): the tables, the ring's barriers, the ticket's answers.
-template <class R>
+// limit per block (227 KiB): the tables, the ring's barriers, the deal's queue, the ticket's answers.
+template <class R, Deal D>
 __host__ __device__ constexpr bool wgrad_fits() {
-    return R::SMEM_BYTES + sizeof(WgradTables) + 2 * R::STAGES * sizeof(uint64_t) + 2 * sizeof(int) <= 227 * 1024;
+    return R::SMEM_BYTES + sizeof(WgradTables) + 2 * R::STAGES * sizeof(uint64_t) + sizeof(WgradDeal<D>) +
+               2 * sizeof(int) <=
+           227 * 1024;
 }
 
-// The producer (thread 0): every item of this CTA in turn, A rows (read as A^T) and dC rows,
-// one 64-row block per stage; boxes wholly past k or n are neither loaded nor counted. The
-// ring runs on across items: the next item's first stages load while the consumers finish one.
-template <class R, bool TRACE>
+// The producer (thread 0): every item the deal gives this CTA in turn, A rows (read as A^T) and
+// dC rows, one 64-row block per stage; boxes wholly past k or n are neither loaded nor counted.
+// The ring runs on across items: the next item's first stages load while the consumers finish one.
+template <class R, Deal D, bool TRACE>
 __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgradParams &prm,
                                               const int *row_offsets, const CUtensorMap *tmap_a,
                                               const CUtensorMap *tmap_dc, uint8_t *smem, uint64_t *full,
-                                              uint64_t *empty, const typename gg::Trace<TRACE>::Sink &trace) {
+                                              uint64_t *empty, WgradDeal<D> &deal, int *deal_counters,
+                                              const typename gg::Trace<TRACE>::Sink &trace) {
     using Trace = gg::Trace<TRACE>;
     GgPipe pipe = {0, 0};
-    for (int t = blockIdx.x; t < tb.items(prm); t += gridDim.x) {
+    for (int j = 0;; ++j) {
+        const int t = deal.draw(deal_counters, j);
+        if (t >= tb.items(prm)) break;
         const GgWgradItem it = tb.at(prm, row_offsets, t);
         int a_loads = 0, b_loads = 0;
         for (int h = 0; h < R::A_PANELS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
@@ -118,6 +179,7 @@ __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgr
         }
         span.end(trace, GG_TRACE_PRODUCER, t, it.expert, it.row0, it.rows, it.col0, blocks > 0);
     }
+    deal.finish(deal_counters);
 }
 
 // Rows [valid, 64) of a stage's boxes (ring R) to zero, by the WG_THREADS threads of one
@@ -220,16 +282,16 @@ cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {
 template <class R>
 size_t wgrad_workspace_bytes(const GgLaunch *p) {
     GgWgradParams prm;
-    if (p->tokens <= 0 || p->experts <= 0 || wgrad_params<R>(p, &prm) != cudaSuccess) return 0;
+    if (p->tokens < 0 || p->experts <= 0 || wgrad_params<R>(p, &prm) != cudaSuccess) return 0;
     return (size_t)gg_wgrad_workspace_bytes(&prm);
 }
 
 // A wgrad kernel on ring R (and its traced twin: TRACE, the kernel records into trace,
 // common/gg_trace.h) on the launch's shape: the same parameters, ring and grid.
 template <bool TRACE>
-using WgradKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, const int *, int *, float *, GgWgradParams,
-                             typename gg::Trace<TRACE>::Sink);
-template <class R, bool TRACE>
+using WgradKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, const int *, int *, int *, float *,
+                             GgWgradParams, typename gg::Trace<TRACE>::Sink);
+template <class R, Deal D, bool TRACE>
 cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const char *name,
                          const typename gg::Trace<TRACE>::Sink &trace) {
     if (p->experts <= 0) return cudaSuccess;
@@ -238,7 +300,7 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
     GgWgradParams prm;
     CUDA_TRY(wgrad_params<R>(p, &prm));
     const long ticket_bytes = gg_wgrad_ticket_bytes(&prm);
-    if (gg_wgrad_max_slots(&prm) > 0 && !p->workspace) {
+    if ((D == Deal::Dynamic || gg_wgrad_max_slots(&prm) > 0) && !p->workspace) {
         fprintf(stderr, "%s: no workspace (GgKernelInfo.workspace_bytes)\n", name);
         return cudaErrorInvalidValue;
     }
@@ -257,9 +319,11 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
     cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = R::SMEM_BYTES;
     cfg.stream = p->stream;
-    int *tickets = (int *)p->workspace;
-    float *partials = p->workspace ? (float *)((char *)p->workspace + ticket_bytes) : nullptr;
-    CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_dc, tmap_db, p->row_offsets, tickets, partials, prm, trace));
+    char *ws = (char *)p->workspace;  // the deal's counters, the tickets, the partials (gg_wgrad.h)
+    int *deal = (int *)ws, *tickets = ws ? (int *)(ws + GG_WGRAD_DEAL_BYTES) : nullptr;
+    float *partials = ws ? (float *)(ws + ticket_bytes) : nullptr;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_dc, tmap_db, p->row_offsets, deal, tickets, partials, prm,
+                                trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
@@ -279,20 +343,20 @@ void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
 
 }  // namespace k5
 
-// One registered wgrad configuration NAME: kernel template KERNEL<RING, TRACE> on ring RING, its
-// C ABI (common/gg_kernel.h: NAME_can_implement, NAME_launch, NAME_trace_launch, NAME_info);
-// WHOLE_TILES as wgrad_info's.
-#define K5_WGRAD_REGISTER(NAME, KERNEL, RING, WHOLE_TILES)                                            \
+// One registered wgrad configuration NAME: kernel template KERNEL<RING, DEAL, TRACE> on ring
+// RING with deal DEAL (k5::Deal), its C ABI (common/gg_kernel.h: NAME_can_implement,
+// NAME_launch, NAME_trace_launch, NAME_info); WHOLE_TILES as wgrad_info's.
+#define K5_WGRAD_REGISTER(NAME, KERNEL, RING, DEAL, WHOLE_TILES)                                      \
     extern "C" int NAME##_can_implement(const GgShape *s, char *why, size_t len) {                      \
         return k5::wgrad_can_implement(#NAME, s, why, len);                                             \
     }                                                                                                   \
     extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                           \
-        return k5::launch_wgrad<RING, false>(p, KERNEL<RING, false>, #NAME, {});                        \
+        return k5::launch_wgrad<RING, DEAL, false>(p, KERNEL<RING, DEAL, false>, #NAME, {});            \
     }                                                                                                   \
     extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {             \
-        return k5::launch_wgrad<RING, true>(p, KERNEL<RING, true>, #NAME, *t);                          \
+        return k5::launch_wgrad<RING, DEAL, true>(p, KERNEL<RING, DEAL, true>, #NAME, *t);              \
     }                                                                                                   \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                            \
-        k5::wgrad_info<RING>(info, (const void *)KERNEL<RING, false>, WHOLE_TILES);                     \
+        k5::wgrad_info<RING>(info, (const void *)KERNEL<RING, DEAL, false>, WHOLE_TILES);               \
         return cudaSuccess;                                                                             \
     }

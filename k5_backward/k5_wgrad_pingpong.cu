@@ -30,23 +30,25 @@ namespace {
 constexpr int CONSUMER_THREADS = CONSUMERS * WG_THREADS;
 constexpr int TURN = 1, MASK = 3, TICKET = 5;  // named barrier ids (0 is __syncthreads)
 
-template <class R, bool TRACE>
+template <class R, Deal D, bool TRACE>
 __global__ void __launch_bounds__(THREADS, 1)
 wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_dc,
-                      const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets,
+                      const __grid_constant__ CUtensorMap tmap_db, const int *__restrict__ row_offsets, int *__restrict__ deal_counters,
                       int *__restrict__ tickets, float *__restrict__ partials, const GgWgradParams prm,
                       const typename gg::Trace<TRACE>::Sink trace) {
     using Trace = gg::Trace<TRACE>;
-    static_assert(wgrad_fits<R>(), "ring, staging and tables over 227 KiB of shared memory");
+    static_assert(wgrad_fits<R, D>(), "ring, staging and tables over 227 KiB of shared memory");
     const uint64_t entry = Trace::now();
     constexpr int BLOCK_N = R::BLOCK_N, ACC = BLOCK_N / 2;
     static_assert(2 * ACC * WG_THREADS == R::TILE_M * BLOCK_N, "the owner's registers are the whole tile");
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
     __shared__ WgradTables tables;
+    __shared__ WgradDeal<D> deal;
     __shared__ int last_split[CONSUMERS];  // each owner's ticket answer, for its other threads
     uint8_t *smem = ring_start(smem_raw);
     init_ring(full, empty, 1, WARPS_PER_WG);  // empty: the owner's warps only
+    deal.init();
     tables.build(row_offsets, prm);
     if (threadIdx.x == 0) Trace::setup(trace, entry);
     const int num_items = tables.items(prm), wg = threadIdx.x / WG_THREADS;
@@ -55,7 +57,8 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
         // ---------------- producer: k5_wgrad's ----------------
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
-            produce_items<R, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, trace);
+            produce_items<R, D, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, deal,
+                                          deal_counters, trace);
         return;
     }
     // ---------------- consumers: the CTA's items in turn ----------------
@@ -65,8 +68,9 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
     uint8_t *staging = R::staging(smem, c, warp);
     GgPipe pipe = {0, 0};
     float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
-    int j = 0;                   // the CTA's item count
-    for (int t = blockIdx.x; t < num_items; t += gridDim.x, ++j) {
+    for (int j = 0;; ++j) {  // the CTA's j-th item
+        const int t = deal.take(j, lane);
+        if (t >= num_items) break;
         const GgWgradItem it = tables.at(prm, row_offsets, t);
         const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
         if (j % 2 != c) {  // the other consumer's item
@@ -129,4 +133,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
 }  // namespace
 }  // namespace k5
 
-K5_WGRAD_REGISTER(k5_wgrad_pingpong, k5::wgrad_pingpong_kernel, k5::WgradRing<k5::WGRAD_N>, true)
+K5_WGRAD_REGISTER(k5_wgrad_pingpong, k5::wgrad_pingpong_kernel, k5::WgradRing<k5::WGRAD_N>, k5::Deal::Static, true)
+// The twin with the dynamic deal (k5_wgrad.cuh, TRIALS.md).
+K5_WGRAD_REGISTER(k5_wgrad_pingpong_dyn, k5::wgrad_pingpong_kernel, k5::WgradRing<k5::WGRAD_N>, k5::Deal::Dynamic,
+                  true)
