@@ -94,7 +94,7 @@ enum class Deal { Static, Dynamic };
 template <Deal D>
 struct WgradDeal {  // static: nothing to share
     __device__ __forceinline__ void init() {}
-    __device__ __forceinline__ int draw(int *, int j) const { return blockIdx.x + j * gridDim.x; }
+    __device__ __forceinline__ int draw(int *, int j, int &) const { return blockIdx.x + j * gridDim.x; }
     __device__ __forceinline__ int take(int j, int) const { return blockIdx.x + j * gridDim.x; }
     __device__ __forceinline__ void finish(int *) const {}
 };
@@ -107,11 +107,14 @@ struct WgradDeal<Deal::Dynamic> {
     // Thread 0, before the CTA's first __syncthreads.
     __device__ __forceinline__ void init() { init_ring(full, empty, 1, CONSUMER_WARPS); }
     static __device__ __forceinline__ GgPipe slot(int j) { return {j % QUEUE, (unsigned)(j / QUEUE) & 1u}; }
-    // The producer thread's j-th item, published to the consumers.
-    __device__ __forceinline__ int draw(int *deal, int j) {
+    // The producer thread's j-th item, published to the consumers. The draw after it is issued
+    // at once and read at the next call (`ahead`): a round trip to L2 per item would otherwise
+    // stall the loads of every item (TRIALS.md: the first version's loss on short items).
+    __device__ __forceinline__ int draw(int *deal, int j, int &ahead) {
         const GgPipe q = slot(j);
+        const int t = j == 0 ? atomicAdd(deal, 1) : ahead;
+        ahead = atomicAdd(deal, 1);  // past the list: harmless, the counter goes back to 0
         gg::mbarrier_wait_parity(&empty[q.stage], gg_pipe_empty_parity(q));
-        const int t = atomicAdd(deal, 1);
         item[q.stage] = t;
         gg::mbarrier_arrive(&full[q.stage]);  // release: the write above before the consumers' reads
         return t;
@@ -156,8 +159,9 @@ __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgr
                                               const typename gg::Trace<TRACE>::Sink &trace) {
     using Trace = gg::Trace<TRACE>;
     GgPipe pipe = {0, 0};
+    int ahead;  // the dynamic deal's next draw, in flight
     for (int j = 0;; ++j) {
-        const int t = deal.draw(deal_counters, j);
+        const int t = deal.draw(deal_counters, j, ahead);
         if (t >= tb.items(prm)) break;
         const GgWgradItem it = tb.at(prm, row_offsets, t);
         int a_loads = 0, b_loads = 0;
