@@ -1,8 +1,9 @@
 /* ggemm tiles: a schedule's work list as CSV, from the functions the kernels run, no GPU.
  *
  * --pass wgrad (the default): k5_wgrad's work list (common/gg_wgrad.h); --kernel NAME of a wgrad
- * kernel: that kernel's, with its tile (k5_wgrad_m256: 256 rows of k). One row per item, in
- * list order: the CTA that takes it (the kernel's persistent loop, item t on CTA t % grid), the
+ * kernel: that kernel's, with its tile (k5_wgrad_m256: 256 rows of k) and its deal. One row per item, in
+ * list order: the CTA that takes it (the round robin: item t on CTA t % grid; the dynamic deal: the
+ * CTA free first if every CTA reduces a block in the same time, write_list), the
  * expert, the output tile as K and N block, the split, the reduction rows, the fp32 slot and
  * ticket of a split tile, and where the item sits in its CTA's sequence measured in 64-row
  * reduction blocks (start, end: work, not time). The fix-up of a split tile is done by whichever
@@ -31,7 +32,10 @@
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
 #define TILES_DEFAULT_SMS 132
 
-static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n) {
+/* The deal: item t on CTA t % grid (the round robin), or, for a kernel on the dynamic deal, on
+ * the CTA that is free first when every CTA reduces a block in the same time (the lowest-numbered
+ * of those free together): what a counter drawn in list order gives under that model. */
+static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int dynamic_deal) {
     const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
     const int grid = gg_wgrad_grid(&p, sms);
     int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
@@ -47,19 +51,25 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n) {
     const int items = item_start[pr->experts];
     GgWgradItem *list = malloc(sizeof(GgWgradItem) * (size_t)(items > 0 ? items : 1));
     int *start = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));
-    if (!list || !start) {
-        free(item_start), free(slot_start), free(cta_end), free(list), free(start);
+    int *cta = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));
+    if (!list || !start || !cta) {
+        free(item_start), free(slot_start), free(cta_end), free(list), free(start), free(cta);
         return 1;
     }
     for (int t = 0; t < items; ++t) {
         list[t] = gg_wgrad_at(&p, item_start, slot_start, pr->offsets, t);
-        start[t] = cta_end[t % grid];
-        cta_end[t % grid] += gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R);
+        int c = t % grid;
+        if (dynamic_deal)
+            for (int i = c = 0; i < grid; ++i) c = cta_end[i] < cta_end[c] ? i : c;
+        cta[t] = c;
+        start[t] = cta_end[c];
+        cta_end[c] += gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R);
     }
     printf("# pass=wgrad,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,tile_n=%d,block_r=%d,sms=%d,grid=%d,chunk=%d,"
-           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,m_e=",
+           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,deal=%s,m_e=",
            pr->tokens, pr->experts, pr->k, pr->n, p.tile_m, p.tile_n, GG_WGRAD_BLOCK_R, sms, grid, p.chunk, items,
-           split_tiles, slot_start[pr->experts], items > 0 ? gg_wgrad_workspace_bytes(&p) : 0L);
+           split_tiles, slot_start[pr->experts], items > 0 ? gg_wgrad_workspace_bytes(&p) : 0L,
+           dynamic_deal ? "dynamic" : "round_robin");
     for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
     puts("\nitem,cta,expert,tile,k_block,n_block,split,splits,row0,rows,start,end,slot,ticket,fixup_cta");
     for (int t = 0; t < items; ++t) {
@@ -70,14 +80,14 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n) {
             const int first = t - it->split;
             for (int s = 0, last = -1; s < it->splits; ++s) {
                 const int u = first + s, end = start[u] + gg_wgrad_cdiv(list[u].rows, GG_WGRAD_BLOCK_R);
-                if (end >= last) last = end, fixup = u % grid;
+                if (end >= last) last = end, fixup = cta[u];
             }
         }
-        printf("%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", t, t % grid, it->expert, it->tile,
+        printf("%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", t, cta[t], it->expert, it->tile,
                it->m0 / p.tile_m, it->col0 / p.tile_n, it->split, it->splits, it->row0, it->rows, start[t],
                start[t] + blocks, it->slot, it->ticket, fixup);
     }
-    free(item_start), free(slot_start), free(cta_end), free(list), free(start);
+    free(item_start), free(slot_start), free(cta_end), free(list), free(start), free(cta);
     return 0;
 }
 
@@ -201,7 +211,8 @@ int gg_cmd_tiles(const GgOptions *o) {
         return GG_EXIT_USAGE;
     }
     const int rc = write_list(&p, sms, wgrad.kernel ? wgrad.info.block_m : K5_WGRAD_TILE_M,
-                              wgrad.kernel ? wgrad.info.block_n : K5_WGRAD_TILE_N);
+                              wgrad.kernel ? wgrad.info.block_n : K5_WGRAD_TILE_N,
+                              wgrad.kernel && wgrad.info.dynamic_deal);
     gg_problem_free(&p);
     if (rc) fprintf(stderr, "ggemm: out of host memory for the work list\n");
     return rc ? GG_EXIT_USAGE : GG_EXIT_OK;

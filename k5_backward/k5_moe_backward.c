@@ -1,5 +1,5 @@
 /* k5_moe_backward: the layer backward's host side (C11). The steps of k5_moe_backward.h on the
- * layer's stream; the four expert GEMMs and the router's two through k5_dgrad and k5_wgrad's
+ * layer's stream; the four expert GEMMs and the router's two through k5_dgrad and k5_wgrad_m256_dyn's
  * launchers, every size known from the shape, so nothing here waits for the GPU. */
 #include <math.h>
 #include <stdio.h>
@@ -23,14 +23,22 @@ int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len) {
     return 1;
 }
 
+/* The layer's wgrad configuration: 256-row tiles on the dynamic deal, the fastest of the
+ * registered wgrad configurations on the five model shapes and the worklog's cases in one H200
+ * sweep (k5_backward/TRIALS.md, the `k5-dyn2-*` blocks). Its tile comes from its own registry row. */
+static cudaError_t (*const wgrad_launch)(const GgLaunch *) = k5_wgrad_m256_dyn_launch;
+cudaError_t k5_moe_wgrad_info(GgKernelInfo *info) { return k5_wgrad_m256_dyn_info(info); }
+
 /* The launch description of each wgrad (experts, reduction rows, k, n), as k5_moe_backward
  * issues them, and its work list's parameters (gg_wgrad.h's rule, as the kernel asks it). */
 static GgWgradParams wgrad_params(const GgMoeShape *s, int num_sms, K5MoeWgrad which) {
+    GgKernelInfo info = {0};
+    k5_moe_wgrad_info(&info);
     const int rows = s->tokens * s->topk;
     const int experts = which == K5_MOE_WGRAD_DWR ? 1 : s->experts, m = which == K5_MOE_WGRAD_DWR ? s->tokens : rows;
     const int k = which == K5_MOE_WGRAD_DW2 ? s->f : s->d;
     const int n = which == K5_MOE_WGRAD_DW2 ? s->d : which == K5_MOE_WGRAD_DW1 ? 2 * s->f : k4_router_n(s->experts);
-    return gg_wgrad_params(experts, m, k, n, K5_WGRAD_TILE_M, K5_WGRAD_TILE_N, num_sms);
+    return gg_wgrad_params(experts, m, k, n, info.block_m, info.block_n, num_sms);
 }
 
 enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_WGRAD,
@@ -47,10 +55,10 @@ static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS], size_t t
     bytes[WS_DX_ROUTER] = 2 * t * d;
     bytes[WS_DWR_PADDED] = 2 * d * np;
     bytes[WS_ROUTER_OFFSETS] = 2 * 4;
-    for (int i = 0; i < K5_MOE_WGRADS; ++i) { /* a slice each, none when there are no rows */
+    for (int i = 0; i < K5_MOE_WGRADS; ++i) { /* a slice each, with rows or not: the deal's counters */
         const GgWgradParams p = wgrad_params(s, num_sms, (K5MoeWgrad)i);
-        bytes[WS_WGRAD + i] = s->tokens > 0 ? (size_t)gg_wgrad_workspace_bytes(&p) : 0;
-        tickets[i] = s->tokens > 0 ? (size_t)gg_wgrad_ticket_bytes(&p) : 0;
+        bytes[WS_WGRAD + i] = (size_t)gg_wgrad_workspace_bytes(&p);
+        tickets[i] = (size_t)gg_wgrad_ticket_bytes(&p);
     }
 }
 
@@ -122,7 +130,7 @@ static cudaError_t k5_gemm(const K5MoeBackward *b, GgPass pass, void *workspace,
     g.row_offsets = offsets;
     g.num_sms = b->layer->num_sms;
     g.stream = b->layer->stream;
-    return pass == GG_PASS_WGRAD ? k5_wgrad_launch(&g) : k5_dgrad_launch(&g);
+    return pass == GG_PASS_WGRAD ? wgrad_launch(&g) : k5_dgrad_launch(&g);
 }
 
 cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {

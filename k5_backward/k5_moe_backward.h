@@ -3,11 +3,11 @@
  * Given dOut [T x d] and the state an unfused forward leaves (routing, Xg, U = [G | U], H, Y):
  *
  *   combine   dw[t, s] = <dOut[t], Y[r]>, dY[r] = w[t, s] dOut[t]        r = row_of(t, s)
- *   GEMM2     dH = dY W2_e^T [R x F] (k5_dgrad), dW2_e = H_e^T dY_e [F x d] (k5_wgrad)
+ *   GEMM2     dH = dY W2_e^T [R x F] (k5_dgrad), dW2_e = H_e^T dY_e [F x d] (k5_wgrad_m256_dyn)
  *   GEMM1     dG = dH U silu'(G), dU = dH silu(G): dU_cat [R x 2F]; dXg = dU_cat W1_e^T [R x d]
- *             (k5_dgrad), dW1_e = Xg_e^T dU_cat_e [d x 2F] (k5_wgrad)
+ *             (k5_dgrad), dW1_e = Xg_e^T dU_cat_e [d x 2F] (k5_wgrad_m256_dyn)
  *   route     dlogits [T x E] from dw through the top-k weights (k5_router_dlogit), then
- *             dWr = X^T dlogits [d x E] (k5_wgrad, one expert) and dX_r = dlogits Wr^T (k5_dgrad)
+ *             dWr = X^T dlogits [d x E] (k5_wgrad_m256_dyn, one expert) and dX_r = dlogits Wr^T (k5_dgrad)
  *   permute   dX[t] = dX_r[t] + sum_s dXg[row_of(t, s)]
  *
  * The steps run in that order (route needs only dw, permute needs dX_r); k5_moe_bwd_step_of
@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "gg_hd.h"
+#include "gg_kernel.h" /* GgKernelInfo: the layer's wgrad configuration */
 #include "k4_moe/k4_moe.h"
 
 #ifdef __cplusplus
@@ -39,8 +40,8 @@ typedef struct K5MoeGrads {
     uint16_t *dw2;  /* [E x F x d] */
 } K5MoeGrads;
 
-/* The backward's three k5_wgrad launches, in the order they run. Each has its own slice of k5_wgrad
- * scratch (tickets, then fp32 partials, gg_wgrad.h): the ticket area's size differs between
+/* The backward's three wgrad launches, in the order they run. Each has its own slice of wgrad
+ * scratch (the deal's counters, tickets, then fp32 partials, gg_wgrad.h): the ticket area's size differs between
  * them, so in one shared slice a later launch's tickets could lie on an earlier launch's partial
  * floats, which nothing clears. */
 typedef enum { K5_MOE_WGRAD_DW2, K5_MOE_WGRAD_DW1, K5_MOE_WGRAD_DWR, K5_MOE_WGRADS } K5MoeWgrad;
@@ -56,8 +57,8 @@ typedef struct K5MoeBackwardWorkspace {
     uint16_t *dx_router;  /* [T x d] dlogits Wr^T */
     uint16_t *dwr_padded; /* [d x k4_router_n(E)] */
     int *router_offsets;  /* [2] = {0, T}: the router GEMMs' one expert (the dlogits kernel writes it) */
-    void *wgrad[K5_MOE_WGRADS]; /* each launch's k5_wgrad workspace (NULL: it never splits); its
-                                   tickets zeroed once by setup, left zero by each launch */
+    void *wgrad[K5_MOE_WGRADS]; /* each launch's wgrad workspace; its counters and tickets
+                                   zeroed once by setup, left zero by each launch */
 } K5MoeBackwardWorkspace;
 
 typedef struct K5MoeBackward {
@@ -67,6 +68,9 @@ typedef struct K5MoeBackward {
     K5MoeBackwardWorkspace ws;
 } K5MoeBackward;
 
+/* The registry row of the layer's wgrad configuration (k5_moe_backward.c says which and why):
+ * its tile sizes the work lists and so the workspace. */
+cudaError_t k5_moe_wgrad_info(GgKernelInfo *info);
 /* 1 if the backward can run shape s (k4_moe_can_implement's, and k5_wgrad's 1..1024 experts);
  * else 0 and one line in why. */
 int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len);

@@ -41,7 +41,8 @@
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
 // Shared   with the ping-pong twin (k5_wgrad_pingpong.cu), in k5_wgrad.cuh: the ring, the work
-//          list's tables, the producer's loop, the zeroing of rows past an expert, a split's
+//          list's tables, the deal (this kernel: the round robin; the twins *_dyn: a counter),
+//          the producer's loop, the zeroing of rows past an expert, a split's
 //          partial and fix-up, the launch and the registration (K5_WGRAD_REGISTER).
 // Run it   build/bin/ggemm run --kernel k5_wgrad --tokens 16384 --experts 64 --k 1024 --n 2688 --skew 1.2
 #include "k5_backward/k5_wgrad.cuh"

@@ -335,13 +335,14 @@ cudaError_t launch_wgrad(const GgLaunch *p, WgradKernel<TRACE> kernel, const cha
 // A wgrad kernel's registry row, from its ring R: block_m and block_n are the output tile's rows
 // of k and columns of n, and the ragged reduction runs in block_k (64-row) stages, to which an
 // item's rows are padded (harness/csv.c reads it so).
-template <class R>
+template <class R, Deal D>
 void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
     k3::info_of(info, kernel, Shape{R::BLOCK_N, false, false, whole_tiles});
     info->block_m = R::TILE_M;
     info->dynamic_smem = R::SMEM_BYTES;
     info->stages = R::STAGES;
     info->pass = GG_PASS_WGRAD;
+    info->dynamic_deal = D == Deal::Dynamic;
     info->workspace_bytes = wgrad_workspace_bytes<R>;
 }
 
@@ -361,6 +362,6 @@ void wgrad_info(GgKernelInfo *info, const void *kernel, bool whole_tiles) {
         return k5::launch_wgrad<RING, DEAL, true>(p, KERNEL<RING, DEAL, true>, #NAME, *t);              \
     }                                                                                                   \
     extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                            \
-        k5::wgrad_info<RING>(info, (const void *)KERNEL<RING, DEAL, false>, WHOLE_TILES);               \
+        k5::wgrad_info<RING, DEAL>(info, (const void *)KERNEL<RING, DEAL, false>, WHOLE_TILES);         \
         return cudaSuccess;                                                                             \
     }
