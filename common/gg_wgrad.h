@@ -142,6 +142,18 @@ GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
     return (int)(bound < sms ? bound : sms);
 }
 
+/* The CTA that takes item t (t = 0, 1, ... in list order), given each of the grid CTAs' work so
+ * far in cta_end (the caller adds the item's blocks to its entry): the round robin's t % grid, or
+ * the dynamic deal's CTA that is free first (k5_wgrad.cuh's WgradDeal), the lowest-numbered of
+ * those free together, when every CTA reduces a block in the same time. `ggemm tiles` and the
+ * wgrad lab deal with it. */
+GG_HD int gg_wgrad_deal_cta(const int *cta_end, int grid, int t, int dynamic) {
+    if (!dynamic) return t % grid;
+    int c = 0;
+    for (int i = 1; i < grid; ++i) c = cta_end[i] < cta_end[c] ? i : c;
+    return c;
+}
+
 /* floor(s blocks / splits), the first block of split s (0 <= s <= splits), as s q + floor(s r /
  * splits) with blocks = q splits + r: s r < splits^2 fits 32 bits unless an expert has more than
  * 2^16 splits (2^26 rows), the only case that pays a 64-bit division. */

@@ -32,9 +32,7 @@
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
 #define TILES_DEFAULT_SMS 132
 
-/* The deal: item t on CTA t % grid (the round robin), or, for a kernel on the dynamic deal, on
- * the CTA that is free first when every CTA reduces a block in the same time (the lowest-numbered
- * of those free together): what a counter drawn in list order gives under that model. */
+/* The deal: gg_wgrad_deal_cta's, the round robin or (dynamic_deal) the dynamic deal. */
 static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int dynamic_deal) {
     const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
     const int grid = gg_wgrad_grid(&p, sms);
@@ -58,10 +56,7 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
     }
     for (int t = 0; t < items; ++t) {
         list[t] = gg_wgrad_at(&p, item_start, slot_start, pr->offsets, t);
-        int c = t % grid;
-        if (dynamic_deal)
-            for (int i = c = 0; i < grid; ++i) c = cta_end[i] < cta_end[c] ? i : c;
-        cta[t] = c;
+        const int c = cta[t] = gg_wgrad_deal_cta(cta_end, grid, t, dynamic_deal);
         start[t] = cta_end[c];
         cta_end[c] += gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R);
     }

@@ -24,8 +24,10 @@ double lab_eta(const int *m, int experts, int block_m);
 int lab_adaptive_m_tiles(int m, int *tiles_128, int *tiles_64);
 /* wgrad.c (at most LAB_WGRAD_MAX_EXPERTS experts) */
 #define LAB_WGRAD_MAX_EXPERTS 64
+#define LAB_WGRAD_MAX_GRID 256 /* lab_wgrad_busiest's CTAs */
 int lab_wgrad_splits(int m, int chunk);
 long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk);
 void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
                     int *row0, int *rows);
+long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic);
 #endif

@@ -73,6 +73,16 @@ long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk) {
     for (int e = 0; e < experts; ++e) fixups += gg_wgrad_splits(&p, m[e]) > 1 ? p.tiles : 0;
     return fixups;
 }
+long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic) {
+    int cta_end[LAB_WGRAD_MAX_GRID] = {0};
+    long busiest = 0;
+    for (int t = 0; t < items; ++t) {
+        const int c = gg_wgrad_deal_cta(cta_end, grid, t, dynamic);
+        cta_end[c] += blocks[t];
+        busiest = cta_end[c] > busiest ? cta_end[c] : busiest;
+    }
+    return busiest;
+}
 void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
                     int *row0, int *rows) {
     const GgWgradParams p = wgrad_params(m, experts, tiles, chunk);

@@ -178,6 +178,47 @@ START_TEST(wgrad_list) {
 }
 END_TEST
 
+/* The deal of a work list to the CTAs: the busiest CTA's blocks under the round robin and the
+ * dynamic deal, on the worklog's 2048-row split as k5_wgrad lists it (tiles 4, chunk 2: long
+ * splits first, then one-block items), the same items reversed, and lists with empty items, for
+ * grids of 1 to LAB_WGRAD_MAX_GRID CTAs. */
+START_TEST(wgrad_deal) {
+    enum { ITEMS = 600 };
+    int worklog[LAB_WGRAD_MAX_EXPERTS], offsets[LAB_WGRAD_MAX_EXPERTS + 1], item_start[LAB_WGRAD_MAX_EXPERTS + 1],
+        slot_start[LAB_WGRAD_MAX_EXPERTS + 1], lists[3][ITEMS];
+    gg_split_rows(2048, LAB_WGRAD_MAX_EXPERTS, 1.2, worklog);
+    GgWgradParams p = gg_wgrad_params(LAB_WGRAD_MAX_EXPERTS, 2048, 8, 8, 8, 8, 1);
+    p.tiles = 4, p.n_blocks = 1, p.chunk = 2;
+    offsets[0] = item_start[0] = slot_start[0] = 0;
+    for (int e = 0; e < LAB_WGRAD_MAX_EXPERTS; ++e) {
+        offsets[e + 1] = offsets[e] + worklog[e];
+        item_start[e + 1] = item_start[e] + gg_wgrad_items(&p, worklog[e]);
+        slot_start[e + 1] = slot_start[e] + gg_wgrad_slots(&p, worklog[e]);
+    }
+    const int items = item_start[LAB_WGRAD_MAX_EXPERTS] < ITEMS ? item_start[LAB_WGRAD_MAX_EXPERTS] : ITEMS;
+    for (int t = 0; t < items; ++t) {
+        lists[0][t] = gg_wgrad_cdiv(gg_wgrad_at(&p, item_start, slot_start, offsets, t).rows, GG_WGRAD_BLOCK_R);
+        lists[1][items - 1 - t] = lists[0][t];
+        lists[2][t] = t % 3 ? t % 7 : 0;
+    }
+    static const int grids[] = {1, 2, 7, 16, 132, LAB_WGRAD_MAX_GRID};
+    for (int l = 0; l < 3; ++l)
+        for (int g = 0; g < 6; ++g)
+            for (int dynamic = 0; dynamic < 2; ++dynamic) {
+                int cta_end[LAB_WGRAD_MAX_GRID] = {0};
+                long want = 0;
+                for (int t = 0; t < items; ++t) {
+                    const int c = gg_wgrad_deal_cta(cta_end, grids[g], t, dynamic);
+                    cta_end[c] += lists[l][t];
+                    want = cta_end[c] > want ? cta_end[c] : want;
+                }
+                const long got = lab_wgrad_busiest(lists[l], items, grids[g], dynamic);
+                ck_assert_msg(got == want, "list %d, grid %d, %s deal: lab_wgrad_busiest = %ld, expected %ld", l,
+                              grids[g], dynamic ? "dynamic" : "round-robin", got, want);
+            }
+}
+END_TEST
+
 /* Each exercise: its file and the functions the student writes there (what the starter asks for). */
 static const struct {
     const char *name, *functions;
@@ -186,7 +227,7 @@ static const struct {
     {"ldmatrix", "lab_ldsm_x4_row lab_ldsm_x4_chunk lab_mma_c_row lab_mma_c_col"},
     {"desc", "lab_wgmma_desc lab_sm100_smem_desc"},
     {"eta", "lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles"},
-    {"wgrad", "lab_wgrad_splits lab_wgrad_fixups lab_wgrad_item"},
+    {"wgrad", "lab_wgrad_splits lab_wgrad_fixups lab_wgrad_item lab_wgrad_busiest"},
 };
 enum { EXERCISES = sizeof exercises / sizeof exercises[0] };
 
@@ -254,7 +295,7 @@ int main(int argc, char **argv) {
     srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator));
     srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
     srunner_add_suite(r, exercise("eta", tile_model, NULL));
-    srunner_add_suite(r, exercise("wgrad", wgrad_list, NULL));
+    srunner_add_suite(r, exercise("wgrad", wgrad_list, wgrad_deal));
     srunner_run(r, only, NULL, CK_NORMAL);
     const int failed = srunner_ntests_failed(r), run = srunner_ntests_run(r);
     srunner_free(r);

@@ -1,5 +1,6 @@
 /* Exercise: write lab_wgrad_splits, lab_wgrad_fixups and lab_wgrad_item, the work list of the
- * weight gradient dB_e = A_e^T dC_e (k5_backward), whose reduction runs over each expert's rows.
+ * weight gradient dB_e = A_e^T dC_e (k5_backward), whose reduction runs over each expert's rows,
+ * and lab_wgrad_busiest, how two deals hand that list to the CTAs.
  *
  * Expert e owns m[e] consecutive rows (0 allowed), expert 0 from row 0. Its k x n output dB_e is
  * `tiles` tiles, the same count for every expert. The reduction is in 64-row blocks; an expert
@@ -13,8 +14,15 @@
  *   lab_wgrad_item    item `index` of the list: expert-major, and inside an expert the splits of
  *                     one tile adjacent (local item j is split j % splits of tile j / splits);
  *                     its expert, tile, split, first reduction row and rows (0 for an empty expert)
- * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at (common/gg_wgrad.h), which k5_wgrad
- * runs on the GPU; `build/bin/ggemm tiles --m-list ... --k K --n N` prints the list it builds.
+ *   lab_wgrad_busiest the most blocks any of `grid` CTAs reduces when the items (blocks[t] each,
+ *                     in list order) are dealt round-robin (dynamic 0: item t to CTA t % grid) or
+ *                     dynamically (1: each item to the CTA with the fewest blocks so far, the
+ *                     lowest-numbered on a tie, as a counter drawn by whichever CTA is free first
+ *                     gives when every block takes the same time); at most 256 CTAs
+ * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at, gg_wgrad_deal_cta (common/gg_wgrad.h),
+ * which k5_wgrad runs on the GPU; `build/bin/ggemm tiles --m-list ... --k K --n N` prints the list it
+ * builds (`--kernel k5_wgrad_m256_dyn`: dealt dynamically). Which deal has the lower busiest CTA on
+ * the list sorted long-first, and on the same list reversed?
  * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu wgrad */
 #include "lab_cpu.h"
 
@@ -40,4 +48,12 @@ void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, 
     (void)chunk;
     (void)index;
     *expert = *tile = *split = *row0 = *rows = -1; /* your code here */
+}
+
+long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic) {
+    (void)blocks;
+    (void)items;
+    (void)grid;
+    (void)dynamic;
+    return 0; /* your code here */
 }
