@@ -122,7 +122,9 @@ GG_HD long gg_wgrad_max_slots(const GgWgradParams *p) {
 /* Workspace bytes: the deal's two counters (a kernel that hands out items from a counter, the
  * next item and the CTAs done: GG_WGRAD_DEAL_BYTES), the tickets (one int per slot, rounded up
  * to 256 bytes), then the fp32 partials (tile_m x tile_n floats per slot). The counters and the
- * tickets are zeroed once, and every launch leaves them zero: gg_wgrad_ticket_bytes covers both. */
+ * tickets are zeroed once, and every launch that completes leaves them zero
+ * (gg_wgrad_ticket_bytes covers both); after a launch that did not (an aborted context), zero
+ * them again, or a dynamic-deal launch would skip items. */
 #define GG_WGRAD_DEAL_BYTES 256
 GG_HD long gg_wgrad_ticket_bytes(const GgWgradParams *p) {
     return GG_WGRAD_DEAL_BYTES + (gg_wgrad_max_slots(p) * 4 + 255) / 256 * 256;
@@ -142,15 +144,31 @@ GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
     return (int)(bound < sms ? bound : sms);
 }
 
-/* The CTA that takes item t (t = 0, 1, ... in list order), given each of the grid CTAs' work so
- * far in cta_end (the caller adds the item's blocks to its entry): the round robin's t % grid, or
- * the dynamic deal's CTA that is free first (k5_wgrad.cuh's WgradDeal), the lowest-numbered of
- * those free together, when every CTA reduces a block in the same time. `ggemm tiles` and the
- * wgrad lab deal with it. */
-GG_HD int gg_wgrad_deal_cta(const int *cta_end, int grid, int t, int dynamic) {
-    if (!dynamic) return t % grid;
-    int c = 0;
-    for (int i = 1; i < grid; ++i) c = cta_end[i] < cta_end[c] ? i : c;
+/* The deal of the list to the grid's CTAs, as a model in which every CTA reduces a block in the
+ * same time (`ggemm tiles` and the wgrad lab deal with it). The round robin: item t on CTA
+ * t % grid. The dynamic deal (k5_wgrad.cuh's WgradDeal): a CTA holds one item ahead, so it
+ * draws two at launch and then one each time it starts an item; the next item goes to the CTA
+ * whose draw comes first, on a tie the one that has drawn fewer, then the lowest-numbered.
+ * Arrays of `grid` ints, zeroed by the caller: busy, each CTA's blocks dealt so far; draw_at,
+ * when it draws next (in blocks); drawn, its items so far. */
+typedef struct GgWgradDeal {
+    int grid, dynamic;
+    int *busy, *draw_at, *drawn;
+} GgWgradDeal;
+
+/* Deals item t (t = 0, 1, ... in list order) of `blocks` blocks: its CTA, and in *start where in
+ * that CTA's sequence it begins. */
+GG_HD int gg_wgrad_deal(GgWgradDeal *d, int t, int blocks, int *start) {
+    int c = t % d->grid;
+    if (d->dynamic) {
+        c = 0;
+        for (int i = 1; i < d->grid; ++i)
+            if (d->draw_at[i] < d->draw_at[c] || (d->draw_at[i] == d->draw_at[c] && d->drawn[i] < d->drawn[c])) c = i;
+    }
+    *start = d->busy[c];
+    d->busy[c] += blocks;
+    d->draw_at[c] = *start; /* its next draw: when it starts this item */
+    d->drawn[c] += 1;
     return c;
 }
 

@@ -32,17 +32,18 @@
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
 #define TILES_DEFAULT_SMS 132
 
-/* The deal: gg_wgrad_deal_cta's, the round robin or (dynamic_deal) the dynamic deal. */
+/* The deal: gg_wgrad_deal's model, the round robin or (dynamic_deal) the dynamic deal. */
 static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int dynamic_deal) {
     const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
     const int grid = gg_wgrad_grid(&p, sms);
     int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
     int *slot_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
-    int *cta_end = calloc((size_t)(grid > 0 ? grid : 1), sizeof(int));
+    int *cta_end = calloc(3 * (size_t)(grid > 0 ? grid : 1), sizeof(int)); /* the deal's three arrays */
     if (!item_start || !slot_start || !cta_end) {
         free(item_start), free(slot_start), free(cta_end);
         return 1;
     }
+    GgWgradDeal deal = {grid, dynamic_deal, cta_end, cta_end + grid, cta_end + 2 * grid};
     gg_wgrad_tables(&p, pr->m, item_start, slot_start); /* the kernel's two prefix sums */
     int split_tiles = 0;
     for (int e = 0; e < pr->experts; ++e) split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
@@ -56,9 +57,7 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
     }
     for (int t = 0; t < items; ++t) {
         list[t] = gg_wgrad_at(&p, item_start, slot_start, pr->offsets, t);
-        const int c = cta[t] = gg_wgrad_deal_cta(cta_end, grid, t, dynamic_deal);
-        start[t] = cta_end[c];
-        cta_end[c] += gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R);
+        cta[t] = gg_wgrad_deal(&deal, t, gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R), &start[t]);
     }
     printf("# pass=wgrad,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,tile_n=%d,block_r=%d,sms=%d,grid=%d,chunk=%d,"
            "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,deal=%s,m_e=",

@@ -27,7 +27,7 @@ int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len) {
  * registered wgrad configurations on the five model shapes and the worklog's cases in one H200
  * sweep (k5_backward/TRIALS.md, the `k5-dyn2-*` blocks). Its tile comes from its own registry row. */
 static cudaError_t (*const wgrad_launch)(const GgLaunch *) = k5_wgrad_m256_dyn_launch;
-cudaError_t k5_moe_wgrad_info(GgKernelInfo *info) { return k5_wgrad_m256_dyn_info(info); }
+cudaError_t k5_moe_wgrad_info(GgKernelInfo *info) { return k5_wgrad_m256_dyn_info(info); } /* constants: no error */
 
 /* The launch description of each wgrad (experts, reduction rows, k, n), as k5_moe_backward
  * issues them, and its work list's parameters (gg_wgrad.h's rule, as the kernel asks it). */
@@ -107,7 +107,7 @@ cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
     size_t bytes[BUFS], tickets[K5_MOE_WGRADS];
     sizes(&b->layer->s, b->layer->num_sms, bytes, tickets);
     for (int i = 0; i < K5_MOE_WGRADS; ++i)
-        if (b->ws.wgrad[i] && tickets[i]) {
+        if (b->ws.wgrad[i]) {
             cudaError_t e = cudaMemsetAsync(b->ws.wgrad[i], 0, tickets[i], b->layer->stream);
             if (e != cudaSuccess) return e;
         }

@@ -82,14 +82,15 @@ struct WgradTables {
 
 // The deal: which items a CTA runs, and in what order. Its j-th item, for every role:
 //   static   item blockIdx.x + j x gridDim.x (the round robin): every role computes it alone.
-//   dynamic  the next item of a counter in the workspace (deal[0]), drawn by the producer when
-//            it is ready to load a new item and passed to the consumers through a queue of
-//            QUEUE slots in shared memory (full: the producer's write; empty: every consumer
-//            warp's read). A CTA slowed by long items draws fewer, so the CTAs end together
-//            whatever the items cost (k5_backward/TRIALS.md). Every CTA draws one index past
-//            the list, then counts itself done (deal[1]); the last one sets both back to 0 for
-//            the next launch. Which CTA runs an item changes no bit of dB: a split tile's
-//            partials are added in split order whoever is last.
+//   dynamic  the next item of a counter in the workspace (deal[0]), drawn by the producer one
+//            item ahead (the draw for item j + 1 issued when item j is taken) and passed to the
+//            consumers through a queue of QUEUE slots in shared memory (full: the producer's
+//            write; empty: every consumer warp's read). A CTA slowed by long items draws fewer,
+//            so the CTAs end within about an item of each other whatever the items cost
+//            (k5_backward/TRIALS.md; gg_wgrad_deal models it). Every CTA draws past the list
+//            (its last two draws), then counts itself done (deal[1]); the last one sets both
+//            back to 0 for the next launch. Which CTA runs an item changes no bit of dB: a
+//            split tile's partials are added in split order whoever is last.
 enum class Deal { Static, Dynamic };
 template <Deal D>
 struct WgradDeal {  // static: nothing to share

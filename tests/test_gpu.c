@@ -483,7 +483,8 @@ static void moe_check_backward(const GgMoeShape *s, unsigned long long seed, int
         ck_assert_msg(chk.cpu_ref, "k5_moe_backward on '%s': fp64 CPU reference not used", what);
 }
 
-/* The backward again on the same workspace, where k5_wgrad's split tiles take tickets: a layer
+/* The backward again on the same workspace, where the layer's wgrad's split tiles take tickets
+ * and its dynamic deal a counter, both left zero by each launch: a layer
  * whose dW2, dW1 and dWr reductions all split (tests/suite_moe_backward.c's splitting layers),
  * the backward run twice, then captured in a CUDA graph and replayed twice (a new dOut before the
  * second), gradients poisoned before each run and checked after it. Each wgrad launch must find
@@ -492,10 +493,10 @@ static void moe_check_backward(const GgMoeShape *s, unsigned long long seed, int
 START_TEST(moe_backward_again_and_in_a_graph) {
     if (!moe_here()) return;
     const GgMoeShape s = {20000, 128, 128, 8, 2, 1};
-    const GgWgradParams dw2 = gg_wgrad_params(s.experts, s.tokens * s.topk, s.f, s.d, K5_WGRAD_TILE_M,
-                                              K5_WGRAD_TILE_N, dev.sms),
-                        dwr = gg_wgrad_params(1, s.tokens, s.d, k4_router_n(s.experts), K5_WGRAD_TILE_M,
-                                              K5_WGRAD_TILE_N, dev.sms);
+    GgKernelInfo w = {0};
+    ck_assert_int_eq(k5_moe_wgrad_info(&w), cudaSuccess); /* the layer's wgrad configuration's tile */
+    const GgWgradParams dw2 = gg_wgrad_params(s.experts, s.tokens * s.topk, s.f, s.d, w.block_m, w.block_n, dev.sms),
+                        dwr = gg_wgrad_params(1, s.tokens, s.d, k4_router_n(s.experts), w.block_m, w.block_n, dev.sms);
     ck_assert_msg(gg_wgrad_max_slots(&dw2) > 0 && gg_wgrad_max_slots(&dwr) > 0, "the layer must split on %d SMs",
                   dev.sms);
     GgMoeRun r;

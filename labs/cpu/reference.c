@@ -74,12 +74,12 @@ long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk) {
     return fixups;
 }
 long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic) {
-    int cta_end[LAB_WGRAD_MAX_GRID] = {0};
+    int busy[LAB_WGRAD_MAX_GRID] = {0}, draw_at[LAB_WGRAD_MAX_GRID] = {0}, drawn[LAB_WGRAD_MAX_GRID] = {0}, start;
+    GgWgradDeal d = {grid, dynamic, busy, draw_at, drawn};
     long busiest = 0;
     for (int t = 0; t < items; ++t) {
-        const int c = gg_wgrad_deal_cta(cta_end, grid, t, dynamic);
-        cta_end[c] += blocks[t];
-        busiest = cta_end[c] > busiest ? cta_end[c] : busiest;
+        const int c = gg_wgrad_deal(&d, t, blocks[t], &start);
+        busiest = busy[c] > busiest ? busy[c] : busiest;
     }
     return busiest;
 }

@@ -205,12 +205,12 @@ START_TEST(wgrad_deal) {
     for (int l = 0; l < 3; ++l)
         for (int g = 0; g < 6; ++g)
             for (int dynamic = 0; dynamic < 2; ++dynamic) {
-                int cta_end[LAB_WGRAD_MAX_GRID] = {0};
+                int busy[LAB_WGRAD_MAX_GRID] = {0}, draw_at[LAB_WGRAD_MAX_GRID] = {0}, drawn[LAB_WGRAD_MAX_GRID] = {0};
+                GgWgradDeal d = {grids[g], dynamic, busy, draw_at, drawn};
                 long want = 0;
-                for (int t = 0; t < items; ++t) {
-                    const int c = gg_wgrad_deal_cta(cta_end, grids[g], t, dynamic);
-                    cta_end[c] += lists[l][t];
-                    want = cta_end[c] > want ? cta_end[c] : want;
+                for (int t = 0, start; t < items; ++t) {
+                    const int c = gg_wgrad_deal(&d, t, lists[l][t], &start);
+                    want = busy[c] > want ? busy[c] : want;
                 }
                 const long got = lab_wgrad_busiest(lists[l], items, grids[g], dynamic);
                 ck_assert_msg(got == want, "list %d, grid %d, %s deal: lab_wgrad_busiest = %ld, expected %ld", l,

@@ -16,10 +16,11 @@
  *                     its expert, tile, split, first reduction row and rows (0 for an empty expert)
  *   lab_wgrad_busiest the most blocks any of `grid` CTAs reduces when the items (blocks[t] each,
  *                     in list order) are dealt round-robin (dynamic 0: item t to CTA t % grid) or
- *                     dynamically (1: each item to the CTA with the fewest blocks so far, the
- *                     lowest-numbered on a tie, as a counter drawn by whichever CTA is free first
- *                     gives when every block takes the same time); at most 256 CTAs
- * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at, gg_wgrad_deal_cta (common/gg_wgrad.h),
+ *                     dynamically (1: from a counter, each CTA holding one item ahead: it draws
+ *                     two at launch, then one when it starts an item; the next item goes to the
+ *                     CTA whose draw comes first, counted in blocks, on a tie the one that has
+ *                     drawn fewer, then the lowest-numbered); at most 256 CTAs
+ * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at, gg_wgrad_deal (common/gg_wgrad.h),
  * which k5_wgrad runs on the GPU; `build/bin/ggemm tiles --m-list ... --k K --n N` prints the list it
  * builds (`--kernel k5_wgrad_m256_dyn`: dealt dynamically). Which deal has the lower busiest CTA on
  * the list sorted long-first, and on the same list reversed?
