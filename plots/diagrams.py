@@ -548,6 +548,51 @@ def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE
     fig.savefig(out, dpi=DPI)
 
 
+# ---------------------------------------------------------------- fig26: the two deals of one list
+def fig_wgrad_deal(bin_dir, out, ex=dict(WGRAD_EXAMPLE, sms=8)):
+    """One work list (fig23's, on fewer SMs) dealt by the round robin and by the dynamic deal, as
+    `ggemm tiles --kernel` lists them for two kernels of the same tile (gg_wgrad_deal's model)."""
+    kernels = (("k5_wgrad_pingpong", "round robin: item t on CTA t mod grid"),
+               ("k5_wgrad_pingpong_dyn", "dynamic deal: the next item to the CTA whose draw comes first"))
+    colors = plt.cm.tab10.colors
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), sharey=True)
+    for ax, (kernel, what) in zip(axes, kernels):
+        meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel, "--m-list", ex["m_list"],
+                                       "--k", ex["k"], "--n", ex["n"], "--sms", ex["sms"])
+        grid = int(meta["grid"])
+        for it in items:
+            color = colors[it["expert"] % 10]
+            if it["rows"] == 0:
+                ax.plot(it["start"], it["cta"] + 0.5, marker="x", color=color, markersize=8, mew=2)
+                continue
+            ax.add_patch(mpatches.Rectangle((it["start"], it["cta"] + 0.1), it["end"] - it["start"], 0.8,
+                                            facecolor=color, edgecolor="black", linewidth=0.6,
+                                            hatch="///" if it["splits"] > 1 else None))
+        ends = [max([it["end"] for it in items if it["cta"] == c] or [0]) for c in range(grid)]
+        mean = sum(ends) / grid
+        ax.axvline(max(ends), color="black", linestyle="-", linewidth=1)
+        ax.axvline(mean, color="gray", linestyle="--", linewidth=1)
+        ax.set_title(f"`{kernel}`: {what}\nbusiest CTA {max(ends)} blocks, mean {mean:.1f} "
+                     f"({max(ends) / mean:.2f}x)", fontsize=9)
+        ax.set_xlim(-0.5, max(ends) + 2)
+        ax.set_ylim(grid, 0)
+        ax.set_yticks([c + 0.5 for c in range(grid)])
+        ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
+        ax.set_xlabel(f"reduction work in the CTA's order, in {meta['block_r']}-row blocks (a count, not a time)")
+    axes[0].set_ylabel("CTA")
+    handles = [mpatches.Patch(facecolor=colors[e % 10], edgecolor="black", label=f"expert {e}: {m} rows")
+               for e, m in enumerate(meta["m_e"].split())]
+    handles += [mpatches.Patch(facecolor="white", edgecolor="black", hatch="///", label="split item"),
+                plt.Line2D([], [], marker="x", color="gray", linestyle="", markersize=8, mew=2, label="empty expert"),
+                plt.Line2D([], [], color="black", label="busiest CTA's end"),
+                plt.Line2D([], [], color="gray", linestyle="--", label="mean CTA's end")]
+    axes[1].legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
+    fig.suptitle(f"One wgrad work list, two deals ({ex['sms']} SMs; gg_wgrad_deal, printed by `ggemm tiles --kernel`)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+
+
 # ---------------------------------------------------------------- fig25: how the static stride deals B
 FORWARD_EXAMPLE = dict(tokens=1536, experts=12, k=64, n=1024, sms=12)
 
@@ -602,6 +647,7 @@ FIGURES = {
     "fig20-k4-glu-pairing.png": fig_glu,
     "fig23-wgrad-work-list.png": fig_wgrad_list,
     "fig25-k3-forward-deal.png": fig_forward_deal,
+    "fig26-wgrad-deal.png": fig_wgrad_deal,
 }
 
 
