@@ -1163,6 +1163,48 @@ def k5_item_lengths(path, ggemm):
     return "\n".join(out) if len(out) > 5 else None
 
 
+# A wgrad sweep read for each kernel's cost per item: (tag, CSV). On the worklog's two equal-split
+# cases at s = 0 every item reduces the same number of blocks (1 at 2048 rows, 4 at 16384).
+K5_ITEM_COST = [("k5-item-cost-h200", "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv")]
+
+
+def k5_item_cost(path, ggemm):
+    """Per kernel: an SM's time per item on the two equal cases (median time x grid / items, from
+    `ggemm tiles --kernel`), split as a + b x blocks; b beside a block's time at the dense ceiling
+    per SM, and a in blocks (a / b): how much of an item is its fixed cost."""
+    if not os.access(ggemm, os.X_OK):
+        return None
+    meta, rows = load(os.path.join(ROOT, path))
+    per = {}
+    for r in rows:
+        if r["set"] == "backward_stages" and float(r["skew"]) == 0 and r["check"] == "pass":
+            per.setdefault(r["kernel"], {})[int(r["tokens"])] = r
+    out = [provenance(meta, os.path.join(ROOT, path)), "",
+           "Per kernel, on the worklog's cases at s = 0 (64 experts, K 1024, N 2688; every item the same length): "
+           "an SM's time per item, median time x grid / items (`ggemm tiles --kernel`, this build); the straight line "
+           "a + b x blocks through the two; b against a block's time at the dense ceiling per SM (this run's); a in "
+           "blocks.", "",
+           "| kernel | tile | µs per item, 1 block (2048 rows) | µs per item, 4 blocks (16384 rows) | b: µs per block | "
+           "a block at the ceiling µs | a: µs per item | a / b (blocks) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for kernel, d in sorted(per.items()):
+        if set(d) != {2048, 16384}:
+            continue
+        t = {}
+        for tokens, r in d.items():
+            head = subprocess.run([ggemm, "tiles", "--kernel", kernel, "--tokens", str(tokens), "--experts", r["experts"],
+                                   "--k", r["k"], "--n", r["n"], "--skew", "0", "--sms", meta["sms"]],
+                                  capture_output=True, text=True, check=True).stdout.splitlines()[0]
+            kv = dict(f.split("=", 1) for f in head[2:].split(",") if "=" in f)
+            t[tokens] = float(r["time_us_median"]) * int(kv["grid"]) / int(kv["items"])
+            tile = (int(kv["tile_m"]), int(kv["tile_n"]))
+        b = (t[16384] - t[2048]) / 3
+        a = t[2048] - b
+        ceil = 2 * tile[0] * tile[1] * 64 / (float(meta["ceiling_gemm_tflops"]) * 1e12 / int(meta["sms"])) * 1e6
+        out.append(f"| `{kernel}` | {tile[0]} x {tile[1]} | {t[2048]:.2f} | {t[16384]:.2f} | {b:.2f} | {ceil:.2f} | "
+                   f"{a:.2f} | {a / b:.1f} |")
+    return "\n".join(out) if len(out) > 5 else None
+
+
 def main():
     ap = argparse.ArgumentParser(description="Write the README tables from a sweep CSV.")
     ap.add_argument("sweep")
@@ -1242,6 +1284,10 @@ def main():
     for tag, trace, sweep in K5_TRACES:
         if os.path.exists(os.path.join(ROOT, trace)):
             write(stage_files("k5_backward"), tag, k5_trace_phases(trace, sweep), check)
+    for tag, path in K5_ITEM_COST:
+        table = os.path.exists(os.path.join(ROOT, path)) and k5_item_cost(path, args.ggemm)
+        if table:
+            write(stage_files("k5_backward"), tag, table, check)
     for tag, caption, summaries in K5_TAILS:
         if all(os.path.exists(os.path.join(ROOT, f)) for f in summaries):
             write(stage_files("k5_backward"), tag, k5_trace_tails(caption, summaries), check)
