@@ -160,7 +160,7 @@ __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgr
                                               const typename gg::Trace<TRACE>::Sink &trace) {
     using Trace = gg::Trace<TRACE>;
     GgPipe pipe = {0, 0};
-    int ahead;  // the dynamic deal's next draw, in flight
+    int ahead = 0;  // the dynamic deal's next draw, in flight
     for (int j = 0;; ++j) {
         const int t = deal.draw(deal_counters, j, ahead);
         if (t >= tb.items(prm)) break;
