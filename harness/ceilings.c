@@ -1,6 +1,6 @@
 /* The ceilings every roofline column is measured against, measured in the same process as the
- * kernels: copy bandwidth and the dense cuBLAS GEMM rate here, the FFMA and mma.sync
- * instruction peaks in ceilings.cu. */
+ * kernels: copy bandwidth, write-only bandwidth and the dense cuBLAS GEMM rate here, the FFMA and
+ * mma.sync instruction peaks in ceilings.cu. */
 #include <cublas_v2.h>
 
 #include "gg_harness.h"
@@ -15,6 +15,10 @@ typedef struct {
 static cudaError_t copy_fn(void *p) {
     CopyCtx *c = p;
     return cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, gg_stream());
+}
+static cudaError_t write_fn(void *p) {
+    CopyCtx *c = p;
+    return cudaMemsetAsync(c->dst, 0x3c, c->bytes, gg_stream());
 }
 
 typedef struct {
@@ -42,6 +46,10 @@ int gg_measure_ceilings(GgDeviceInfo *d) {
     GG_CUDA(cudaMemset((void *)cc.src, 0x3c, bytes));
     if (gg_time(copy_fn, &cc, 3, 20, 0, &tm)) return GG_EXIT_CHECK;
     d->bw_gbps = 2.0 * (double)bytes / (tm.median_us * 1e-6) * 1e-9;
+    /* Write only: the same 1 GiB set, nothing read (not the roofline's term: a reference for
+     * kernels whose bytes are mostly written). */
+    if (gg_time(write_fn, &cc, 3, 20, 0, &tm)) return GG_EXIT_CHECK;
+    d->write_gbps = (double)bytes / (tm.median_us * 1e-6) * 1e-9;
     /* Dense GEMM: 8192^3 bf16 on random data (zeros run faster and would flatter it). */
     const int n = 8192;
     const size_t elems = (size_t)n * n;

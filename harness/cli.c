@@ -112,7 +112,7 @@ static const struct {
      "           persistent k3_wgmma configuration's tiles per CTA (common/gg_schedule.h); --kernel of a wgrad\n"
      "           kernel: its own list (k5_wgrad_m256's 256-row tiles); N SMs (default 132)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
-     "ceilings                          measured copy, GEMM, FFMA and mma.sync peaks"},
+     "ceilings                          measured copy, write, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,
      "calibrate [--out FILE] [--reps N] [--warmup N] [--seed S]   k3_wgmma's cost model constants,\n"
      "           measured here (a minute); GG_CALIBRATION=FILE makes the entry point use them\n"

@@ -217,6 +217,7 @@ typedef struct GgDeviceInfo {
     long l2_bytes, smem_optin;
     /* ceilings measured in the same process (ceilings.c) */
     double bw_gbps;           /* device-to-device copy, bytes read + written */
+    double write_gbps;        /* device memset: bytes written only (wgrad's dB is such a stream) */
     double gemm_tflops;       /* dense cuBLAS bf16 GEMM, 8192^3 */
     double ffma_tflops;       /* FFMA peak microbenchmark */
     double mma_sync_tflops;   /* mma.sync m16n8k16 bf16 peak microbenchmark */
