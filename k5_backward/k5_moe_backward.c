@@ -24,7 +24,7 @@ int k5_moe_backward_can_implement(const GgMoeShape *s, char *why, size_t len) {
 }
 
 /* The layer's wgrad configuration: 256-row tiles on the dynamic deal, the fastest of the
- * registered wgrad configurations on the five model shapes and the worklog's cases in one H200
+ * registered wgrad configurations on four model shapes and the worklog's cases in one H200
  * sweep (k5_backward/TRIALS.md, the `k5-dyn2-*` blocks). Its tile comes from its own registry row. */
 static cudaError_t (*const wgrad_launch)(const GgLaunch *) = k5_wgrad_m256_dyn_launch;
 cudaError_t k5_moe_wgrad_info(GgKernelInfo *info) { return k5_wgrad_m256_dyn_info(info); } /* constants: no error */
