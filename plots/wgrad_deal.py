@@ -58,24 +58,28 @@ def deal(ggemm, shape_args):
     return meta, [max(x) * grid / sum(x) for x in (dealt, zigzag)]
 
 
-def dynamic(ggemm, shape_args):
-    """The busiest CTA's blocks over the mean as the dynamic deal gives it (the model in
-    gg_wgrad_deal: every CTA holds one item ahead), on k5_wgrad's tile."""
-    meta, items = work_lists.tiles(ggemm, "--kernel", "k5_wgrad_pingpong_dyn", *shape_args)
+def dealt_blocks(ggemm, shape_args, *kernel):
+    """Each CTA's 64-row blocks as the kernel deals its list (`ggemm tiles`), and the list's tile
+    rows of k."""
+    meta, items = work_lists.tiles(ggemm, "--pass", "wgrad", *kernel, *shape_args)
     dealt = [0] * int(meta["grid"])
     for it in items:
         dealt[it["cta"]] += it["end"] - it["start"]
+    return dealt, int(meta["tile_m"])
+
+
+def dynamic(ggemm, shape_args):
+    """The busiest CTA's blocks over the mean as the dynamic deal gives it (the model in
+    gg_wgrad_deal: every CTA holds one item ahead), on k5_wgrad's tile."""
+    dealt, _ = dealt_blocks(ggemm, shape_args, "--kernel", "k5_wgrad_pingpong_dyn")
     return max(dealt) * len(dealt) / sum(dealt)
 
 
 def busiest_work(ggemm, shape_args, *kernel):
     """The busiest CTA's work as the kernel deals the list: its 64-row blocks times the tile's rows
     of k (a 256-row block is twice a 128-row one's FLOPs)."""
-    meta, items = work_lists.tiles(ggemm, "--pass", "wgrad", *kernel, *shape_args)
-    dealt = [0] * int(meta["grid"])
-    for it in items:
-        dealt[it["cta"]] += it["end"] - it["start"]
-    return max(dealt) * int(meta["tile_m"])
+    dealt, tile_m = dealt_blocks(ggemm, shape_args, *kernel)
+    return max(dealt) * tile_m
 
 
 def compare(pairs):
