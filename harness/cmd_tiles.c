@@ -38,12 +38,12 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
     const int grid = gg_wgrad_grid(&p, sms);
     int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
     int *slot_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
-    int *cta_end = calloc(3 * (size_t)(grid > 0 ? grid : 1), sizeof(int)); /* the deal's three arrays */
-    if (!item_start || !slot_start || !cta_end) {
-        free(item_start), free(slot_start), free(cta_end);
+    int *deal_state = calloc(3 * (size_t)(grid > 0 ? grid : 1), sizeof(int)); /* gg_wgrad_deal's three arrays */
+    if (!item_start || !slot_start || !deal_state) {
+        free(item_start), free(slot_start), free(deal_state);
         return 1;
     }
-    GgWgradDeal deal = {grid, dynamic_deal, cta_end, cta_end + grid, cta_end + 2 * grid};
+    GgWgradDeal deal = {grid, dynamic_deal, deal_state, deal_state + grid, deal_state + 2 * grid};
     gg_wgrad_tables(&p, pr->m, item_start, slot_start); /* the kernel's two prefix sums */
     int split_tiles = 0;
     for (int e = 0; e < pr->experts; ++e) split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
@@ -52,7 +52,7 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
     int *start = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));
     int *cta = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));
     if (!list || !start || !cta) {
-        free(item_start), free(slot_start), free(cta_end), free(list), free(start), free(cta);
+        free(item_start), free(slot_start), free(deal_state), free(list), free(start), free(cta);
         return 1;
     }
     for (int t = 0; t < items; ++t) {
@@ -81,7 +81,7 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
                it->m0 / p.tile_m, it->col0 / p.tile_n, it->split, it->splits, it->row0, it->rows, start[t],
                start[t] + blocks, it->slot, it->ticket, fixup);
     }
-    free(item_start), free(slot_start), free(cta_end), free(list), free(start), free(cta);
+    free(item_start), free(slot_start), free(deal_state), free(list), free(start), free(cta);
     return 0;
 }
 

@@ -106,11 +106,10 @@ cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
     if (b->layer->num_sms <= 0) return cudaErrorInvalidValue; /* the workspace was sized for a count */
     size_t bytes[BUFS], tickets[K5_MOE_WGRADS];
     sizes(&b->layer->s, b->layer->num_sms, bytes, tickets);
-    for (int i = 0; i < K5_MOE_WGRADS; ++i)
-        if (b->ws.wgrad[i]) {
-            cudaError_t e = cudaMemsetAsync(b->ws.wgrad[i], 0, tickets[i], b->layer->stream);
-            if (e != cudaSuccess) return e;
-        }
+    for (int i = 0; i < K5_MOE_WGRADS; ++i) { /* every launch has a slice: the deal's counters */
+        cudaError_t e = cudaMemsetAsync(b->ws.wgrad[i], 0, tickets[i], b->layer->stream);
+        if (e != cudaSuccess) return e;
+    }
     return cudaSuccess;
 }
 

@@ -86,7 +86,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
             produce_items<R, D, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, deal,
-                                          deal_counters, trace);
+                                       deal_counters, trace);
     } else {
         // ---------- consumers: rows c x TILE_M / 2 .. of every item's tile, HALVES x 64 ----------
         gg::setmaxnreg_inc<CONSUMER_REGS>();

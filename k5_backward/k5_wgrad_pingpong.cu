@@ -58,7 +58,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
         gg::setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == 0)
             produce_items<R, D, TRACE>(tables, prm, row_offsets, &tmap_a, &tmap_dc, smem, full, empty, deal,
-                                          deal_counters, trace);
+                                       deal_counters, trace);
         return;
     }
     // ---------------- consumers: the CTA's items in turn ----------------

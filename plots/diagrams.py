@@ -495,6 +495,24 @@ def fig_glu(bin_dir, out, f=768):
 WGRAD_EXAMPLE = dict(m_list="3000,1400,600,200,64,3,0,1", k=256, n=384, sms=16)
 
 
+def wgrad_item_bars(ax, items, colors, labels=False, cross=9):
+    """A wgrad work list on ax, one row per CTA: each item a bar over its blocks, coloured by
+    expert, hatched if split (labelled when long enough and `labels`), an empty expert's item a
+    cross (nothing loaded, zeros stored)."""
+    for it in items:
+        color = colors[it["expert"] % 10]
+        if it["rows"] == 0:
+            ax.plot(it["start"], it["cta"] + 0.5, marker="x", color=color, markersize=cross, mew=2)
+            continue
+        split = it["splits"] > 1
+        ax.add_patch(mpatches.Rectangle((it["start"], it["cta"] + 0.1), it["end"] - it["start"], 0.8, facecolor=color,
+                                        edgecolor="black", linewidth=0.6, hatch="///" if split else None))
+        if labels and it["end"] - it["start"] >= 4:
+            label = f"e{it['expert']} t{it['tile']}" + (f" s{it['split']}" if split else "")
+            ax.text((it["start"] + it["end"]) / 2, it["cta"] + 0.5, label, ha="center", va="center", fontsize=7,
+                    bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.8))
+
+
 def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE["k"], n=WGRAD_EXAMPLE["n"],
                    sms=WGRAD_EXAMPLE["sms"]):
     meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--pass", "wgrad", "--m-list", m_list, "--k", k,
@@ -502,18 +520,7 @@ def fig_wgrad_list(bin_dir, out, m_list=WGRAD_EXAMPLE["m_list"], k=WGRAD_EXAMPLE
     grid, chunk = int(meta["grid"]), int(meta["chunk"])
     colors = plt.cm.tab10.colors
     fig, ax = plt.subplots(figsize=(13, 6.8))
-    for it in items:
-        color = colors[it["expert"] % 10]
-        if it["rows"] == 0:  # an empty expert: no block reduced, the tile stored as zeros
-            ax.plot(it["start"], it["cta"] + 0.5, marker="x", color=color, markersize=9, mew=2)
-            continue
-        split = it["splits"] > 1
-        ax.add_patch(mpatches.Rectangle((it["start"], it["cta"] + 0.1), it["end"] - it["start"], 0.8, facecolor=color,
-                                        edgecolor="black", linewidth=0.6, hatch="///" if split else None))
-        label = f"e{it['expert']} t{it['tile']}" + (f" s{it['split']}" if split else "")
-        if it["end"] - it["start"] >= 4:
-            ax.text((it["start"] + it["end"]) / 2, it["cta"] + 0.5, label, ha="center", va="center", fontsize=7,
-                    bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.8))
+    wgrad_item_bars(ax, items, colors, labels=True)
     tickets = {}  # the fix-up: on the split that ends last (fixup_cta), where the partials are added
     for it in items:
         if it["splits"] > 1 and it["cta"] == it["fixup_cta"]:
@@ -560,14 +567,7 @@ def fig_wgrad_deal(bin_dir, out, ex=dict(WGRAD_EXAMPLE, sms=8)):
         meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel, "--m-list", ex["m_list"],
                                        "--k", ex["k"], "--n", ex["n"], "--sms", ex["sms"])
         grid = int(meta["grid"])
-        for it in items:
-            color = colors[it["expert"] % 10]
-            if it["rows"] == 0:
-                ax.plot(it["start"], it["cta"] + 0.5, marker="x", color=color, markersize=8, mew=2)
-                continue
-            ax.add_patch(mpatches.Rectangle((it["start"], it["cta"] + 0.1), it["end"] - it["start"], 0.8,
-                                            facecolor=color, edgecolor="black", linewidth=0.6,
-                                            hatch="///" if it["splits"] > 1 else None))
+        wgrad_item_bars(ax, items, colors, cross=8)
         ends = [max([it["end"] for it in items if it["cta"] == c] or [0]) for c in range(grid)]
         mean = sum(ends) / grid
         ax.axvline(max(ends), color="black", linestyle="-", linewidth=1)

@@ -928,33 +928,38 @@ def k5_ab(caption, before, after):
     return "\n".join(out)
 
 
+# The sweeps several same-sweep pairs read: the 256-row twin's, the dynamic deal's first (H100)
+# and second (H200) versions.
+M256_H100 = "results/h100-80gb-hbm3/evidence/wgrad-m256-c27165fd5362.csv"
+DYN1_H100 = "results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv"
+DYN2_H200 = "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv"
 # k5 twins measured side by side in one sweep: (tag, caption, files, the kernel before, after).
 K5_PAIRS = [("k5-pingpong-h100", "`k5_wgrad_pingpong` (after) against `k5_wgrad` (before), both in the same sweep, "
              "each shape's two kernels back to back",
              ["results/h100-80gb-hbm3/evidence/backward-ab723ae7eedf.csv"], "k5_wgrad", "k5_wgrad_pingpong"),
             ("k5-m256-h100", "`k5_wgrad_m256` (after: 256-row tiles) against `k5_wgrad` (before: 128-row tiles, "
              "otherwise the same kernel), in the same sweep",
-             ["results/h100-80gb-hbm3/evidence/wgrad-m256-c27165fd5362.csv"], "k5_wgrad", "k5_wgrad_m256"),
+             [M256_H100], "k5_wgrad", "k5_wgrad_m256"),
             ("k5-m256-pp-h100", "`k5_wgrad_m256` (after) against `k5_wgrad_pingpong` (before), in the same sweep",
-             ["results/h100-80gb-hbm3/evidence/wgrad-m256-c27165fd5362.csv"], "k5_wgrad_pingpong", "k5_wgrad_m256"),
+             [M256_H100], "k5_wgrad_pingpong", "k5_wgrad_m256"),
             ("k5-dyn1-pp-h100", "`k5_wgrad_pingpong_dyn` (after: the dynamic deal, first version, one draw per item "
              "in the producer's path) against `k5_wgrad_pingpong` (before: the round robin), in the same sweep",
-             ["results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv"], "k5_wgrad_pingpong", "k5_wgrad_pingpong_dyn"),
+             [DYN1_H100], "k5_wgrad_pingpong", "k5_wgrad_pingpong_dyn"),
             ("k5-dyn1-m256-h100", "`k5_wgrad_m256_dyn` (after: the dynamic deal, first version) against `k5_wgrad_m256` "
              "(before: the round robin), in the same sweep",
-             ["results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv"], "k5_wgrad_m256", "k5_wgrad_m256_dyn"),
+             [DYN1_H100], "k5_wgrad_m256", "k5_wgrad_m256_dyn"),
             ("k5-dyn1-m256-pp-h100", "`k5_wgrad_m256_dyn` (after) against `k5_wgrad_pingpong` (before), in the same "
-             "sweep", ["results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv"], "k5_wgrad_pingpong",
+             "sweep", [DYN1_H100], "k5_wgrad_pingpong",
              "k5_wgrad_m256_dyn"),
             ("k5-dyn2-pp-h200", "`k5_wgrad_pingpong_dyn` (after: the dynamic deal, second version, each draw issued "
              "an item ahead) against `k5_wgrad_pingpong` (before: the round robin), in the same sweep on an H200",
-             ["results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv"], "k5_wgrad_pingpong", "k5_wgrad_pingpong_dyn"),
+             [DYN2_H200], "k5_wgrad_pingpong", "k5_wgrad_pingpong_dyn"),
             ("k5-dyn2-m256-h200", "`k5_wgrad_m256_dyn` (after: the dynamic deal, second version) against "
              "`k5_wgrad_m256` (before: the round robin), in the same sweep on an H200",
-             ["results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv"], "k5_wgrad_m256", "k5_wgrad_m256_dyn"),
+             [DYN2_H200], "k5_wgrad_m256", "k5_wgrad_m256_dyn"),
             ("k5-dyn2-m256-ppdyn-h200", "`k5_wgrad_m256_dyn` (after) against `k5_wgrad_pingpong_dyn` (before), both "
              "on the dynamic deal, in the same sweep on an H200",
-             ["results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv"], "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"),
+             [DYN2_H200], "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"),
             ("k5-s5-h100", "`k5_wgrad_pingpong_s5` (after: one staging box per warp, five ring stages; reverted) "
              "against `k5_wgrad_pingpong` (before: three boxes, four stages), in the same sweep",
              ["results/h100-80gb-hbm3/evidence/wgrad-s5-bb407de6af91.csv"], "k5_wgrad_pingpong", "k5_wgrad_pingpong_s5")]
@@ -1165,7 +1170,7 @@ def k5_item_lengths(path, ggemm):
 
 # A wgrad sweep read for each kernel's cost per item: (tag, CSV). On the worklog's two equal-split
 # cases at s = 0 every item reduces the same number of blocks (1 at 2048 rows, 4 at 16384).
-K5_ITEM_COST = [("k5-item-cost-h200", "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv")]
+K5_ITEM_COST = [("k5-item-cost-h200", DYN2_H200)]
 
 
 def k5_item_cost(path, ggemm):
