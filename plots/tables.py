@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the README tables from a sweep CSV, so that no number in them is typed by hand.
 
-usage: tables.py results/h200/sweep.csv [--ggemm build/bin/ggemm] [--check]
+usage: tables.py results/h200/sweep.csv [--ggemm build/bin/ggemm] [--check] [--page results/GPU/README.md]
 Rewrites these generated blocks (`<!-- NAME:begin/end -->`), each in whichever file holds it
 (plots/readme_block.py: the top README.md or a page of docs/; a stage's README.md or TRIALS.md):
 `stages` (the stage table), `results` (the sweep's "stages" cases, one row per kernel), `power`
@@ -34,13 +34,16 @@ import results_age  # noqa: E402
 STAGE_OF = {}  # kernel -> stage folder, from the registry (main() fills it)
 PASS_OF = {}  # kernel or peer -> "forward", "dgrad" or "wgrad" (the registry's GgPass; main() fills it)
 STALE = []  # with --check: the blocks that would change (write() appends)
+PAGE = None  # with --page: the one file every block goes to (main() sets it)
 
 
 def write(paths, tag, text, check=False):
-    """One generated block into whichever of `paths` holds it (plots/readme_block.py)."""
-    changed = replace_block(paths, tag, text, check)
+    """One generated block into whichever of `paths` holds it (plots/readme_block.py); with --page,
+    into that page only, and a block it does not hold is left out without a word."""
+    changed = replace_block(PAGE or paths, tag, text, check)
     if changed is None:
-        print(missing(tag, paths))
+        if not PAGE:
+            print(missing(tag, paths))
     elif changed and check:
         STALE.append(tag)
 
@@ -1215,8 +1218,12 @@ def main():
     ap.add_argument("sweep")
     ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if a block would change")
+    ap.add_argument("--page", help="write the blocks into this page only (a GPU's own results/GPU/README.md), "
+                    "so the stage READMEs keep the reference GPU's tables")
     args = ap.parse_args()
     path, check = os.path.abspath(args.sweep), args.check
+    global PAGE
+    PAGE = args.page and os.path.abspath(args.page)
     try:
         stages, steps = registry(args.ggemm, os.path.join(os.path.dirname(path), "kernels.csv"))
         STAGE_OF.update(stages)

@@ -1,0 +1,4 @@
+# Session 9, call 4 (issue 27; the machine still warm from call 3, its Triton cache in /tmp/triton
+# holding the autotuner's compiled kernels): Liger at T = 4096 on the targets' three models again,
+# appended to a copy of call 3's moe.csv (moe-liger-repeat-C.log; the committed moe.csv is call 3's).
+source .devscripts/setup.sh; export GG_COMMIT=$(cat .devscripts/commit) TRITON_CACHE_DIR=/tmp/triton; o=/tmp/o4; mkdir -p $o; ls /tmp/triton | wc -l; cp /tmp/o3/moe.csv $o/moe.csv 2>/dev/null || echo "no moe.csv"; cmake --build --preset test -j16 >/dev/null 2>&1; build/bin/ggemm moe --model mixtral,qwen3,olmoe --tokens 4096 --list > /tmp/m2.txt; timeout 380 python3 harness/peers/liger_moe.py --csv $o/moe.csv --cases /tmp/m2.txt > $o/moe-liger-4096.log 2>&1; echo "liger rc=$?"; tail -8 $o/moe-liger-4096.log; cp -r $o $OUT/

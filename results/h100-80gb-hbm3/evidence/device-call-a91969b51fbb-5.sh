@@ -1,0 +1,3 @@
+# Session 9, call 5 (issue 28, still warm): Liger's fused-MoE backward on call 3's layer backward rows
+# (moe-backward-liger-C.csv: k4's rows from call 3, Liger's from this call; its log moe-backward-liger-C.log).
+source .devscripts/setup.sh; export GG_COMMIT=$(cat .devscripts/commit) TRITON_CACHE_DIR=/tmp/triton; o=/tmp/o5; mkdir -p $o; cp /tmp/o3/moe_backward.csv $o/ || echo "no csv"; cp /tmp/o3/moe-liger.log /tmp/o3/moe_backward-liger.log $o/ 2>/dev/null; build/bin/ggemm moe --model mixtral,qwen3,olmoe --tokens 4096 --backward --list > /tmp/m3.txt; timeout 360 python3 harness/peers/liger_moe.py --backward --csv $o/moe_backward.csv --cases /tmp/m3.txt > $o/moe_backward-liger-2.log 2>&1; echo "liger bwd rc=$?"; tail -6 $o/moe_backward-liger-2.log; cp -r $o $OUT/
