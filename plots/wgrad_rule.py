@@ -1,0 +1,145 @@
+"""Which of k5's two dynamic-deal wgrad tiles runs faster, from a cost per item, against committed runs.
+
+The model. An item of the wgrad list (common/gg_wgrad.h, as `ggemm tiles --kernel` lists it) costs
+the SM that runs it
+
+    a + b x blocks (+ f when the item is one split of a reduction cut across CTAs)
+
+a: what every item pays whatever its length (its lookup, its epilogue: one tile of dB out);
+b: one 64-row reduction block of MMAs; f: a split's fp32 partial written, and read back by the
+split that finishes the tile. The dynamic deal hands the items out in list order, each to the CTA
+whose next draw comes first (gg_wgrad_deal's rule, in time instead of blocks: a CTA draws when it
+starts the item it holds); the kernel's time is the last CTA's end.
+
+Per run and kernel: a and b from the worklog's two cases at s = 0 (2048 and 16384 rows: every item
+one block, every item four; no splits), f from the worklog's 16384-row case at s = 1.2; every
+other row of the run is predicted, not fitted. The pick is the kernel predicted faster. Writes the
+`k5-wgrad-rule` block of k5_backward/TRIALS.md.
+
+    python3 plots/wgrad_rule.py [--ggemm build/bin/ggemm] [--check]
+
+Standard library only.
+"""
+import argparse
+import heapq
+import os
+import sys
+
+import readme_block
+import work_lists
+from tables import load
+
+ROOT = readme_block.ROOT
+KERNELS = ("k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")
+# Committed runs with both kernels on the worklog's cases: (label, CSV). The first one's rows are
+# listed in full.
+RUNS = [("H200, bdddc46", "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv"),
+        ("H100, c7610b0", "results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv"),
+        ("H100, a91969b", "results/h100-80gb-hbm3/backward.csv")]
+FIT = [("2048", "0"), ("16384", "0"), ("16384", "1.2")]  # the backward_stages cases the constants come from
+
+
+def work(ggemm, kernel, r, sms):
+    """(grid, [(blocks, split?) per item in list order]) of `kernel`'s list for row r's shape."""
+    meta, items = work_lists.tiles(ggemm, "--kernel", kernel, "--tokens", r["tokens"], "--experts", r["experts"],
+                                   "--k", r["k"], "--n", r["n"], "--skew", r["skew"], "--sms", sms)
+    block = int(meta["block_r"])
+    return int(meta["grid"]), [(-(-it["rows"] // block), it["splits"] > 1) for it in items]
+
+
+def predict(grid, items, a, b, f):
+    """The last CTA's end when the dynamic deal hands out `items` at a + b x blocks (+ f) each."""
+    busy, drawn = [0.0] * grid, [0] * grid
+    draws = [(0.0, 0, c) for c in range(grid)]  # (when it draws next, items drawn, CTA): a heap
+    for blocks, split in items:
+        _, _, c = heapq.heappop(draws)
+        start = busy[c]
+        busy[c] += a + b * blocks + (f if split else 0.0)
+        drawn[c] += 1
+        heapq.heappush(draws, (start, drawn[c], c))
+    return max(busy)
+
+
+def fit(ggemm, rows, kernel, sms):
+    """(a, b, f) of `kernel` from the run's three FIT rows."""
+    mine = {(r["tokens"], r["skew"]): r for r in rows
+            if r["kernel"] == kernel and r["set"] == "backward_stages" and r["check"] == "pass"}
+    per_item = {}
+    for tokens in ("2048", "16384"):
+        grid, items = work(ggemm, kernel, mine[(tokens, "0")], sms)
+        per_item[tokens] = float(mine[(tokens, "0")]["time_us_median"]) * grid / len(items)
+    b = (per_item["16384"] - per_item["2048"]) / 3  # one block an item, then four
+    a = per_item["2048"] - b
+    grid, items = work(ggemm, kernel, mine[("16384", "1.2")], sms)
+    target, lo, hi = float(mine[("16384", "1.2")]["time_us_median"]), 0.0, 1000.0
+    for _ in range(50):  # the time rises with f: bisect for the measured one
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if predict(grid, items, a, b, mid) < target else (lo, mid)
+    return a, b, lo
+
+
+def run(ggemm, path):
+    """(meta, constants per kernel, [(row key, measured per kernel, predicted per kernel, fitted?)])."""
+    meta, rows = load(os.path.join(ROOT, path))
+    consts = {k: fit(ggemm, rows, k, meta["sms"]) for k in KERNELS}
+    shapes = {}
+    for r in rows:
+        if r["kernel"] in KERNELS and r["check"] == "pass":
+            shapes.setdefault((r["set"], r["tokens"], r["experts"], r["k"], r["n"], r["skew"]), {})[r["kernel"]] = r
+    out = []
+    for key, both in shapes.items():
+        if len(both) < len(KERNELS):
+            continue
+        measured = {k: float(both[k]["time_us_median"]) for k in KERNELS}
+        predicted = {k: predict(*work(ggemm, k, both[k], meta["sms"]), *consts[k]) for k in KERNELS}
+        fitted = key[0] == "backward_stages" and (key[1], key[5]) in FIT
+        out.append((key, measured, predicted, fitted))
+    return meta, consts, out
+
+
+def summary(label, path, meta, rows):
+    held = [(m, p) for _, m, p, fitted in rows if not fitted]
+    right = [min(m, key=m.get) == min(p, key=p.get) for m, p in held]
+    cost = max((m[min(p, key=p.get)] / min(m.values()) for m, p in held), default=1.0)
+    return (f"- {label} (`{path}`, {meta.get('device')}): the pick is the faster kernel on {sum(right)} of the "
+            f"{len(held)} rows not fitted; the pick's time over the faster one's, at worst, {cost:.3f}.")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
+    ap.add_argument("--check", action="store_true", help="only say whether the block would change")
+    a = ap.parse_args()
+    if not os.access(a.ggemm, os.X_OK):
+        print(f"wgrad_rule.py: {a.ggemm} not built: the k5-wgrad-rule block is not regenerated")
+        return 0
+    short = {"k5_wgrad_pingpong_dyn": "pp_dyn", "k5_wgrad_m256_dyn": "m256_dyn"}
+    consts = ["| run | kernel | a: µs per item | b: µs per block | f: µs per split item |", "|---|---|---:|---:|---:|"]
+    lines, sums = [], []
+    for i, (label, path) in enumerate(RUNS):
+        meta, c, rows = run(a.ggemm, path)
+        consts += [f"| {label} | `{k}` | {c[k][0]:.2f} | {c[k][1]:.2f} | {c[k][2]:.1f} |" for k in KERNELS]
+        sums.append(summary(label, path, meta, rows))
+        if i:
+            continue
+        lines = ["| set | rows | skew | measured µs pp_dyn / m256_dyn | predicted µs pp_dyn / m256_dyn | pick | "
+                 "pick's time / the faster's |", "|---|---:|---:|---:|---:|---|---:|"]
+        for key, m, p, fitted in rows:
+            pick = min(p, key=p.get)
+            lines.append(f"| {key[0][len('backward_'):]} | {key[1]} | {key[5]} | {m[KERNELS[0]]:.1f} / "
+                         f"{m[KERNELS[1]]:.1f} | {p[KERNELS[0]]:.1f} / {p[KERNELS[1]]:.1f} | "
+                         f"{short[pick]}{' (fitted)' if fitted else ''} | {m[pick] / min(m.values()):.3f} |")
+    note = ("*Generated by `plots/wgrad_rule.py` (its docstring has the model) from the committed runs below and "
+            "`ggemm tiles --kernel` of this build (each row's list, on the run's SMs). Constants per run and "
+            "kernel, from three of the worklog's cases; every other row predicted. The rows of the first run:*")
+    text = "\n".join([note, ""] + consts + [""] + lines + [""] + sums)
+    changed = readme_block.replace_block(readme_block.stage_files("k5_backward"), "k5-wgrad-rule", text,
+                                         check=a.check)
+    if changed is None:
+        print(readme_block.missing("k5-wgrad-rule", readme_block.stage_files("k5_backward")))
+        return 1
+    return 1 if changed and a.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
