@@ -35,12 +35,16 @@ STAGE_OF = {}  # kernel -> stage folder, from the registry (main() fills it)
 PASS_OF = {}  # kernel or peer -> "forward", "dgrad" or "wgrad" (the registry's GgPass; main() fills it)
 STALE = []  # with --check: the blocks that would change (write() appends)
 PAGE = None  # with --page: the one file every block goes to (main() sets it)
+WRITTEN = set()  # the tags write() found a block for
 
 
 def write(paths, tag, text, check=False):
     """One generated block into whichever of `paths` holds it (plots/readme_block.py); with --page,
-    into that page only, and a block it does not hold is left out without a word."""
+    into that page only, and a block it does not hold is left out without a word (main() checks
+    that every block the page holds was written)."""
     changed = replace_block(PAGE or paths, tag, text, check)
+    if changed is not None:
+        WRITTEN.add(tag)
     if changed is None:
         if not PAGE:
             print(missing(tag, paths))
@@ -1213,10 +1217,27 @@ def k5_item_lengths(path, ggemm):
 K5_ITEM_COST = [("k5-item-cost-h200", DYN2_H200)]
 
 
+def item_cost(ggemm, meta, d, kernel):
+    """A wgrad kernel's time per item on the two equal cases (d: its rows by tokens, 2048 and
+    16384, s = 0): median time / the busiest CTA's items (with equal items every deal is the round
+    robin: ceil(items / grid)), from `ggemm tiles --kernel`; the line a + b x blocks through them
+    (one block an item, then four); and the tile. plots/wgrad_rule.py prices items with it."""
+    t = {}
+    for tokens, r in d.items():
+        head = subprocess.run([ggemm, "tiles", "--kernel", kernel, "--tokens", str(tokens), "--experts", r["experts"],
+                               "--k", r["k"], "--n", r["n"], "--skew", "0", "--sms", meta["sms"]],
+                              capture_output=True, text=True, check=True).stdout.splitlines()[0]
+        kv = dict(f.split("=", 1) for f in head[2:].split(",") if "=" in f)
+        t[tokens] = float(r["time_us_median"]) / -(-int(kv["items"]) // int(kv["grid"]))
+        tile = (int(kv["tile_m"]), int(kv["tile_n"]))
+    b = (t[16384] - t[2048]) / 3
+    return t, (t[2048] - b, b), tile
+
+
 def k5_item_cost(path, ggemm):
-    """Per kernel: an SM's time per item on the two equal cases (median time x grid / items, from
-    `ggemm tiles --kernel`), split as a + b x blocks; b beside a block's time at the dense ceiling
-    per SM, and a in blocks (a / b): how much of an item is its fixed cost."""
+    """Per kernel: an SM's time per item on the two equal cases (item_cost), split as a + b x
+    blocks; b beside a block's time at the dense ceiling per SM, and a in blocks (a / b): how much
+    of an item is its fixed cost."""
     if not os.access(ggemm, os.X_OK):
         return None
     meta, rows = load(os.path.join(ROOT, path))
@@ -1226,7 +1247,8 @@ def k5_item_cost(path, ggemm):
             per.setdefault(r["kernel"], {})[int(r["tokens"])] = r
     out = [provenance(meta, os.path.join(ROOT, path)), "",
            "Per kernel, on the worklog's cases at s = 0 (64 experts, K 1024, N 2688; every item the same length): "
-           "an SM's time per item, median time x grid / items (`ggemm tiles --kernel`, this build); the straight line "
+           "an SM's time per item, median time / the busiest CTA's items (`ggemm tiles --kernel`, this build: "
+           "ceil(items / grid)); the straight line "
            "a + b x blocks through the two; b against a block's time at the dense ceiling per SM (this run's); a in "
            "blocks.", "",
            "| kernel | tile | µs per item, 1 block (2048 rows) | µs per item, 4 blocks (16384 rows) | b: µs per block | "
@@ -1234,16 +1256,7 @@ def k5_item_cost(path, ggemm):
     for kernel, d in sorted(per.items()):
         if set(d) != {2048, 16384}:
             continue
-        t = {}
-        for tokens, r in d.items():
-            head = subprocess.run([ggemm, "tiles", "--kernel", kernel, "--tokens", str(tokens), "--experts", r["experts"],
-                                   "--k", r["k"], "--n", r["n"], "--skew", "0", "--sms", meta["sms"]],
-                                  capture_output=True, text=True, check=True).stdout.splitlines()[0]
-            kv = dict(f.split("=", 1) for f in head[2:].split(",") if "=" in f)
-            t[tokens] = float(r["time_us_median"]) * int(kv["grid"]) / int(kv["items"])
-            tile = (int(kv["tile_m"]), int(kv["tile_n"]))
-        b = (t[16384] - t[2048]) / 3
-        a = t[2048] - b
+        t, (a, b), tile = item_cost(ggemm, meta, d, kernel)
         ceil = 2 * tile[0] * tile[1] * 64 / (float(meta["ceiling_gemm_tflops"]) * 1e12 / int(meta["sms"])) * 1e6
         out.append(f"| `{kernel}` | {tile[0]} x {tile[1]} | {t[2048]:.2f} | {t[16384]:.2f} | {b:.2f} | {ceil:.2f} | "
                    f"{a:.2f} | {a / b:.1f} |")
@@ -1261,6 +1274,9 @@ def main():
     path, check = os.path.abspath(args.sweep), args.check
     global PAGE
     PAGE = args.page and os.path.abspath(args.page)
+    if PAGE and (not os.path.exists(PAGE) or os.path.dirname(PAGE) != os.path.dirname(path)):
+        print(f"tables.py: --page {args.page}: not an existing page beside {args.sweep}", file=sys.stderr)
+        sys.exit(2)
     try:
         stages, steps = registry(args.ggemm, os.path.join(os.path.dirname(path), "kernels.csv"))
         STAGE_OF.update(stages)
@@ -1328,11 +1344,14 @@ def main():
         if table:
             write(stage_files("k5_backward"), lengths_tag, table, check)
     for tag, caption, before, after in K5_AB:
-        if all(os.path.exists(os.path.join(ROOT, f)) for f in before + after):
-            write(stage_files("k5_backward"), tag, k5_ab(caption, before, after), check)
+        table = all(os.path.exists(os.path.join(ROOT, f)) for f in before + after) and k5_ab(caption, before, after)
+        if table:
+            write(stage_files("k5_backward"), tag, table, check)
     for tag, caption, before, after in K5_LAYER_AB:
-        if all(os.path.exists(os.path.join(ROOT, f)) for f in (before, after)):
-            write(stage_files("k5_backward"), tag, k5_layer_ab(caption, before, after), check)
+        table = all(os.path.exists(os.path.join(ROOT, f)) for f in (before, after)) and k5_layer_ab(caption, before,
+                                                                                                     after)
+        if table:
+            write(stage_files("k5_backward"), tag, table, check)
     for tag, trace, sweep in K5_TRACES:
         if os.path.exists(os.path.join(ROOT, trace)):
             write(stage_files("k5_backward"), tag, k5_trace_phases(trace, sweep), check)
@@ -1357,6 +1376,13 @@ def main():
             print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
         else:
             write(results_age.files(results), tag, text, check)
+    if PAGE:  # a block of the page that nothing wrote: its table has no rows in this run, or a stale marker
+        with open(PAGE) as f:
+            unwritten = sorted(set(re.findall(r"<!-- ([\w-]+):begin -->", f.read())) - WRITTEN)
+        if unwritten:
+            print(f"tables.py: {os.path.relpath(PAGE, ROOT)}: nothing written into {', '.join(unwritten)}",
+                  file=sys.stderr)
+            sys.exit(1)
     sys.exit(1 if STALE else 0)
 
 

@@ -27,7 +27,7 @@ import sys
 
 import readme_block
 import work_lists
-from tables import load
+from tables import item_cost, load
 
 ROOT = readme_block.ROOT
 KERNELS = ("k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")
@@ -60,18 +60,16 @@ def predict(grid, items, a, b, f):
     return max(busy)
 
 
-def fit(ggemm, rows, kernel, sms):
-    """(a, b, f) of `kernel` from the run's three FIT rows."""
+def fit(ggemm, meta, rows, kernel):
+    """(a, b, f) of `kernel` from the run's three FIT rows: a and b as k5_backward/TRIALS.md's
+    item-cost table has them (tables.item_cost), f the one that predicts the third row's time."""
     mine = {(r["tokens"], r["skew"]): r for r in rows
             if r["kernel"] == kernel and r["set"] == "backward_stages" and r["check"] == "pass"}
-    per_item = {}
-    for tokens in ("2048", "16384"):
-        grid, items = work(ggemm, kernel, mine[(tokens, "0")], sms)
-        per_item[tokens] = float(mine[(tokens, "0")]["time_us_median"]) * grid / len(items)
-    b = (per_item["16384"] - per_item["2048"]) / 3  # one block an item, then four
-    a = per_item["2048"] - b
-    grid, items = work(ggemm, kernel, mine[("16384", "1.2")], sms)
+    _, (a, b), _ = item_cost(ggemm, meta, {int(t): mine[(t, "0")] for t in ("2048", "16384")}, kernel)
+    grid, items = work(ggemm, kernel, mine[("16384", "1.2")], meta["sms"])
     target, lo, hi = float(mine[("16384", "1.2")]["time_us_median"]), 0.0, 1000.0
+    if not predict(grid, items, a, b, lo) <= target <= predict(grid, items, a, b, hi):
+        sys.exit(f"wgrad_rule.py: no f in [{lo:g}, {hi:g}] µs predicts {kernel}'s {target} µs at 16384 rows, s = 1.2")
     for _ in range(50):  # the time rises with f: bisect for the measured one
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if predict(grid, items, a, b, mid) < target else (lo, mid)
@@ -79,9 +77,10 @@ def fit(ggemm, rows, kernel, sms):
 
 
 def run(ggemm, path):
-    """(meta, constants per kernel, [(row key, measured per kernel, predicted per kernel, fitted?)])."""
+    """(meta, constants per kernel, [(row key, measured, predicted, predicted without f, split items;
+    each per kernel, fitted?)])."""
     meta, rows = load(os.path.join(ROOT, path))
-    consts = {k: fit(ggemm, rows, k, meta["sms"]) for k in KERNELS}
+    consts = {k: fit(ggemm, meta, rows, k) for k in KERNELS}
     shapes = {}
     for r in rows:
         if r["kernel"] in KERNELS and r["check"] == "pass":
@@ -90,19 +89,24 @@ def run(ggemm, path):
     for key, both in shapes.items():
         if len(both) < len(KERNELS):
             continue
+        lists = {k: work(ggemm, k, both[k], meta["sms"]) for k in KERNELS}
         measured = {k: float(both[k]["time_us_median"]) for k in KERNELS}
-        predicted = {k: predict(*work(ggemm, k, both[k], meta["sms"]), *consts[k]) for k in KERNELS}
+        predicted = {k: predict(*lists[k], *consts[k]) for k in KERNELS}
+        no_f = {k: predict(*lists[k], *consts[k][:2], 0.0) for k in KERNELS}
+        splits = {k: sum(split for _, split in lists[k][1]) for k in KERNELS}
         fitted = key[0] == "backward_stages" and (key[1], key[5]) in FIT
-        out.append((key, measured, predicted, fitted))
+        out.append((key, measured, predicted, no_f, splits, fitted))
     return meta, consts, out
 
 
 def summary(label, path, meta, rows):
-    held = [(m, p) for _, m, p, fitted in rows if not fitted]
-    right = [min(m, key=m.get) == min(p, key=p.get) for m, p in held]
-    cost = max((m[min(p, key=p.get)] / min(m.values()) for m, p in held), default=1.0)
-    return (f"- {label} (`{path}`, {meta.get('device')}): the pick is the faster kernel on {sum(right)} of the "
-            f"{len(held)} rows not fitted; the pick's time over the faster one's, at worst, {cost:.3f}.")
+    held = [(m, p, q) for _, m, p, q, _, fitted in rows if not fitted]
+    faster = lambda m, p: min(m, key=m.get) == min(p, key=p.get)  # noqa: E731
+    cost = max((m[min(p, key=p.get)] / min(m.values()) for m, p, _ in held), default=1.0)
+    return (f"- {label} (`{path}`, {meta.get('device')}): the pick is the faster kernel on "
+            f"{sum(faster(m, p) for m, p, _ in held)} of the {len(held)} rows not fitted; the pick's time over "
+            f"the faster one's, at worst, {cost:.3f}. Without f (a split item priced as any other): "
+            f"{sum(faster(m, q) for m, _, q in held)} of {len(held)}.")
 
 
 def main():
@@ -122,16 +126,19 @@ def main():
         sums.append(summary(label, path, meta, rows))
         if i:
             continue
-        lines = ["| set | rows | skew | measured µs pp_dyn / m256_dyn | predicted µs pp_dyn / m256_dyn | pick | "
-                 "pick's time / the faster's |", "|---|---:|---:|---:|---:|---|---:|"]
-        for key, m, p, fitted in rows:
+        lines = ["| set | rows | skew | split items pp_dyn / m256_dyn | measured µs pp_dyn / m256_dyn | "
+                 "predicted µs pp_dyn / m256_dyn | pick | pick's time / the faster's |",
+                 "|---|---:|---:|---:|---:|---:|---|---:|"]
+        for key, m, p, _, n, fitted in rows:
             pick = min(p, key=p.get)
-            lines.append(f"| {key[0][len('backward_'):]} | {key[1]} | {key[5]} | {m[KERNELS[0]]:.1f} / "
-                         f"{m[KERNELS[1]]:.1f} | {p[KERNELS[0]]:.1f} / {p[KERNELS[1]]:.1f} | "
+            lines.append(f"| {key[0][len('backward_'):]} | {key[1]} | {key[5]} | {n[KERNELS[0]]} / {n[KERNELS[1]]} | "
+                         f"{m[KERNELS[0]]:.1f} / {m[KERNELS[1]]:.1f} | {p[KERNELS[0]]:.1f} / {p[KERNELS[1]]:.1f} | "
                          f"{short[pick]}{' (fitted)' if fitted else ''} | {m[pick] / min(m.values()):.3f} |")
     note = ("*Generated by `plots/wgrad_rule.py` (its docstring has the model) from the committed runs below and "
             "`ggemm tiles --kernel` of this build (each row's list, on the run's SMs). Constants per run and "
-            "kernel, from three of the worklog's cases; every other row predicted. The rows of the first run:*")
+            "kernel, from three of the worklog's cases (a and b as the item-cost table computes them); every "
+            "other row predicted. The rows of the first run; split items: those that are one split of a "
+            "reduction cut across CTAs, each paying f:*")
     text = "\n".join([note, ""] + consts + [""] + lines + [""] + sums)
     changed = readme_block.replace_block(readme_block.stage_files("k5_backward"), "k5-wgrad-rule", text,
                                          check=a.check)
