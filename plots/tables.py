@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from names import new_name  # noqa: E402  (old configuration names in the evidence -> today's)
 from readme_block import ROOT, front_files, missing, replace_block, stage_files  # noqa: E402
 import results_age  # noqa: E402
+import work_lists  # noqa: E402
 
 STAGE_OF = {}  # kernel -> stage folder, from the registry (main() fills it)
 PASS_OF = {}  # kernel or peer -> "forward", "dgrad" or "wgrad" (the registry's GgPass; main() fills it)
@@ -43,12 +44,12 @@ def write(paths, tag, text, check=False):
     into that page only, and a block it does not hold is left out without a word (main() checks
     that every block the page holds was written)."""
     changed = replace_block(PAGE or paths, tag, text, check)
-    if changed is not None:
-        WRITTEN.add(tag)
     if changed is None:
         if not PAGE:
             print(missing(tag, paths))
-    elif changed and check:
+        return
+    WRITTEN.add(tag)
+    if changed and check:
         STALE.append(tag)
 
 
@@ -1224,10 +1225,8 @@ def item_cost(ggemm, meta, d, kernel):
     (one block an item, then four); and the tile. plots/wgrad_rule.py prices items with it."""
     t = {}
     for tokens, r in d.items():
-        head = subprocess.run([ggemm, "tiles", "--kernel", kernel, "--tokens", str(tokens), "--experts", r["experts"],
-                               "--k", r["k"], "--n", r["n"], "--skew", "0", "--sms", meta["sms"]],
-                              capture_output=True, text=True, check=True).stdout.splitlines()[0]
-        kv = dict(f.split("=", 1) for f in head[2:].split(",") if "=" in f)
+        kv, _ = work_lists.tiles(ggemm, "--kernel", kernel, "--tokens", tokens, "--experts", r["experts"], "--k", r["k"],
+                                 "--n", r["n"], "--skew", "0", "--sms", meta["sms"])
         t[tokens] = float(r["time_us_median"]) / -(-int(kv["items"]) // int(kv["grid"]))
         tile = (int(kv["tile_m"]), int(kv["tile_n"]))
     b = (t[16384] - t[2048]) / 3
