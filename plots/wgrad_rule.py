@@ -13,8 +13,10 @@ starts the item it holds); the kernel's time is the last CTA's end.
 
 Per run and kernel: a and b from the worklog's two cases at s = 0 (2048 and 16384 rows: every item
 one block, every item four; no splits), f from the worklog's 16384-row case at s = 1.2; every
-other row of the run is predicted, not fitted. The pick is the kernel predicted faster. Writes the
-`k5-wgrad-rule` block of k5_backward/TRIALS.md.
+other row of the run is predicted, not fitted. The pick is the kernel predicted faster; the block
+ends with the picks at an even split (what a choice from the shape alone can assume) on every
+backward and grid shape of harness/cases.csv. Writes the `k5-wgrad-rule` block of
+k5_backward/TRIALS.md.
 
     python3 plots/wgrad_rule.py [--ggemm build/bin/ggemm] [--check]
 
@@ -109,6 +111,24 @@ def summary(label, path, meta, rows):
             f"{sum(faster(m, q) for m, _, q in held)} of {len(held)}.")
 
 
+def even_split(ggemm, meta, consts):
+    """The picks at an even split (s = 0), what a choice made on the host from the shape alone can
+    assume, on every shape of harness/cases.csv's backward and grid sets: {kernel: count}."""
+    shapes = set()
+    with open(os.path.join(ROOT, "harness", "cases.csv")) as f:
+        for line in f:
+            if line.startswith(("backward_", "grid_")):
+                field = line.strip().split(",")
+                shapes |= {(t, e, k, n) for t in field[1].split() for e in field[2].split()
+                           for k in field[3].split() for n in field[4].split()}
+    picks = {k: 0 for k in KERNELS}
+    for t, e, k, n in sorted(shapes):
+        r = {"tokens": t, "experts": e, "k": k, "n": n, "skew": "0"}
+        p = {kernel: predict(*work(ggemm, kernel, r, meta["sms"]), *consts[kernel]) for kernel in KERNELS}
+        picks[min(p, key=p.get)] += 1
+    return picks
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
@@ -126,6 +146,7 @@ def main():
         sums.append(summary(label, path, meta, rows))
         if i:
             continue
+        even = even_split(a.ggemm, meta, c)
         lines = ["| set | rows | skew | split items pp_dyn / m256_dyn | measured µs pp_dyn / m256_dyn | "
                  "predicted µs pp_dyn / m256_dyn | pick | pick's time / the faster's |",
                  "|---|---:|---:|---:|---:|---:|---|---:|"]
@@ -139,7 +160,10 @@ def main():
             "kernel, from three of the worklog's cases (a and b as the item-cost table computes them); every "
             "other row predicted. The rows of the first run; split items: those that are one split of a "
             "reduction cut across CTAs, each paying f:*")
-    text = "\n".join([note, ""] + consts + [""] + lines + [""] + sums)
+    evens = (f"At an even split (s = 0: all a choice made on the host from the shape alone can assume), with the "
+             f"first run's constants, on the {sum(even.values())} shapes of harness/cases.csv's backward and grid "
+             "sets: " + ", ".join(f"`{k}` {n}" for k, n in even.items()) + ".")
+    text = "\n".join([note, ""] + consts + [""] + lines + [""] + sums + ["", evens])
     changed = readme_block.replace_block(readme_block.stage_files("k5_backward"), "k5-wgrad-rule", text,
                                          check=a.check)
     if changed is None:
