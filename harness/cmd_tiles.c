@@ -32,9 +32,11 @@
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
 #define TILES_DEFAULT_SMS 132
 
-/* The deal: gg_wgrad_deal's model, the round robin or (dynamic_deal) the dynamic deal. */
-static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int dynamic_deal) {
-    const GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
+/* The deal: gg_wgrad_deal's model, the round robin or (dynamic_deal) the dynamic deal; chunk > 0
+ * replaces gg_wgrad_chunk's (--chunk: what a different split rule would list). */
+static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int dynamic_deal, int chunk) {
+    GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
+    if (chunk > 0) p.chunk = chunk;
     const int grid = gg_wgrad_grid(&p, sms);
     int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
     int *slot_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
@@ -188,6 +190,10 @@ int gg_cmd_tiles(const GgOptions *o) {
                             "--pass or give the kernel's pass\n");
             return GG_EXIT_USAGE;
         }
+        if (o->chunk) {
+            fprintf(stderr, "ggemm: tiles --chunk cuts a wgrad list; %s is a forward configuration\n", o->kernel);
+            return GG_EXIT_USAGE;
+        }
         return forward_tiles(o, &shape, sms);
     } else if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
         fprintf(stderr, "ggemm: tiles lists k5_wgrad's work list (--pass wgrad), or with --kernel NAME a forward "
@@ -206,7 +212,7 @@ int gg_cmd_tiles(const GgOptions *o) {
     }
     const int rc = write_list(&p, sms, wgrad.kernel ? wgrad.info.block_m : K5_WGRAD_TILE_M,
                               wgrad.kernel ? wgrad.info.block_n : K5_WGRAD_TILE_N,
-                              wgrad.kernel && wgrad.info.dynamic_deal);
+                              wgrad.kernel && wgrad.info.dynamic_deal, o->chunk);
     gg_problem_free(&p);
     if (rc) fprintf(stderr, "ggemm: out of host memory for the work list\n");
     return rc ? GG_EXIT_USAGE : GG_EXIT_OK;
