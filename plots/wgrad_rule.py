@@ -13,10 +13,11 @@ starts the item it holds); the kernel's time is the last CTA's end.
 
 Per run and kernel: a and b from the worklog's two cases at s = 0 (2048 and 16384 rows: every item
 one block, every item four; no splits), f from the worklog's 16384-row case at s = 1.2; every
-other row of the run is predicted, not fitted. The pick is the kernel predicted faster; the block
-ends with the picks at an even split (what a choice from the shape alone can assume) on every
-backward and grid shape of harness/cases.csv. Writes the `k5-wgrad-rule` block of
-k5_backward/TRIALS.md.
+other row of the run is predicted, not fitted. The pick is the kernel predicted faster. A last
+column prices a trial not yet run: the 256-row tile's list cut at the ping-pong twin's chunk
+(`ggemm tiles --chunk`). The block ends with the picks at an even split (what a choice from the
+shape alone can assume) on every backward and grid shape of harness/cases.csv. Writes the
+`k5-wgrad-rule` block of k5_backward/TRIALS.md.
 
     python3 plots/wgrad_rule.py [--ggemm build/bin/ggemm] [--check]
 
@@ -41,21 +42,19 @@ RUNS = [("H200, bdddc46", "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv"),
 FIT = [("2048", "0"), ("16384", "0"), ("16384", "1.2")]  # the backward_stages cases the constants come from
 
 
+def listing(ggemm, kernel, r, sms, chunk=None):
+    """`ggemm tiles --kernel` for row r's shape: (header keys, items), cut at `chunk` blocks
+    instead of the split rule's where given (--chunk)."""
+    return work_lists.tiles(ggemm, "--kernel", kernel, "--tokens", r["tokens"], "--experts", r["experts"], "--k",
+                            r["k"], "--n", r["n"], "--skew", r["skew"], "--sms", sms,
+                            *(("--chunk", chunk) if chunk else ()))
+
+
 def work(ggemm, kernel, r, sms, chunk=None):
-    """(grid, [(blocks, split?) per item in list order]) of `kernel`'s list for row r's shape, cut
-    at `chunk` blocks instead of the rule's where given (ggemm tiles --chunk)."""
-    meta, items = work_lists.tiles(ggemm, "--kernel", kernel, "--tokens", r["tokens"], "--experts", r["experts"],
-                                   "--k", r["k"], "--n", r["n"], "--skew", r["skew"], "--sms", sms,
-                                   *(("--chunk", chunk) if chunk else ()))
+    """(grid, [(blocks, split?) per item in list order]) of `kernel`'s list (listing)."""
+    meta, items = listing(ggemm, kernel, r, sms, chunk)
     block = int(meta["block_r"])
     return int(meta["grid"]), [(-(-it["rows"] // block), it["splits"] > 1) for it in items]
-
-
-def chunk_of(ggemm, kernel, r, sms):
-    """The chunk (64-row blocks) the split rule gives `kernel`'s list for row r's shape."""
-    meta, _ = work_lists.tiles(ggemm, "--kernel", kernel, "--tokens", r["tokens"], "--experts", r["experts"],
-                               "--k", r["k"], "--n", r["n"], "--skew", r["skew"], "--sms", sms)
-    return int(meta["chunk"])
 
 
 def predict(grid, items, a, b, f):
@@ -107,7 +106,7 @@ def run(ggemm, path):
         splits = {k: sum(split for _, split in lists[k][1]) for k in KERNELS}
         # What if the 256-row tile cut its reduction at the twin's chunk in rows (twice its own in
         # 64-row blocks, the same in rows of work per item): a trial, not a kernel that runs.
-        twin = chunk_of(ggemm, KERNELS[0], both[KERNELS[0]], meta["sms"])
+        twin = int(listing(ggemm, KERNELS[0], both[KERNELS[0]], meta["sms"])[0]["chunk"])
         what_if = predict(*work(ggemm, KERNELS[1], both[KERNELS[1]], meta["sms"], twin), *consts[KERNELS[1]])
         fitted = key[0] == "backward_stages" and (key[1], key[5]) in FIT
         out.append((key, measured, predicted, no_f, splits, fitted, what_if))
