@@ -394,12 +394,7 @@ def main():
                                 for tag, run, before in OTHER_GPU_RUNS)):
         if text is None:
             continue
-        changed = readme_block.replace_block(paths, name, text, check=a.check)
-        if changed is None:
-            print(readme_block.missing(name, paths))
-            rc = 1
-        elif changed and a.check:
-            rc = 1
+        rc |= readme_block.write_block(paths, name, text, a.check)
     return rc
 
 

@@ -73,6 +73,16 @@ def replace_block(paths, name, text, check=False, prog=None):
     return changed if found else None
 
 
+def write_block(paths, name, text, check=False):
+    """replace_block as a generator's exit code: 1 when no file of `paths` holds the block (after
+    missing()'s line) or, with check, when it would change; else 0."""
+    changed = replace_block(paths, name, text, check)
+    if changed is None:
+        print(missing(name, paths))
+        return 1
+    return 1 if changed and check else 0
+
+
 def missing(name, paths, prog=None):
     """The line a generator prints for a block that no file of `paths` holds."""
     prog = prog or os.path.basename(sys.argv[0])

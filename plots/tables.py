@@ -835,7 +835,7 @@ def k5_targets(path, forward_paths, layer=None):
     def case(r):
         return f"{r['set'][len('backward_'):]}: {r['tokens']} rows, s={float(r['skew']):g}"
 
-    def torch_of(r, kernel):
+    def same_shape(r, kernel):  # the run's row of `kernel` on r's shape
         return next((t for t in ok_rows if t["kernel"] == kernel and key(t) == key(r)), None)
 
     wgrad = lambda r: r["kernel"].startswith("k5_wgrad")  # noqa: E731
@@ -847,15 +847,15 @@ def k5_targets(path, forward_paths, layer=None):
     # wgrad kernel of the run in the last column.
     kernels = list(dict.fromkeys(r["kernel"] for r in ok_rows if wgrad(r)))
     judged = next((k for k in K5_WGRAD_JUDGED if k in kernels), None)
+    short = lambda k: "lesson" if k == "k5_wgrad" else k[len("k5_wgrad_"):]  # noqa: E731
     for r in (r for r in ok_rows if r["kernel"] == judged and r["set"] in K5_WGRAD_SETS):
-        torch = torch_of(r, "torch_grouped_mm_wgrad")
+        torch = same_shape(r, "torch_grouped_mm_wgrad")
         if not torch:
             out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | not measured (no torch row) | |")
             continue
         t = float(torch["time_us_median"])
-        short = lambda k: "lesson" if k == "k5_wgrad" else k[len("k5_wgrad_"):]  # noqa: E731
         rest = ", ".join(f"{short(k)} {t / float(o['time_us_median']):.2f}x"
-                         for k, o in ((k, torch_of(r, k)) for k in kernels if k != judged) if o)
+                         for k, o in ((k, same_shape(r, k)) for k in kernels if k != judged) if o)
         x = t / float(r["time_us_median"])
         met.append(x >= K5_WGRAD_SPEEDUP)
         out.append(f"| wgrad ≥ {K5_WGRAD_SPEEDUP:g}x torch (2D x 2D) | {case(r)} | {x:.2f}x"
@@ -866,7 +866,7 @@ def k5_targets(path, forward_paths, layer=None):
             out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
                        f"{'✓' if met[-1] else '✗'} |")
     for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):
-        f, torch = forward.get(key(r)), torch_of(r, "torch_grouped_mm_dgrad")
+        f, torch = forward.get(key(r)), same_shape(r, "torch_grouped_mm_dgrad")
         vs_torch = (f"× torch's dgrad form, not a target: {float(torch['time_us_median']) / float(r['time_us_median']):.2f}x"
                     if torch else "")
         goal = f"dgrad within {100 * (K5_DGRAD_SLACK - 1):.0f}% of k3_wgmma's forward (time / forward's)"

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from names import new_name  # noqa: E402  (traces captured before the renaming carry the old names)
-from readme_block import ROOT, missing, replace_block, stage_files  # noqa: E402
+from readme_block import ROOT, stage_files, write_block  # noqa: E402
 from tables import case_name, load  # noqa: E402  (one reader of the results CSVs' "# key=value" header)
 
 K3 = stage_files("k3_wgmma")  # the block is in k3_wgmma's README.md or TRIALS.md
@@ -132,11 +132,7 @@ def main():
     ap.add_argument("--traces", default=os.path.join(ROOT, "results", "h200", "traces"))
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
-    changed = replace_block(K3, "trace", block(a.traces), a.check)
-    if changed is None:
-        print(missing("trace", K3))
-        return 1
-    return 1 if changed and a.check else 0
+    return write_block(K3, "trace", block(a.traces), a.check)
 
 
 if __name__ == "__main__":

@@ -50,11 +50,15 @@ def listing(ggemm, kernel, r, sms, chunk=None):
                             *(("--chunk", chunk) if chunk else ()))
 
 
-def work(ggemm, kernel, r, sms, chunk=None):
-    """(grid, [(blocks, split?) per item in list order]) of `kernel`'s list (listing)."""
-    meta, items = listing(ggemm, kernel, r, sms, chunk)
+def blocks_of(meta, items):
+    """(grid, [(blocks, split?) per item in list order]) of a listing."""
     block = int(meta["block_r"])
     return int(meta["grid"]), [(-(-it["rows"] // block), it["splits"] > 1) for it in items]
+
+
+def work(ggemm, kernel, r, sms, chunk=None):
+    """blocks_of(listing(...)): `kernel`'s list for row r's shape, ready for predict."""
+    return blocks_of(*listing(ggemm, kernel, r, sms, chunk))
 
 
 def predict(grid, items, a, b, f):
@@ -99,14 +103,15 @@ def run(ggemm, path):
     for key, both in shapes.items():
         if len(both) < len(KERNELS):
             continue
-        lists = {k: work(ggemm, k, both[k], meta["sms"]) for k in KERNELS}
+        listed = {k: listing(ggemm, k, both[k], meta["sms"]) for k in KERNELS}
+        lists = {k: blocks_of(*listed[k]) for k in KERNELS}
         measured = {k: float(both[k]["time_us_median"]) for k in KERNELS}
         predicted = {k: predict(*lists[k], *consts[k]) for k in KERNELS}
         no_f = {k: predict(*lists[k], *consts[k][:2], 0.0) for k in KERNELS}
         splits = {k: sum(split for _, split in lists[k][1]) for k in KERNELS}
         # What if the 256-row tile cut its reduction at the twin's chunk in rows (twice its own in
         # 64-row blocks, the same in rows of work per item): a trial, not a kernel that runs.
-        twin = int(listing(ggemm, KERNELS[0], both[KERNELS[0]], meta["sms"])[0]["chunk"])
+        twin = int(listed[KERNELS[0]][0]["chunk"])
         what_if = predict(*work(ggemm, KERNELS[1], both[KERNELS[1]], meta["sms"], twin), *consts[KERNELS[1]])
         fitted = key[0] == "backward_stages" and (key[1], key[5]) in FIT
         out.append((key, measured, predicted, no_f, splits, fitted, what_if))
@@ -178,12 +183,7 @@ def main():
              f"first run's constants, on the {sum(even.values())} shapes of harness/cases.csv's backward and grid "
              "sets: " + ", ".join(f"`{k}` {n}" for k, n in even.items()) + ".")
     text = "\n".join([note, ""] + consts + [""] + lines + [""] + sums + ["", evens])
-    changed = readme_block.replace_block(readme_block.stage_files("k5_backward"), "k5-wgrad-rule", text,
-                                         check=a.check)
-    if changed is None:
-        print(readme_block.missing("k5-wgrad-rule", readme_block.stage_files("k5_backward")))
-        return 1
-    return 1 if changed and a.check else 0
+    return readme_block.write_block(readme_block.stage_files("k5_backward"), "k5-wgrad-rule", text, a.check)
 
 
 if __name__ == "__main__":
