@@ -900,8 +900,9 @@ def k5_targets(path, forward_paths, layer=None):
     return "\n".join(out)
 
 
-# k5 trials measured as an A/B of whole backward sweeps: (tag, caption, before files, after files);
-# with several files per side (interleaved rounds) each shape's time is the median over them.
+# k5 trials measured as an A/B of whole backward sweeps: (tag, caption, before files, after files[,
+# kernels compared, default dgrad and wgrad]); with several files per side (interleaved rounds)
+# each shape's time is the median over them.
 K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit item lookup), before and after; "
           "dgrad is unchanged between the two, the control",
           ["results/h100-80gb-hbm3/evidence/backward-3498a42c66d6.csv"],
@@ -962,11 +963,11 @@ def k5_layer_ab(caption, before, after):
     return "\n".join(out) if len(out) > 4 else None
 
 
-def k5_ab(caption, before, after):
+def k5_ab(caption, before, after, kernels=("k5_dgrad", "k5_wgrad")):
     """Per shape and k5 kernel: the median time of each side, after over before, the power-capped
     share of each side's series, and (where the after run has it) torch's matching form."""
-    b, bc, _, _, bmeta = backward_medians(before, ("k5_dgrad", "k5_wgrad"))
-    a, ac, _, torch, ameta = backward_medians(after, ("k5_dgrad", "k5_wgrad"))
+    b, bc, _, _, bmeta = backward_medians(before, kernels)
+    a, ac, _, torch, ameta = backward_medians(after, kernels)
     if not a or not b:
         return None
     src = lambda metas: ", ".join(f"`{p}` (commit {m.get('commit')}, {m.get('device')})" for m, p in metas)  # noqa: E731
@@ -979,7 +980,8 @@ def k5_ab(caption, before, after):
         if key not in b:
             continue
         (cset, tokens, skew), kernel = key
-        vs = f"{torch[key] / a[key]:.2f}x" if key in torch else ""
+        pass_of = "k5_dgrad" if kernel == "k5_dgrad" else "k5_wgrad"
+        vs = f"{torch[(key[0], pass_of)] / a[key]:.2f}x" if (key[0], pass_of) in torch else ""
         out.append(f"| {cset[len('backward_'):]} | {tokens} | {float(skew):g} | {kernel} | {b[key]:.1f} | {a[key]:.1f} | "
                    f"{a[key] / b[key]:.3f} | {bc[key]:.0f} / {ac[key]:.0f} | {vs} |")
     return "\n".join(out)
@@ -1354,8 +1356,9 @@ def main():
         table = lengths_tag and k5_item_lengths(os.path.join(ROOT, evidence_csv), args.ggemm)
         if table:
             write(stage_files("k5_backward"), lengths_tag, table, check)
-    for tag, caption, before, after in K5_AB:
-        table = all(os.path.exists(os.path.join(ROOT, f)) for f in before + after) and k5_ab(caption, before, after)
+    for tag, caption, before, after, *kernels in K5_AB:
+        table = all(os.path.exists(os.path.join(ROOT, f)) for f in before + after) and k5_ab(caption, before, after,
+                                                                                             *kernels)
         if table:
             write(stage_files("k5_backward"), tag, table, check)
     for tag, caption, before, after in K5_LAYER_AB:
