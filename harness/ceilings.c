@@ -1,6 +1,6 @@
 /* The ceilings every roofline column is measured against, measured in the same process as the
- * kernels: copy bandwidth, write-only bandwidth and the dense cuBLAS GEMM rate here, the FFMA and
- * mma.sync instruction peaks in ceilings.cu. */
+ * kernels: copy, write-only and read-only bandwidth and the dense cuBLAS GEMM rate here, the FFMA
+ * and mma.sync instruction peaks (and the read-only stream's kernel) in ceilings.cu. */
 #include <cublas_v2.h>
 
 #include "gg_harness.h"
@@ -19,6 +19,11 @@ static cudaError_t copy_fn(void *p) {
 static cudaError_t write_fn(void *p) {
     CopyCtx *c = p;
     return cudaMemsetAsync(c->dst, 0x3c, c->bytes, gg_stream());
+}
+/* src holds 0x3c3c3c3c words, whose XOR is 0 or that word: the sentinel 1 is never stored. */
+static cudaError_t read_fn(void *p) {
+    CopyCtx *c = p;
+    return gg_read_stream(c->src, c->bytes, c->dst, 1u, gg_stream());
 }
 
 typedef struct {
@@ -50,6 +55,10 @@ int gg_measure_ceilings(GgDeviceInfo *d) {
      * kernels whose bytes are mostly written). */
     if (gg_time(write_fn, &cc, 3, 20, 0, &tm)) return GG_EXIT_CHECK;
     d->write_gbps = (double)bytes / (tm.median_us * 1e-6) * 1e-9;
+    /* Read only: the copy's source, read once, nothing written (a reference for kernels whose
+     * bytes are mostly read, as weight-streaming layers at few tokens). */
+    if (gg_time(read_fn, &cc, 3, 20, 0, &tm)) return GG_EXIT_CHECK;
+    d->read_gbps = (double)bytes / (tm.median_us * 1e-6) * 1e-9;
     /* Dense GEMM: 8192^3 bf16 on random data (zeros run faster and would flatter it). */
     const int n = 8192;
     const size_t elems = (size_t)n * n;

@@ -3,6 +3,8 @@
 //   gg_ceiling_ffma_tflops      fp32 FFMA issue rate (k0's instruction), 2 flops per FFMA
 //   gg_ceiling_mma_sync_tflops  mma.sync.m16n8k16 bf16 -> f32 rate (k1/k2's instruction),
 //                               16 * 8 * 16 * 2 = 4096 flops per warp instruction
+//   gg_read_stream              one pass of 16-byte loads over a buffer, nothing written: the
+//                               read-only bandwidth ceiling (timed by ceilings.c like the copy)
 //
 // Each kernel keeps many independent dependency chains per thread (8 FFMA chains, 8 mma
 // accumulator sets per warp) in an unrolled loop, so the pipe, not the latency of one chain,
@@ -28,6 +30,8 @@ constexpr int MMA_CHAINS = 8;
 constexpr int MMA_ITERS = 8192;
 constexpr int MMA_BLOCKS_PER_SM = 4;   // 32 warps per SM: 8 per scheduler
 constexpr double MMA_FLOPS = 16.0 * 8.0 * 16.0 * 2.0;
+constexpr int READ_BLOCKS_PER_SM = 8;  // 64 warps per SM, four 16-byte loads in flight per thread
+constexpr int READ_UNROLL = 4;
 
 __global__ void __launch_bounds__(THREADS)
 ffma_kernel(float *sink, float x, float y, int iters, float sentinel) {
@@ -57,6 +61,24 @@ mma_kernel(float *sink, float x, int iters, float sentinel) {
 #pragma unroll
     for (int c = 0; c < MMA_CHAINS; ++c) sum += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
     if (sum == sentinel) sink[blockIdx.x] = sum;
+}
+
+// XOR of every word read; stored only if it equals the sentinel, which the caller picks so that
+// it cannot (a buffer of equal words XORs to 0 or to that word).
+__global__ void __launch_bounds__(THREADS)
+read_kernel(const uint4 *src, size_t n, uint32_t *sink, uint32_t sentinel) {
+    const size_t stride = (size_t)gridDim.x * THREADS;
+    size_t i = (size_t)blockIdx.x * THREADS + threadIdx.x;
+    uint32_t x = 0;
+    for (; i + (READ_UNROLL - 1) * stride < n; i += READ_UNROLL * stride) {
+        uint4 v[READ_UNROLL];
+#pragma unroll
+        for (int u = 0; u < READ_UNROLL; ++u) v[u] = src[i + u * stride];  // all issued before any is used
+#pragma unroll
+        for (int u = 0; u < READ_UNROLL; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < n; i += stride) x ^= src[i].x ^ src[i].y ^ src[i].z ^ src[i].w;
+    if (x == sentinel) sink[0] = x;
 }
 
 int sm_count(int *sms) {
@@ -92,6 +114,15 @@ int best_ms(Launch launch, float *best) {
 }
 
 }  // namespace
+
+extern "C" cudaError_t gg_read_stream(const void *src, size_t bytes, void *sink, unsigned sentinel,
+                                      cudaStream_t stream) {
+    int sms = 0;
+    if (sm_count(&sms)) return cudaGetLastError();
+    read_kernel<<<sms * READ_BLOCKS_PER_SM, THREADS, 0, stream>>>(static_cast<const uint4 *>(src), bytes / 16,
+                                                                    static_cast<uint32_t *>(sink), sentinel);
+    return cudaGetLastError();
+}
 
 extern "C" int gg_ceiling_ffma_tflops(double *tflops) {
     int sms = 0, err = sm_count(&sms);

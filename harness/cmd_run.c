@@ -82,9 +82,9 @@ int gg_cmd_ceilings(const GgOptions *o) {
         fprintf(stderr, "ggemm: ceilings: %s\n", gg_error());
         return GG_EXIT_CHECK;
     }
-    printf("%s: copy %.0f GB/s, write %.0f GB/s, dense bf16 GEMM %.1f TFLOP/s, FFMA %.2f TFLOP/s, mma.sync bf16 %.1f "
-           "TFLOP/s\n",
-           d.name, d.bw_gbps, d.write_gbps, d.gemm_tflops, d.ffma_tflops, d.mma_sync_tflops);
+    printf("%s: copy %.0f GB/s, write %.0f GB/s, read %.0f GB/s, dense bf16 GEMM %.1f TFLOP/s, FFMA %.2f TFLOP/s, "
+           "mma.sync bf16 %.1f TFLOP/s\n",
+           d.name, d.bw_gbps, d.write_gbps, d.read_gbps, d.gemm_tflops, d.ffma_tflops, d.mma_sync_tflops);
     gg_release_buffers();
     return GG_EXIT_OK;
 }

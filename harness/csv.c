@@ -32,6 +32,7 @@ void gg_csv_metadata(FILE *f, const GgDeviceInfo *d, const char *commit, const c
     fprintf(f, "# commit=%s\n# date=%s\n", commit, date);
     fprintf(f, "# ceiling_copy_gbps=%.1f\n", d->bw_gbps);
     fprintf(f, "# ceiling_write_gbps=%.1f\n", d->write_gbps);
+    fprintf(f, "# ceiling_read_gbps=%.1f\n", d->read_gbps);
     fprintf(f, "# ceiling_gemm_tflops=%.1f\n", d->gemm_tflops);
     fprintf(f, "# ceiling_ffma_tflops=%.2f\n", d->ffma_tflops);
     fprintf(f, "# ceiling_mma_sync_tflops=%.1f\n", d->mma_sync_tflops);

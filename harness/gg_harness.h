@@ -219,6 +219,7 @@ typedef struct GgDeviceInfo {
     /* ceilings measured in the same process (ceilings.c) */
     double bw_gbps;           /* device-to-device copy, bytes read + written */
     double write_gbps;        /* device memset: bytes written only (wgrad's dB is such a stream) */
+    double read_gbps;         /* 16-byte loads, bytes read only (weight streams at few tokens) */
     double gemm_tflops;       /* dense cuBLAS bf16 GEMM, 8192^3 */
     double ffma_tflops;       /* FFMA peak microbenchmark */
     double mma_sync_tflops;   /* mma.sync m16n8k16 bf16 peak microbenchmark */
@@ -288,6 +289,7 @@ int gg_flush_l2(void);
 int gg_measure_ceilings(GgDeviceInfo *d);
 int gg_ceiling_ffma_tflops(double *tflops);
 int gg_ceiling_mma_sync_tflops(double *tflops);
+cudaError_t gg_read_stream(const void *src, size_t bytes, void *sink, unsigned sentinel, cudaStream_t stream);
 
 /* ---------------- the check (check.c) ---------------- */
 typedef struct GgCheck {
