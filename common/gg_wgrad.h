@@ -28,9 +28,12 @@
  *
  * The chunk (a rule, from host-known sizes only, so that a CUDA graph replays with new m_e): the
  * longest item should be at most a quarter of a CTA's share of the work, which bounds the tail;
- * the work is at most tiles x (ceil(tokens / 64) + experts) blocks. Never below
- * GG_WGRAD_MIN_CHUNK blocks: a split adds a partial write and read (fp32, twice the bf16 tile)
- * that only a long item hides. */
+ * the work is at most tiles x (ceil(tokens / 64) + experts) blocks, its tiles counted
+ * GG_WGRAD_CHUNK_TILE_M rows of k high whatever the kernel's own tile_m. A taller tile makes fewer
+ * items; cutting its reductions finer to win the count back would give it more splits, each with
+ * a larger partial (k5_backward/TRIALS.md, `k5-chunk-h100`). Never below GG_WGRAD_MIN_CHUNK
+ * blocks: a split adds a partial write and read (fp32, twice the bf16 tile) that only a long item
+ * hides. */
 #ifndef GG_WGRAD_H
 #define GG_WGRAD_H
 #include "gg_hd.h"
@@ -39,6 +42,7 @@
 #define GG_WGRAD_BLOCK_R 64   /* reduction rows per ring stage */
 #define GG_WGRAD_MIN_CHUNK 16 /* blocks: 1024 rows */
 #define GG_WGRAD_ITEMS_PER_CTA 4
+#define GG_WGRAD_CHUNK_TILE_M 128 /* rows of k per tile as the chunk rule counts tiles */
 
 typedef struct GgWgradParams {
     int experts, tokens, k, n;
@@ -83,7 +87,7 @@ GG_HD GgWgradParams gg_wgrad_params(int experts, int tokens, int k, int n, int t
     p.tile_n = tile_n;
     p.n_blocks = gg_wgrad_cdiv(n, tile_n);
     p.tiles = gg_wgrad_cdiv(k, tile_m) * p.n_blocks;
-    p.chunk = gg_wgrad_chunk(tokens, experts, p.tiles, ctas);
+    p.chunk = gg_wgrad_chunk(tokens, experts, gg_wgrad_cdiv(k, GG_WGRAD_CHUNK_TILE_M) * p.n_blocks, ctas);
     return p;
 }
 

@@ -910,7 +910,14 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
          ("k5-width-h100", "wgrad's tile 128 x 192 (before, the default) against 128 x 256 (after, the ablation build "
           "`-DK5_WGRAD_TILE_N=256`), two interleaved rounds of each in one call",
           [f"results/h100-80gb-hbm3/evidence/wgrad-build-{r}-1c7ddf709061.csv" for r in (1, 2)],
-          [f"results/h100-80gb-hbm3/evidence/wgrad-build256-{r}-1c7ddf709061.csv" for r in (1, 2)])]
+          [f"results/h100-80gb-hbm3/evidence/wgrad-build256-{r}-1c7ddf709061.csv" for r in (1, 2)]),
+         ("k5-chunk-h100", "the 256-row tile's chunk as the rule sets it (before) against the chunk counted in "
+          "128-row tiles, the twin's (after: `gg_wgrad_params` patched, `wgrad-chunk-patch-769b4fc5aec0.txt`); "
+          "`k5_wgrad_pingpong_dyn`, whose chunk the patch leaves alone, is the control; two builds, two "
+          "interleaved rounds each in one call",
+          [f"results/h100-80gb-hbm3/evidence/wgrad-chunk-base-{r}-769b4fc5aec0.csv" for r in (1, 2)],
+          [f"results/h100-80gb-hbm3/evidence/wgrad-chunk-new-{r}-769b4fc5aec0.csv" for r in (1, 2)],
+          ("k5_wgrad_m256_dyn", "k5_wgrad_pingpong_dyn"))]
 
 
 def backward_medians(paths, kernels):
