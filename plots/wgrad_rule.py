@@ -15,7 +15,7 @@ Per run and kernel: a and b from the worklog's two cases at s = 0 (2048 and 1638
 one block, every item four; no splits), f from the worklog's 16384-row case at s = 1.2; every
 other row of the run is predicted, not fitted. The pick is the kernel predicted faster. Each
 run's lists are those it ran: until commit 769b4fc the 256-row tile's chunk was the rule's count
-of its own tiles (half the twin's in 64-row blocks), reproduced here with `ggemm tiles --chunk`;
+of its own tiles (about half the twin's in 64-row blocks), reproduced here with `ggemm tiles --chunk`;
 since then both kernels cut at the same chunk. A last column prices the first run's 256-row tile
 at today's chunk, the trial the rule proposed before it ran (k5_backward/TRIALS.md,
 `k5-chunk-h100`, has the measured A/B). The block ends with the picks at an even split (what a choice from the
@@ -38,7 +38,7 @@ from tables import item_cost, load
 ROOT = readme_block.ROOT
 KERNELS = ("k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")
 # Committed runs with both kernels on the worklog's cases: (label, CSV, whether its 256-row tile
-# cut at the old chunk, old_chunk). The first one's rows are listed in full.
+# cut at the old chunk: old_chunk). The first one's rows are listed in full.
 RUNS = [("H200, bdddc46", "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv", True),
         ("H100, c7610b0", "results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv", True),
         ("H100, a91969b", "results/h100-80gb-hbm3/backward.csv", True),

@@ -111,6 +111,14 @@ START_TEST(test_chunk_rule) {
     /* 112 tiles x (256 + 64) blocks over 132 x 4 items: ceil(35840 / 528) = 68 */
     ck_assert_int_eq(gg_wgrad_chunk(16384, 64, 112, 132), 68);
     ck_assert_int_eq(gg_wgrad_chunk(64, 1, 1, 132), GG_WGRAD_MIN_CHUNK);
+    /* Tiles counted GG_WGRAD_CHUNK_TILE_M rows high: a 256-row tile cuts at the 128-row tile's chunk
+     * (k5_backward/TRIALS.md, k5-chunk-h100), whatever k's tail. */
+    const int ks[] = {64, 128, 1024, 1032, 2880, 7168};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; ++i) {
+        const GgWgradParams p128 = gg_wgrad_params(64, 16384, ks[i], 2688, 128, 192, 132);
+        const GgWgradParams p256 = gg_wgrad_params(64, 16384, ks[i], 2688, 256, 192, 132);
+        ck_assert_int_eq(p256.chunk, p128.chunk);
+    }
 }
 END_TEST
 
