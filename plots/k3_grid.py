@@ -74,16 +74,30 @@ def load():
         runs[default][0]
 
 
-def model_pick(ggemm, k):
+def model_line(ggemm, k, calibration):
+    """`ggemm problem`'s line of the choice for shape k with `calibration` (no GPU)."""
     _, tokens, experts, kk, n, skew = k
-    # the H200's picks, whatever GPU and calibration the caller has: the table is the H200's
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", GG_CALIBRATION=os.path.join(ROOT, "results", "h200",
-                                                                                 "calibration.csv"))
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", GG_CALIBRATION=calibration)
     out = subprocess.run([ggemm, "problem", "--tokens", str(tokens), "--experts", str(experts), "--k", str(kk),
                           "--n", str(n), "--skew", str(skew)], capture_output=True, text=True, check=True,
                          env=env).stdout
-    m = re.search(r"k3_wgmma would run k3_wgmma_(\w+): predicted ([0-9.]+) us .*B share ([0-9.]+)", out)
+    return next(line for line in out.splitlines() if "k3_wgmma would run" in line)
+
+
+def model_pick(ggemm, k):
+    # the H200's picks, whatever GPU and calibration the caller has: the table is the H200's
+    line = model_line(ggemm, k, os.path.join(ROOT, "results", "h200", "calibration.csv"))
+    m = re.search(r"k3_wgmma would run k3_wgmma_(\w+): predicted ([0-9.]+) us .*B share ([0-9.]+)", line)
     return m.group(1), float(m.group(2)), float(m.group(3))
+
+
+def model_terms(ggemm, k, calibration):
+    """(the pick's t_run, its t_dram, {configuration: predicted µs}) of `ggemm problem` for shape k."""
+    line = model_line(ggemm, k, calibration)
+    m = re.search(r"would run k3_wgmma_(\w+): predicted ([0-9.]+) us .*t_run ([0-9.]+), t_dram ([0-9.]+)", line)
+    predicted = {m.group(1): float(m.group(2))}
+    predicted.update((c, float(x)) for c, x in re.findall(r"(\w+_m\d+_n\d+) ([0-9.]+)", line.split("; next")[1]))
+    return float(m.group(3)), float(m.group(4)), predicted
 
 
 def sweep_shapes():
@@ -276,7 +290,7 @@ OWN_CALIBRATION = ("k3-grid-h100-own", os.path.join(OTHER_GPU, "grid-default-769
                    os.path.join(OTHER_GPU, "calibration-769b4fc5aec0.csv"))
 
 
-def own_calibration_block(run, configs_csv, before, calibration):
+def own_calibration_block(ggemm, run, configs_csv, before, calibration):
     """The entry point calibrated on the GPU it runs on, against its picks with the H200's
     calibration (an earlier run on the same GPU), both judged by one sweep of every configuration."""
     if not all(os.path.exists(p) for p in (run, configs_csv, before, calibration)):
@@ -311,16 +325,21 @@ def own_calibration_block(run, configs_csv, before, calibration):
             f"call's time limit: the {len(full)} shapes it finished), the picks with this GPU's calibration are "
             f"{judged(lambda k: pick(entry, k))}; with the H200's, {judged(lambda k: pick(entry0, k))}; the best "
             f"single configuration, `{best}` everywhere, {judged(lambda k: best)}. The shapes where the own "
-            f"calibration's pick is more than 5% slower than the fastest:*")
+            f"calibration's pick is more than 5% slower than the fastest, each with what the model predicted "
+            f"(`ggemm problem` with that calibration, no GPU): its two bounds for the pick, and its times "
+            f"beside the measured ones:*")
     head = ["| shape | rows | skew | pick | fastest | pick / fastest | "
-            f"`{best}` / fastest |", "|---|---:|---:|---|---|---:|---:|"]
+            f"`{best}` / fastest | pick's t_run / t_dram, predicted µs | pick: predicted / measured µs | "
+            "fastest: predicted / measured µs |", "|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
     lines = []
     for k in sorted(full, key=lambda k: -full[k][pick(entry, k)] / min(full[k].values())):
         v, p_ = full[k], pick(entry, k)
         fastest = min(v, key=v.get)
         if v[p_] / v[fastest] > 1.05:
+            t_run, t_dram, predicted = model_terms(ggemm, k, calibration)
             lines.append(f"| {k[0][len('grid_'):]} | {k[1]} | {k[5]:g} | `{p_}` | `{fastest}` | "
-                         f"{v[p_] / v[fastest]:.3f} | {v[best] / v[fastest]:.3f} |")
+                         f"{v[p_] / v[fastest]:.3f} | {v[best] / v[fastest]:.3f} | {t_run:.0f} / {t_dram:.0f} | "
+                         f"{predicted[p_]:.0f} / {v[p_]:.0f} | {predicted[fastest]:.0f} / {v[fastest]:.0f} |")
     return "\n".join([note, ""] + head + lines)
 
 
@@ -449,7 +468,7 @@ def main():
                               ("k3-grid-twins", twins_block(a.ggemm), readme_block.stage_files("k3_wgmma")),
                               *((tag, other_gpu_block(run, before), readme_block.stage_files("k3_wgmma"))
                                 for tag, run, before in OTHER_GPU_RUNS),
-                              (OWN_CALIBRATION[0], own_calibration_block(*OWN_CALIBRATION[1:]),
+                              (OWN_CALIBRATION[0], own_calibration_block(a.ggemm, *OWN_CALIBRATION[1:]),
                                readme_block.stage_files("k3_wgmma"))):
         if text is None:
             continue
