@@ -11,6 +11,7 @@ typedef struct {
     void *dst;
     const void *src;
     size_t bytes;
+    int sms; /* the read stream's grid */
 } CopyCtx;
 static cudaError_t copy_fn(void *p) {
     CopyCtx *c = p;
@@ -23,7 +24,7 @@ static cudaError_t write_fn(void *p) {
 /* src holds 0x3c3c3c3c words, whose XOR is 0 or that word: the sentinel 1 is never stored. */
 static cudaError_t read_fn(void *p) {
     CopyCtx *c = p;
-    return gg_read_stream(c->src, c->bytes, c->dst, 1u, gg_stream());
+    return gg_read_stream(c->src, c->bytes, c->sms, c->dst, 1u, gg_stream());
 }
 
 typedef struct {
@@ -45,7 +46,7 @@ int gg_measure_ceilings(GgDeviceInfo *d) {
     GgTiming tm;
     /* Copy: 1 GiB each way; bandwidth counts bytes read plus bytes written. */
     const size_t bytes = (size_t)1 << 30;
-    CopyCtx cc = {0};
+    CopyCtx cc = {.sms = d->sms};
     if (gg_buf(GG_BUF_C, bytes, &cc.dst) || gg_buf(GG_BUF_A, bytes, (void **)&cc.src)) return GG_EXIT_CHECK;
     cc.bytes = bytes;
     GG_CUDA(cudaMemset((void *)cc.src, 0x3c, bytes));

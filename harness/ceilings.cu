@@ -4,7 +4,7 @@
 //   gg_ceiling_mma_sync_tflops  mma.sync.m16n8k16 bf16 -> f32 rate (k1/k2's instruction),
 //                               16 * 8 * 16 * 2 = 4096 flops per warp instruction
 //   gg_read_stream              one pass of 16-byte loads over a buffer (bytes a multiple of
-//                               16: the ceiling's 1 GiB), nothing written: the
+//                               16: the ceiling's 1 GiB) by sms x 8 blocks, nothing written: the
 //                               read-only bandwidth ceiling (timed by ceilings.c like the copy)
 //
 // Each kernel keeps many independent dependency chains per thread (8 FFMA chains, 8 mma
@@ -116,12 +116,8 @@ int best_ms(Launch launch, float *best) {
 
 }  // namespace
 
-extern "C" cudaError_t gg_read_stream(const void *src, size_t bytes, void *sink, unsigned sentinel,
+extern "C" cudaError_t gg_read_stream(const void *src, size_t bytes, int sms, void *sink, unsigned sentinel,
                                       cudaStream_t stream) {
-    int dev = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (err != cudaSuccess) return err;
     read_kernel<<<sms * READ_BLOCKS_PER_SM, THREADS, 0, stream>>>(static_cast<const uint4 *>(src), bytes / 16,
                                                                     static_cast<uint32_t *>(sink), sentinel);
     return cudaGetLastError();

@@ -115,7 +115,7 @@ static const struct {
      "           kernel: its own list (k5_wgrad_m256's 256-row tiles); N SMs (default 132); --chunk C: a wgrad\n"
      "           list cut at C 64-row blocks instead of gg_wgrad_chunk's (a what-if: no kernel runs it)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
-     "ceilings                          measured copy, write, GEMM, FFMA and mma.sync peaks"},
+     "ceilings                          measured copy, write, read, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,
      "calibrate [--out FILE] [--reps N] [--warmup N] [--seed S]   k3_wgmma's cost model constants,\n"
      "           measured here (a minute); GG_CALIBRATION=FILE makes the entry point use them\n"

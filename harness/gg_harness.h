@@ -289,7 +289,7 @@ int gg_flush_l2(void);
 int gg_measure_ceilings(GgDeviceInfo *d);
 int gg_ceiling_ffma_tflops(double *tflops);
 int gg_ceiling_mma_sync_tflops(double *tflops);
-cudaError_t gg_read_stream(const void *src, size_t bytes, void *sink, unsigned sentinel, cudaStream_t stream);
+cudaError_t gg_read_stream(const void *src, size_t bytes, int sms, void *sink, unsigned sentinel, cudaStream_t stream);
 
 /* ---------------- the check (check.c) ---------------- */
 typedef struct GgCheck {

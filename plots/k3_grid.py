@@ -15,7 +15,6 @@ grid-default-*.csv (the entry point and torch in one run: the latest with both; 
 the first model as it ran); results/h200/sweep.csv (shapes off
 the grid that ran every configuration). Standard library only.
 """
-import argparse
 import bisect
 import glob
 import math
@@ -352,12 +351,8 @@ def geo(xs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
-    ap.add_argument("--check", action="store_true", help="only say whether the blocks would change")
-    a = ap.parse_args()
-    if not os.access(a.ggemm, os.X_OK):
-        print(f"k3_grid.py: {a.ggemm} not built: the k3-grid blocks are not regenerated")
+    a = readme_block.ggemm_args(__doc__.splitlines()[0], "the k3-grid blocks are")
+    if a is None:
         return 0
     configs, old_pick, torch, first, ablations, entry, sources, default, run_meta = load()
     table = ["| shape | rows | E | K | N | skew | model's pick (predicted µs) | its time µs | fastest choice | "

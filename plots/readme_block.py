@@ -6,6 +6,7 @@ blocks may sit in its README.md or in its TRIALS.md (stage_files), the front doo
 in a page of docs/ (front_files), so a block moves between them without its generator changing.
 Standard library only.
 """
+import argparse
 import glob
 import os
 import re
@@ -71,6 +72,20 @@ def replace_block(paths, name, text, check=False, prog=None):
             f.write(new)
         print(f"{prog}: updated {where}")
     return changed if found else None
+
+
+def ggemm_args(description, blocks):
+    """A generator's command line that reads `ggemm`'s no-GPU commands: --ggemm PATH (default the
+    build's) and --check. None, after one line, when that ggemm is not built: `blocks` (what the
+    generator writes) stay as they are."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
+    ap.add_argument("--check", action="store_true", help="only say whether the blocks would change")
+    a = ap.parse_args()
+    if not os.access(a.ggemm, os.X_OK):
+        print(f"{os.path.basename(sys.argv[0])}: {a.ggemm} not built: {blocks} not regenerated")
+        return None
+    return a
 
 
 def write_block(paths, name, text, check=False):

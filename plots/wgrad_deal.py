@@ -12,7 +12,6 @@ k5_wgrad_m256's 256-row tiles over k5_wgrad's. Writes the `k5-wgrad-deal` table 
 
 Standard library only.
 """
-import argparse
 import os
 import random
 import sys
@@ -88,12 +87,8 @@ def compare(pairs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
-    ap.add_argument("--check", action="store_true", help="only say whether the block would change")
-    a = ap.parse_args()
-    if not os.access(a.ggemm, os.X_OK):
-        print(f"wgrad_deal.py: {a.ggemm} not built: the k5-wgrad-deal block is not regenerated")
+    a = readme_block.ggemm_args(__doc__.splitlines()[0], "the k5-wgrad-deal block is")
+    if a is None:
         return 0
     lines = ["| set | tokens | experts | K | N | skew | chunk | items | split tiles | busiest CTA / mean | "
              "zig-zag | experts shuffled | shuffled, zig-zag | dynamic deal | shuffled, dynamic | "

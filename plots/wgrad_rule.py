@@ -26,7 +26,6 @@ shape alone can assume) on every backward and grid shape of harness/cases.csv. W
 
 Standard library only.
 """
-import argparse
 import heapq
 import os
 import sys
@@ -163,12 +162,8 @@ def even_split(ggemm, meta, consts):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
-    ap.add_argument("--check", action="store_true", help="only say whether the block would change")
-    a = ap.parse_args()
-    if not os.access(a.ggemm, os.X_OK):
-        print(f"wgrad_rule.py: {a.ggemm} not built: the k5-wgrad-rule block is not regenerated")
+    a = readme_block.ggemm_args(__doc__.splitlines()[0], "the k5-wgrad-rule block is")
+    if a is None:
         return 0
     short = {"k5_wgrad_pingpong_dyn": "pp_dyn", "k5_wgrad_m256_dyn": "m256_dyn"}
     consts = ["| run | kernel | a: µs per item | b: µs per block | f: µs per split item |", "|---|---|---:|---:|---:|"]
