@@ -15,8 +15,8 @@
 
 /* An even split of a calibration shape (every one divides). */
 static int make_problem(const GgShape *s, GgProblem *p) {
-    int m[64];
-    if (s->experts > 64 || s->tokens % s->experts) return 1;
+    int m[256];
+    if (s->experts > 256 || s->tokens % s->experts) return 1;
     for (int e = 0; e < s->experts; ++e) m[e] = s->tokens / s->experts;
     return gg_problem_from_counts(p, m, s->experts, s->k, s->n);
 }
@@ -47,8 +47,10 @@ static int fit(K3Calibration *cal) {
     }
     for (int i = 0; i < cal->configs; ++i) {
         const K3CalConfig *c = &cal->c[i];
-        fprintf(stderr, "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us\n",
-                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us);
+        fprintf(stderr,
+                "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us, "
+                "DRAM-bound at %.3f of the copy rate\n",
+                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us, c->dram_eff);
     }
     return GG_EXIT_OK;
 }

@@ -15,9 +15,10 @@ const GgShape k3_calibration_shapes[K3_CAL_SHAPES] = {
     [K3_CAL_WAVES4] = {16896, 4, 1024, 768},
     [K3_CAL_SUSTAIN] = {33792, 8, 16384, 768},
     [K3_CAL_POWER] = {16384, 8, 6144, 21504},
+    [K3_CAL_DRAM] = {16384, 256, 4096, 768},
 };
 const char *const k3_calibration_shape_names[K3_CAL_SHAPES] = {"waves8_k1024", "waves8_k4096", "waves4_k1024",
-                                                               "sustain_k16384", "power"};
+                                                               "sustain_k16384", "power", "dram_e256"};
 
 static int k_blocks(int k) { return (k + 63) / 64; }
 
@@ -116,28 +117,32 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
          * of every width alike */
         const double bytes = 2.0 * ((double)s->tokens * s->k + w.b_share * w.active * w.b_reads * s->k * s->n +
                                     (double)s->tokens * s->n);
-        p.t_dram_us = bytes / (copy_gbps * 1e3);
+        p.t_dram_us = bytes / (copy_gbps * (c->dram_eff > 0 ? c->dram_eff : 1) * 1e3); /* 0: not measured */
     }
     const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
     p.time_us = c->overhead_us + pow(t4, 0.25);
     return p;
 }
 
-/* The fit inverts the model: the constants whose predicted times of the five calibration shapes
+/* The fit inverts the model: the constants whose predicted times of the calibration shapes
  * (model and shapes as the entry point uses them, DRAM term and copy bandwidth included) are the
- * measured ones. Five constants, five shapes; Levenberg-Marquardt on the relative residuals with a
- * numeric Jacobian, from a start that ignores DRAM and the power limit where it can. */
-enum { FIT_O, FIT_TILE, FIT_KBLOCK, FIT_POWER, FIT_SUSTAIN, FIT_N };
+ * measured ones. Six constants, six shapes; Levenberg-Marquardt on the relative residuals with a
+ * numeric Jacobian, from a start that ignores DRAM and the power limit where it can. The
+ * sustain time comes last so that fixing it (k3_model_fit_all) drops the last unknown. */
+enum { FIT_O, FIT_TILE, FIT_KBLOCK, FIT_POWER, FIT_DRAM, FIT_SUSTAIN, FIT_N };
 
 static void unpack(const double *x, K3CalConfig *c) {
     c->overhead_us = x[FIT_O];
     c->tile_us = x[FIT_TILE];
     c->kblock_us = x[FIT_KBLOCK];
     c->power_kblock_us = x[FIT_POWER];
+    c->dram_eff = x[FIT_DRAM];
     c->sustain_us = x[FIT_SUSTAIN];
 }
 
-/* Relative residuals of the five shapes; the sum of their squares. */
+static int has_dram(const K3CalConfig *c) { return c->measured_us[K3_CAL_DRAM] > 0; }
+
+/* Relative residuals of the shapes (0 for one not measured); the sum of their squares. */
 static double residuals(const double *x, const K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps,
                         double *r) {
     K3CalConfig m = *c;
@@ -145,7 +150,7 @@ static double residuals(const double *x, const K3CalConfig *c, const GgKernelInf
     double sum = 0;
     for (int i = 0; i < K3_CAL_SHAPES; ++i) {
         const double t = k3_model_predict(&k3_calibration_shapes[i], info, &m, copy_gbps, sms, 1).time_us;
-        r[i] = t / c->measured_us[i] - 1;
+        r[i] = c->measured_us[i] > 0 ? t / c->measured_us[i] - 1 : 0;
         sum += r[i] * r[i];
     }
     return sum;
@@ -207,18 +212,21 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy
     const double f = tiles > x[FIT_SUSTAIN] ? 1 - x[FIT_SUSTAIN] / tiles : 0;
     const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - x[FIT_O] - tiles) / f : tiles;
     x[FIT_POWER] = power / (units[K3_CAL_POWER] / sms) / kbp;
+    x[FIT_DRAM] = 1; /* the copy rate; the solve moves it only where the DRAM shape was measured */
 
-    /* Levenberg-Marquardt: five unknowns, or four with sustain_us given (then a least-squares
-     * fit of the five shapes) */
-    const int n = sustain_us >= 0 ? FIT_SUSTAIN : FIT_N;
+    /* Levenberg-Marquardt: six unknowns, one fewer with sustain_us given (then a least-squares
+     * fit of the six shapes), one fewer again without the DRAM shape (dram_eff stays 1) */
+    int order[FIT_N], n = 0; /* which constants are unknowns: unknown j is x[order[j]] */
+    for (int j = 0; j < FIT_N; ++j)
+        if (!(j == FIT_SUSTAIN && sustain_us >= 0) && !(j == FIT_DRAM && !has_dram(c))) order[n++] = j;
     double r[K3_CAL_SHAPES], cost = residuals(x, c, info, sms, copy_gbps, r), lambda = 1e-3;
     for (int iter = 0; iter < 200 && cost > 1e-28 && lambda < 1e12; ++iter) {
         double jac[K3_CAL_SHAPES][FIT_N];
         for (int j = 0; j < n; ++j) {
             double xh[FIT_N], rh[K3_CAL_SHAPES];
             memcpy(xh, x, sizeof xh);
-            const double h = 1e-7 * fmax(fabs(x[j]), 1e-2);
-            xh[j] += h;
+            const double h = 1e-7 * fmax(fabs(x[order[j]]), 1e-2);
+            xh[order[j]] += h;
             residuals(xh, c, info, sms, copy_gbps, rh);
             for (int i = 0; i < K3_CAL_SHAPES; ++i) jac[i][j] = (rh[i] - r[i]) / h;
         }
@@ -235,10 +243,11 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy
             for (int j = 0; j < n; ++j) a[j][j] += lambda * (jtj[j][j] > 0 ? jtj[j][j] : 1e-12);
             if (solve(n, a, b, dx)) continue;
             memcpy(xn, x, sizeof xn);
-            for (int j = 0; j < n; ++j) xn[j] += dx[j];
+            for (int j = 0; j < n; ++j) xn[order[j]] += dx[j];
             /* rates stay positive, the sustain time not negative */
             xn[FIT_KBLOCK] = fmax(xn[FIT_KBLOCK], 0.5 * x[FIT_KBLOCK]);
             xn[FIT_POWER] = fmax(xn[FIT_POWER], 0.5 * x[FIT_POWER]);
+            xn[FIT_DRAM] = fmax(xn[FIT_DRAM], 0.5 * x[FIT_DRAM]);
             xn[FIT_SUSTAIN] = fmax(xn[FIT_SUSTAIN], 0);
             const double cn = residuals(xn, c, info, sms, copy_gbps, rn);
             if (cn < cost) {
@@ -271,20 +280,22 @@ void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos) {
 }
 
 int k3_cal_config_valid(const K3CalConfig *c) {
-    return c->kblock_us > 0 && c->power_kblock_us > 0 && c->sustain_us >= 0 && isfinite(c->overhead_us) &&
+    return c->kblock_us > 0 && c->power_kblock_us > 0 && c->dram_eff > 0 && isfinite(c->dram_eff) &&
+           c->sustain_us >= 0 && isfinite(c->overhead_us) &&
            isfinite(c->tile_us) && isfinite(c->kblock_us) && isfinite(c->power_kblock_us) && isfinite(c->sustain_us);
 }
 
 /* ---- the calibration file ---- */
 
 /* Its columns: the constants, then each calibration shape's measured time, then the SUSTAIN
- * run's capped %. Read by name, in any order; the name and the constants must be there. */
+ * run's capped %, then dram_eff. Read by name, in any order; the name and the first five
+ * constants must be there (a file from before the DRAM shape has neither its time nor dram_eff). */
 enum { COL_CONFIG, COL_OVERHEAD, COL_TILE, COL_KBLOCK, COL_POWER, COL_SUSTAIN, COL_MEASURED,
-       COL_CAPPED = COL_MEASURED + K3_CAL_SHAPES, COLS, COLS_REQUIRED = COL_MEASURED };
+       COL_CAPPED = COL_MEASURED + K3_CAL_SHAPES, COL_DRAM_EFF, COLS, COLS_REQUIRED = COL_MEASURED };
 static const char *const column_names[COLS] = {
     "config", "overhead_us", "tile_us", "kblock_us", "power_kblock_us", "sustain_us",
-    "waves8_k1024_us", "waves8_k4096_us", "waves4_k1024_us", "sustain_k16384_us", "power_us",
-    "sustain_capped_pct"};
+    "waves8_k1024_us", "waves8_k4096_us", "waves4_k1024_us", "sustain_k16384_us", "power_us", "dram_e256_us",
+    "sustain_capped_pct", "dram_eff"};
 static double *column_value(K3CalConfig *c, int col) {
     switch (col) {
     case COL_OVERHEAD: return &c->overhead_us;
@@ -293,6 +304,7 @@ static double *column_value(K3CalConfig *c, int col) {
     case COL_POWER: return &c->power_kblock_us;
     case COL_SUSTAIN: return &c->sustain_us;
     case COL_CAPPED: return &c->sustain_capped_pct;
+    case COL_DRAM_EFF: return &c->dram_eff;
     default: return &c->measured_us[col - COL_MEASURED];
     }
 }
@@ -370,6 +382,7 @@ int k3_calibration_parse(const char *text, const char *source, K3Calibration *ca
         }
         K3CalConfig *c = &cal->c[cal->configs];
         c->sustain_capped_pct = -1; /* unknown unless a column says */
+        c->dram_eff = 1;            /* the copy rate unless a column says */
         for (int i = 0; i < got; ++i) {
             const int col = col_of[i];
             if (col == COL_CONFIG) {
@@ -391,7 +404,8 @@ int k3_calibration_parse(const char *text, const char *source, K3Calibration *ca
             }
         }
         if (!k3_cal_config_valid(c)) {
-            snprintf(why, len, "%s:%d: kblock_us and power_kblock_us must be > 0, sustain_us >= 0", source, line_no);
+            snprintf(why, len, "%s:%d: kblock_us, power_kblock_us and dram_eff must be > 0, sustain_us >= 0", source,
+                     line_no);
             return 1;
         }
         cal->configs++;
@@ -443,7 +457,7 @@ void k3_calibration_write(const K3Calibration *cal, const char *commit, const ch
         fprintf(f, "%s,%.3f,%.4f,%.5f,%.5f,%.1f", c->name, c->overhead_us, c->tile_us, c->kblock_us,
                 c->power_kblock_us, c->sustain_us);
         for (int j = 0; j < K3_CAL_SHAPES; ++j) fprintf(f, ",%.2f", c->measured_us[j]);
-        fprintf(f, ",%.1f\n", c->sustain_capped_pct);
+        fprintf(f, ",%.1f,%.4f\n", c->sustain_capped_pct, c->dram_eff);
     }
 }
 

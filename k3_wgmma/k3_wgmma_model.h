@@ -22,20 +22,27 @@
  *   B share       the busiest CTA's share of the B stream over the mean: the static stride deals
  *                 the tiles round the CTAs, and a CTA that holds more tiles, or fewer of the
  *                 narrow last column block (N not a multiple of BLOCK_N), streams more of B
- *   t_dram        (A + B share x B reads x B of the experts with rows + C) bytes / copy bandwidth:
- *                 while every SM streams B, each gets about the same share of DRAM (the same
- *                 ring in flight), so the CTA with the most of B to read ends the launch
+ *   t_dram        (A + B share x B reads x B of the experts with rows + C) bytes /
+ *                 (dram_eff x copy bandwidth): while every SM streams B, each gets about the same
+ *                 share of DRAM (the same ring in flight), so the CTA with the most of B to read
+ *                 ends the launch; dram_eff is the share of the copy rate this configuration's
+ *                 pipeline keeps busy when DRAM is the bound (its own, measured)
  *   time          overhead_us + (t_run^4 + t_dram^4)^(1/4)
  * The soft maximum (a 4-norm) makes a bound that is nearly reached still cost a little.
  *
- * Calibration: each configuration runs five shapes with even splits and no padding (N = 768 is
- * a whole number of 128-, 192- and 256-wide blocks; 33 or 16 row tiles per expert):
+ * Calibration: each configuration runs six shapes with even splits (N = 768 is a whole number
+ * of 128-, 192- and 256-wide blocks; 33 or 16 row tiles per expert but in DRAM):
  *   WAVES8  8 waves of n192 tiles at K = 1024, WAVES4 half of them: the difference is the tile
  *   time at K = 1024, the rest of WAVES4 the overhead; WAVES8_K4096: the tile time at K = 4096,
  *   and the two give tile_us and kblock_us; SUSTAIN: WAVES8 at K = 16384, about a millisecond,
  *   and POWER: ~4 TFLOP over several ms, long enough for the limit to hold the clocks down:
- *   together sustain_us and power_kblock_us. The fit solves all five constants at once from
- *   the five times, with the whole model (k3_model_fit), so it predicts each shape as measured. */
+ *   together sustain_us and power_kblock_us. DRAM: 256 experts of 64 rows at K = 4096, each
+ *   expert's B read once for its one row tile, the few-rows-per-expert case of the big MoE
+ *   layers: 1.3 to 2 times as long in DRAM as in the tensor cores on the H200 (a 128-row tile
+ *   computes as much for 64 rows as for 128), so its time gives dram_eff. The fit solves all
+ *   six constants at once from the six times, with the whole model (k3_model_fit), so it
+ *   predicts each shape as measured. A calibration without the DRAM time (an older file) keeps
+ *   dram_eff = 1 and fits the other five. */
 #ifndef K3_WGMMA_MODEL_H
 #define K3_WGMMA_MODEL_H
 #include <stddef.h>
@@ -46,7 +53,8 @@
 extern "C" {
 #endif
 
-enum { K3_CAL_WAVES8, K3_CAL_WAVES8_K4096, K3_CAL_WAVES4, K3_CAL_SUSTAIN, K3_CAL_POWER, K3_CAL_SHAPES };
+enum { K3_CAL_WAVES8, K3_CAL_WAVES8_K4096, K3_CAL_WAVES4, K3_CAL_SUSTAIN, K3_CAL_POWER, K3_CAL_DRAM,
+       K3_CAL_SHAPES };
 extern const GgShape k3_calibration_shapes[K3_CAL_SHAPES];
 extern const char *const k3_calibration_shape_names[K3_CAL_SHAPES];
 
@@ -58,8 +66,9 @@ typedef struct K3CalConfig {
     double kblock_us;        /* per k-block of a full tile, every SM busy, clocks unthrottled */
     double power_kblock_us;  /* per k-block of a full tile under the power limit */
     double sustain_us;       /* full load the clocks hold before the power limit sets in */
-    double measured_us[K3_CAL_SHAPES];
+    double measured_us[K3_CAL_SHAPES]; /* 0: not measured (DRAM, in an older file) */
     double sustain_capped_pct; /* of the SUSTAIN run: % of its time under the power limit; -1: no telemetry */
+    double dram_eff;           /* share of the copy rate it reaches DRAM-bound (1 where not measured) */
 } K3CalConfig;
 
 enum { K3_CAL_MAX_CONFIGS = 16 };
@@ -99,17 +108,18 @@ void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exac
 double k3_model_stream_share(long long active, long long col_blocks, long long row_tiles, double last_width,
                              int sms);
 /* The constants of one configuration from its measured times: the ones whose model times of
- * the five calibration shapes (this model, DRAM term at copy_gbps included) are the measured
- * ones, solved together. sustain_us < 0: all five from the timings (the SUSTAIN run's capped %,
- * where telemetry gave one, only seeds the solve); else sustain_us is fixed and the other four
- * are the least-squares fit of the five shapes. */
+ * the calibration shapes (this model, DRAM term at copy_gbps included) are the measured ones,
+ * solved together. sustain_us < 0: all from the timings (the SUSTAIN run's capped %, where
+ * telemetry gave one, only seeds the solve); else sustain_us is fixed and the others are the
+ * least-squares fit. Without a DRAM time (measured_us[K3_CAL_DRAM] 0) dram_eff is 1, and the
+ * other five shapes give the other five constants. */
 void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us);
 /* Every configuration (infos[i] describes cal->c[i]): sustain_us is a property of the board, so
  * each gets the median of their estimates, and its other constants are fit again with it. */
 void k3_model_fit_all(K3Calibration *cal, const GgKernelInfo *infos);
 
-/* Whether c's constants are usable: all finite, kblock_us and power_kblock_us > 0, sustain_us >= 0
- * (what the fit must give and the file reader accepts). */
+/* Whether c's constants are usable: all finite, kblock_us, power_kblock_us and dram_eff > 0,
+ * sustain_us >= 0 (what the fit must give and the file reader accepts). */
 int k3_cal_config_valid(const K3CalConfig *c);
 /* Parse a calibration CSV (the file `ggemm calibrate` writes; its columns found by the header's
  * names, every number finite, lines up to 1023 characters): 0, or 1 with one line in why. */

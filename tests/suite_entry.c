@@ -19,7 +19,8 @@ static const GgGpu h200 = {132, "NVIDIA H200"}; /* results/h200/sweep.csv */
  * counts), with the telemetry's capped % and without it (-1), one configuration alone and all
  * of them (the board's sustain time, their median). */
 static K3CalConfig synthetic(int i) {
-    const K3CalConfig truth = {"x", 4.5 + 0.2 * i, 1.25 - 0.03 * i, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0};
+    const K3CalConfig truth = {"x", 4.5 + 0.2 * i, 1.25 - 0.03 * i, 0.5 + 0.01 * i, 0.6 + 0.02 * i, 700, {0}, 0,
+                               0.8 + 0.02 * i};
     return truth;
 }
 static const double copy_gbps = 4153.7; /* results/h200/calibration.csv */
@@ -41,6 +42,7 @@ static void assert_same(const K3CalConfig *c, const K3CalConfig *truth, const ch
     ck_assert_msg(fabs(c->kblock_us - truth->kblock_us) < 1e-7, "%s kblock %.8f", name, c->kblock_us);
     ck_assert_msg(fabs(c->power_kblock_us - truth->power_kblock_us) < 1e-7, "%s power %.8f", name,
                   c->power_kblock_us);
+    ck_assert_msg(fabs(c->dram_eff - truth->dram_eff) < 1e-6, "%s dram_eff %.8f", name, c->dram_eff);
 }
 
 START_TEST(fit_recovers_constants) {
@@ -63,6 +65,41 @@ START_TEST(fit_recovers_constants) {
                 ck_assert_double_eq_tol(t, c.measured_us[j], 1e-6 * c.measured_us[j]);
             }
         }
+}
+END_TEST
+
+/* A calibration from before the DRAM shape (its time 0): dram_eff stays 1, and the other five
+ * shapes still give the other five constants. */
+START_TEST(fit_without_dram_shape) {
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        GgKernelInfo info = {0};
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
+        K3CalConfig truth = synthetic(i), c;
+        truth.dram_eff = 1;
+        measure(&truth, &info, 0, &c);
+        c.measured_us[K3_CAL_DRAM] = 0;
+        c.dram_eff = 0.5; /* whatever it held: an older file has no such column */
+        k3_model_fit(&c, &info, 132, copy_gbps, -1);
+        assert_same(&c, &truth, k3_wgmma_choice_name(i));
+    }
+}
+END_TEST
+
+/* The DRAM shape measures what it is for: with the H200's constants every configuration is
+ * DRAM-bound on it (t_dram at least 1.3 times t_run: a 128-row tile of 64 rows computes as
+ * much as a full one), so its time pins dram_eff. */
+START_TEST(dram_shape_is_dram_bound) {
+    const K3Calibration *cal = k3_calibration_h200();
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        GgKernelInfo info = {0};
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
+        const K3CalConfig *c = k3_calibration_find(cal, k3_wgmma_choice_name(i));
+        ck_assert_ptr_nonnull(c);
+        const K3Prediction p =
+            k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], &info, c, cal->copy_gbps, cal->sms, 1);
+        ck_assert_msg(p.t_dram_us > 1.3 * p.t_run_us, "%s: t_dram %.1f, t_run %.1f", c->name, p.t_dram_us,
+                      p.t_run_us);
+    }
 }
 END_TEST
 
@@ -354,6 +391,8 @@ Suite *entry_suite(void) {
     Suite *s = suite_create("k3_wgmma entry point");
     TCase *t = tcase_create("model");
     tcase_add_test(t, fit_recovers_constants);
+    tcase_add_test(t, fit_without_dram_shape);
+    tcase_add_test(t, dram_shape_is_dram_bound);
     tcase_add_test(t, fit_all_recovers_constants);
     tcase_add_test(t, builtin_calibration_covers_every_choice);
     tcase_add_test(t, work_of_a_shape);
