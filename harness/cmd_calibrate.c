@@ -32,10 +32,12 @@ static int fit(K3Calibration *cal) {
             fprintf(stderr, "ggemm: calibrate: %s is not a configuration k3_wgmma chooses\n", cal->c[i].name);
             return GG_EXIT_USAGE;
         }
-        if (!(cal->c[i].measured_us[K3_CAL_POWER] > 0)) {
-            fprintf(stderr, "ggemm: calibrate: %s has no measured times to fit\n", cal->c[i].name);
-            return GG_EXIT_USAGE;
-        }
+        for (int j = 0; j < K3_CAL_SHAPES; ++j) /* the DRAM shape's time may be missing: older files */
+            if (j != K3_CAL_DRAM && !(cal->c[i].measured_us[j] > 0)) {
+                fprintf(stderr, "ggemm: calibrate: %s has no measured time of %s to fit\n", cal->c[i].name,
+                        k3_calibration_shape_names[j]);
+                return GG_EXIT_USAGE;
+            }
     }
     k3_model_fit_all(cal, infos);
     for (int i = 0; i < cal->configs; ++i) { /* what the file reader would refuse, refused here */
@@ -49,8 +51,9 @@ static int fit(K3Calibration *cal) {
         const K3CalConfig *c = &cal->c[i];
         fprintf(stderr,
                 "  %-28s overhead %6.2f us, tile %6.3f + %7.4f us/k-block, power %7.4f us/k-block after %.0f us, "
-                "DRAM-bound at %.3f of the copy rate\n",
-                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us, c->dram_eff);
+                "DRAM-bound at %.3f of the copy rate%s\n",
+                c->name, c->overhead_us, c->tile_us, c->kblock_us, c->power_kblock_us, c->sustain_us, c->dram_eff,
+                c->dram_eff == 1 ? " (not measured: no DRAM time, or the DRAM shape not DRAM-bound)" : "");
     }
     return GG_EXIT_OK;
 }

@@ -117,7 +117,7 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
          * of every width alike */
         const double bytes = 2.0 * ((double)s->tokens * s->k + w.b_share * w.active * w.b_reads * s->k * s->n +
                                     (double)s->tokens * s->n);
-        p.t_dram_us = bytes / (copy_gbps * (c->dram_eff > 0 ? c->dram_eff : 1) * 1e3); /* 0: not measured */
+        p.t_dram_us = bytes / (copy_gbps * (c->dram_eff > 0 ? c->dram_eff : 1) * 1e3); /* 0: zero-initialised */
     }
     const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
     p.time_us = c->overhead_us + pow(t4, 0.25);
@@ -127,8 +127,7 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
 /* The fit inverts the model: the constants whose predicted times of the calibration shapes
  * (model and shapes as the entry point uses them, DRAM term and copy bandwidth included) are the
  * measured ones. Six constants, six shapes; Levenberg-Marquardt on the relative residuals with a
- * numeric Jacobian, from a start that ignores DRAM and the power limit where it can. The
- * sustain time comes last so that fixing it (k3_model_fit_all) drops the last unknown. */
+ * numeric Jacobian, from a start that ignores DRAM and the power limit where it can. */
 enum { FIT_O, FIT_TILE, FIT_KBLOCK, FIT_POWER, FIT_DRAM, FIT_SUSTAIN, FIT_N };
 
 static void unpack(const double *x, K3CalConfig *c) {
@@ -142,7 +141,7 @@ static void unpack(const double *x, K3CalConfig *c) {
 
 static int has_dram(const K3CalConfig *c) { return c->measured_us[K3_CAL_DRAM] > 0; }
 
-/* Relative residuals of the shapes (0 for one not measured); the sum of their squares. */
+/* Relative residuals of the shapes (the DRAM one 0 where not measured); the sum of their squares. */
 static double residuals(const double *x, const K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps,
                         double *r) {
     K3CalConfig m = *c;
@@ -150,7 +149,7 @@ static double residuals(const double *x, const K3CalConfig *c, const GgKernelInf
     double sum = 0;
     for (int i = 0; i < K3_CAL_SHAPES; ++i) {
         const double t = k3_model_predict(&k3_calibration_shapes[i], info, &m, copy_gbps, sms, 1).time_us;
-        r[i] = c->measured_us[i] > 0 ? t / c->measured_us[i] - 1 : 0;
+        r[i] = i == K3_CAL_DRAM && !has_dram(c) ? 0 : t / c->measured_us[i] - 1;
         sum += r[i] * r[i];
     }
     return sum;
@@ -185,7 +184,7 @@ static int solve(int n, double a[FIT_N][FIT_N], double *b, double *x) {
     return 0;
 }
 
-void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
+static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
     /* the start: the short shapes without DRAM, below the power limit (t = overhead + span x
      * tile time), then POWER past a guess of sustain_us */
     double span[K3_CAL_SHAPES], units[K3_CAL_SHAPES]; /* full-tile times per SM: waves x units/tile */
@@ -247,7 +246,7 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy
             /* rates stay positive, the sustain time not negative */
             xn[FIT_KBLOCK] = fmax(xn[FIT_KBLOCK], 0.5 * x[FIT_KBLOCK]);
             xn[FIT_POWER] = fmax(xn[FIT_POWER], 0.5 * x[FIT_POWER]);
-            xn[FIT_DRAM] = fmax(xn[FIT_DRAM], 0.5 * x[FIT_DRAM]);
+            xn[FIT_DRAM] = fmin(fmax(xn[FIT_DRAM], 0.5 * x[FIT_DRAM]), K3_DRAM_EFF_MAX);
             xn[FIT_SUSTAIN] = fmax(xn[FIT_SUSTAIN], 0);
             const double cn = residuals(xn, c, info, sms, copy_gbps, rn);
             if (cn < cost) {
@@ -260,6 +259,22 @@ void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy
         }
     }
     unpack(x, c);
+}
+
+/* The DRAM shape pins dram_eff only if the fitted model finds it DRAM-bound: where it ran at
+ * the tensor cores' pace instead, its time says nothing about DRAM, and dram_eff would run off to
+ * its cap to make the DRAM term vanish. Then the fit is done again without it (dram_eff 1); the
+ * measured time stays in the calibration for the record. */
+void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
+    fit_constants(c, info, sms, copy_gbps, sustain_us);
+    if (!has_dram(c)) return;
+    const K3Prediction p = k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], info, c, copy_gbps, sms, 1);
+    if (p.t_dram_us >= p.t_run_us && c->dram_eff < K3_DRAM_EFF_MAX) return;
+    const double dram_us = c->measured_us[K3_CAL_DRAM];
+    c->measured_us[K3_CAL_DRAM] = 0;
+    fit_constants(c, info, sms, copy_gbps, sustain_us);
+    c->measured_us[K3_CAL_DRAM] = dram_us;
+    c->dram_eff = 1;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -457,7 +472,7 @@ void k3_calibration_write(const K3Calibration *cal, const char *commit, const ch
         fprintf(f, "%s,%.3f,%.4f,%.5f,%.5f,%.1f", c->name, c->overhead_us, c->tile_us, c->kblock_us,
                 c->power_kblock_us, c->sustain_us);
         for (int j = 0; j < K3_CAL_SHAPES; ++j) fprintf(f, ",%.2f", c->measured_us[j]);
-        fprintf(f, ",%.1f,%.4f\n", c->sustain_capped_pct, c->dram_eff);
+        fprintf(f, ",%.1f,%.5f\n", c->sustain_capped_pct, c->dram_eff);
     }
 }
 

@@ -38,7 +38,7 @@
  *   and POWER: ~4 TFLOP over several ms, long enough for the limit to hold the clocks down:
  *   together sustain_us and power_kblock_us. DRAM: 256 experts of 64 rows at K = 4096, each
  *   expert's B read once for its one row tile, the few-rows-per-expert case of the big MoE
- *   layers: 1.3 to 2 times as long in DRAM as in the tensor cores on the H200 (a 128-row tile
+ *   layers: 1.4 to 2.1 times as long in DRAM as in the tensor cores on the H200 (a 128-row tile
  *   computes as much for 64 rows as for 128), so its time gives dram_eff. The fit solves all
  *   six constants at once from the six times, with the whole model (k3_model_fit), so it
  *   predicts each shape as measured. A calibration without the DRAM time (an older file) keeps
@@ -55,6 +55,7 @@ extern "C" {
 
 enum { K3_CAL_WAVES8, K3_CAL_WAVES8_K4096, K3_CAL_WAVES4, K3_CAL_SUSTAIN, K3_CAL_POWER, K3_CAL_DRAM,
        K3_CAL_SHAPES };
+#define K3_DRAM_EFF_MAX 2.0 /* dram_eff's cap in the fit: reaching it means the DRAM shape was not DRAM-bound */
 extern const GgShape k3_calibration_shapes[K3_CAL_SHAPES];
 extern const char *const k3_calibration_shape_names[K3_CAL_SHAPES];
 
@@ -111,8 +112,9 @@ double k3_model_stream_share(long long active, long long col_blocks, long long r
  * the calibration shapes (this model, DRAM term at copy_gbps included) are the measured ones,
  * solved together. sustain_us < 0: all from the timings (the SUSTAIN run's capped %, where
  * telemetry gave one, only seeds the solve); else sustain_us is fixed and the others are the
- * least-squares fit. Without a DRAM time (measured_us[K3_CAL_DRAM] 0) dram_eff is 1, and the
- * other five shapes give the other five constants. */
+ * least-squares fit. Without a DRAM time (measured_us[K3_CAL_DRAM] 0), or where the fitted model
+ * finds the DRAM shape not DRAM-bound after all, dram_eff is 1 and the other shapes give the
+ * other constants. */
 void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us);
 /* Every configuration (infos[i] describes cal->c[i]): sustain_us is a property of the board, so
  * each gets the median of their estimates, and its other constants are fit again with it. */

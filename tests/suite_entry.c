@@ -85,6 +85,26 @@ START_TEST(fit_without_dram_shape) {
 }
 END_TEST
 
+/* A DRAM time below what the tensor cores alone would take (a GPU where the shape is not
+ * DRAM-bound, or noise): no dram_eff explains it, so it stays 1 rather than running to its cap,
+ * and the rest fits as without. */
+START_TEST(fit_ignores_dram_shape_not_dram_bound) {
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        GgKernelInfo info = {0};
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
+        K3CalConfig truth = synthetic(i), c;
+        truth.dram_eff = 1;
+        measure(&truth, &info, 0, &c);
+        const K3Prediction p = k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], &info, &truth, copy_gbps, 132, 1);
+        c.measured_us[K3_CAL_DRAM] = truth.overhead_us + 0.9 * p.t_run_us;
+        const double dram_us = c.measured_us[K3_CAL_DRAM];
+        k3_model_fit(&c, &info, 132, copy_gbps, -1);
+        assert_same(&c, &truth, k3_wgmma_choice_name(i));
+        ck_assert(c.measured_us[K3_CAL_DRAM] == dram_us); /* kept for the record */
+    }
+}
+END_TEST
+
 /* The DRAM shape measures what it is for: with the H200's constants every configuration is
  * DRAM-bound on it (t_dram at least 1.3 times t_run: a 128-row tile of 64 rows computes as
  * much as a full one), so its time pins dram_eff. */
@@ -309,6 +329,7 @@ START_TEST(calibration_columns_by_name) {
     ck_assert(c->overhead_us == 4.5 && c->tile_us == 1.25 && c->kblock_us == 0.5 && c->power_kblock_us == 0.6 &&
               c->sustain_us == 700 && c->measured_us[K3_CAL_POWER] == 6000 && c->sustain_capped_pct == 40);
     ck_assert(c->measured_us[K3_CAL_WAVES8] == 0);
+    ck_assert(c->dram_eff == 1 && c->measured_us[K3_CAL_DRAM] == 0); /* a file from before the DRAM shape */
     /* what this build writes, it reads back */
     FILE *f = tmpfile();
     k3_calibration_write(k3_calibration_h200(), "c", "d", f);
@@ -321,6 +342,17 @@ START_TEST(calibration_columns_by_name) {
     ck_assert_int_eq(cal.configs, h->configs);
     for (int i = 0; i < cal.configs; ++i)
         for (int j = 0; j < K3_CAL_SHAPES; ++j) ck_assert(cal.c[i].measured_us[j] == h->c[i].measured_us[j]);
+    /* and a measured dram_eff and DRAM time come back */
+    K3Calibration d = *h;
+    d.c[0].dram_eff = 0.8125;
+    d.c[0].measured_us[K3_CAL_DRAM] = 512.25;
+    f = tmpfile();
+    k3_calibration_write(&d, "c", "d", f);
+    rewind(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(!k3_calibration_parse(text, "dram", &cal, why, sizeof why), "%s", why);
+    ck_assert(cal.c[0].dram_eff == 0.8125 && cal.c[0].measured_us[K3_CAL_DRAM] == 512.25 && cal.c[1].dram_eff == 1);
 
     static const char *const bad_rows[] = {"k3_wgmma_x,nan,1,0.5,0.6,700", "k3_wgmma_x,5,inf,0.5,0.6,700",
                                            "k3_wgmma_x,5,1,0.5,-INFINITY,700", "k3_wgmma_x,5,1,0.5x,0.6,700",
@@ -392,6 +424,7 @@ Suite *entry_suite(void) {
     TCase *t = tcase_create("model");
     tcase_add_test(t, fit_recovers_constants);
     tcase_add_test(t, fit_without_dram_shape);
+    tcase_add_test(t, fit_ignores_dram_shape_not_dram_bound);
     tcase_add_test(t, dram_shape_is_dram_bound);
     tcase_add_test(t, fit_all_recovers_constants);
     tcase_add_test(t, builtin_calibration_covers_every_choice);
