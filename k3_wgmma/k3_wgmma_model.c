@@ -117,7 +117,7 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
          * of every width alike */
         const double bytes = 2.0 * ((double)s->tokens * s->k + w.b_share * w.active * w.b_reads * s->k * s->n +
                                     (double)s->tokens * s->n);
-        p.t_dram_us = bytes / (copy_gbps * (c->dram_eff > 0 ? c->dram_eff : 1) * 1e3); /* 0: zero-initialised */
+        p.t_dram_us = bytes / (copy_gbps * c->dram_eff * 1e3);
     }
     const double t4 = pow(p.t_run_us, 4) + pow(p.t_dram_us, 4);
     p.time_us = c->overhead_us + pow(t4, 0.25);
@@ -139,17 +139,15 @@ static void unpack(const double *x, K3CalConfig *c) {
     c->sustain_us = x[FIT_SUSTAIN];
 }
 
-static int has_dram(const K3CalConfig *c) { return c->measured_us[K3_CAL_DRAM] > 0; }
-
-/* Relative residuals of the shapes (the DRAM one 0 where not measured); the sum of their squares. */
+/* Relative residuals of the shapes (the DRAM one 0 unless use_dram); the sum of their squares. */
 static double residuals(const double *x, const K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps,
-                        double *r) {
+                        int use_dram, double *r) {
     K3CalConfig m = *c;
     unpack(x, &m);
     double sum = 0;
     for (int i = 0; i < K3_CAL_SHAPES; ++i) {
         const double t = k3_model_predict(&k3_calibration_shapes[i], info, &m, copy_gbps, sms, 1).time_us;
-        r[i] = i == K3_CAL_DRAM && !has_dram(c) ? 0 : t / c->measured_us[i] - 1;
+        r[i] = i == K3_CAL_DRAM && !use_dram ? 0 : t / c->measured_us[i] - 1;
         sum += r[i] * r[i];
     }
     return sum;
@@ -184,7 +182,8 @@ static int solve(int n, double a[FIT_N][FIT_N], double *b, double *x) {
     return 0;
 }
 
-static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
+static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us,
+                          int use_dram) {
     /* the start: the short shapes without DRAM, below the power limit (t = overhead + span x
      * tile time), then POWER past a guess of sustain_us */
     double span[K3_CAL_SHAPES], units[K3_CAL_SHAPES]; /* full-tile times per SM: waves x units/tile */
@@ -211,14 +210,14 @@ static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, dou
     const double f = tiles > x[FIT_SUSTAIN] ? 1 - x[FIT_SUSTAIN] / tiles : 0;
     const double power = f > 0 ? tiles + fmax(0, t[K3_CAL_POWER] - x[FIT_O] - tiles) / f : tiles;
     x[FIT_POWER] = power / (units[K3_CAL_POWER] / sms) / kbp;
-    x[FIT_DRAM] = 1; /* the copy rate; the solve moves it only where the DRAM shape was measured */
+    x[FIT_DRAM] = 1; /* the copy rate; the solve moves it only with use_dram */
 
     /* Levenberg-Marquardt: six unknowns, one fewer with sustain_us given (then a least-squares
      * fit of the six shapes), one fewer again without the DRAM shape (dram_eff stays 1) */
     int order[FIT_N], n = 0; /* which constants are unknowns: unknown j is x[order[j]] */
     for (int j = 0; j < FIT_N; ++j)
-        if (!(j == FIT_SUSTAIN && sustain_us >= 0) && !(j == FIT_DRAM && !has_dram(c))) order[n++] = j;
-    double r[K3_CAL_SHAPES], cost = residuals(x, c, info, sms, copy_gbps, r), lambda = 1e-3;
+        if (!(j == FIT_SUSTAIN && sustain_us >= 0) && !(j == FIT_DRAM && !use_dram)) order[n++] = j;
+    double r[K3_CAL_SHAPES], cost = residuals(x, c, info, sms, copy_gbps, use_dram, r), lambda = 1e-3;
     for (int iter = 0; iter < 200 && cost > 1e-28 && lambda < 1e12; ++iter) {
         double jac[K3_CAL_SHAPES][FIT_N];
         for (int j = 0; j < n; ++j) {
@@ -226,7 +225,7 @@ static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, dou
             memcpy(xh, x, sizeof xh);
             const double h = 1e-7 * fmax(fabs(x[order[j]]), 1e-2);
             xh[order[j]] += h;
-            residuals(xh, c, info, sms, copy_gbps, rh);
+            residuals(xh, c, info, sms, copy_gbps, use_dram, rh);
             for (int i = 0; i < K3_CAL_SHAPES; ++i) jac[i][j] = (rh[i] - r[i]) / h;
         }
         double jtj[FIT_N][FIT_N] = {{0}}, jtr[FIT_N] = {0};
@@ -248,7 +247,7 @@ static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, dou
             xn[FIT_POWER] = fmax(xn[FIT_POWER], 0.5 * x[FIT_POWER]);
             xn[FIT_DRAM] = fmin(fmax(xn[FIT_DRAM], 0.5 * x[FIT_DRAM]), K3_DRAM_EFF_MAX);
             xn[FIT_SUSTAIN] = fmax(xn[FIT_SUSTAIN], 0);
-            const double cn = residuals(xn, c, info, sms, copy_gbps, rn);
+            const double cn = residuals(xn, c, info, sms, copy_gbps, use_dram, rn);
             if (cn < cost) {
                 memcpy(x, xn, sizeof xn);
                 memcpy(r, rn, sizeof rn);
@@ -266,15 +265,12 @@ static void fit_constants(K3CalConfig *c, const GgKernelInfo *info, int sms, dou
  * its cap to make the DRAM term vanish. Then the fit is done again without it (dram_eff 1); the
  * measured time stays in the calibration for the record. */
 void k3_model_fit(K3CalConfig *c, const GgKernelInfo *info, int sms, double copy_gbps, double sustain_us) {
-    fit_constants(c, info, sms, copy_gbps, sustain_us);
-    if (!has_dram(c)) return;
+    const int use_dram = c->measured_us[K3_CAL_DRAM] > 0;
+    fit_constants(c, info, sms, copy_gbps, sustain_us, use_dram);
+    if (!use_dram) return;
     const K3Prediction p = k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], info, c, copy_gbps, sms, 1);
-    if (p.t_dram_us >= p.t_run_us && c->dram_eff < K3_DRAM_EFF_MAX) return;
-    const double dram_us = c->measured_us[K3_CAL_DRAM];
-    c->measured_us[K3_CAL_DRAM] = 0;
-    fit_constants(c, info, sms, copy_gbps, sustain_us);
-    c->measured_us[K3_CAL_DRAM] = dram_us;
-    c->dram_eff = 1;
+    if (p.t_dram_us < p.t_run_us || c->dram_eff >= K3_DRAM_EFF_MAX)
+        fit_constants(c, info, sms, copy_gbps, sustain_us, 0);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -16,6 +16,7 @@ the first model as it ran); results/h200/sweep.csv (shapes off
 the grid that ran every configuration). Standard library only.
 """
 import bisect
+import functools
 import glob
 import math
 import os
@@ -73,6 +74,7 @@ def load():
         runs[default][0]
 
 
+@functools.lru_cache(maxsize=None)  # the blocks ask again for the same shapes and calibrations
 def model_line(ggemm, k, calibration):
     """`ggemm problem`'s line of the choice for shape k with `calibration` (no GPU)."""
     _, tokens, experts, kk, n, skew = k
@@ -99,15 +101,21 @@ def model_terms(ggemm, k, calibration):
     return float(m.group(3)), float(m.group(4)), predicted
 
 
+def configs_of(path):
+    """shape -> configuration -> median µs of the results CSV at path, for the shapes where every
+    configuration the entry point chooses among ran and passed its check."""
+    times = {}
+    for r in read_results(path)[1]:
+        name = r["kernel"][len(PREFIX):] if r["kernel"].startswith(PREFIX) else ""
+        if r["check"] == "pass" and name in CHOICES:
+            times.setdefault(shape(r), {})[name] = float(r["time_us_median"])
+    return {k: v for k, v in times.items() if len(v) == len(CHOICES)}
+
+
 def sweep_shapes():
     """The committed sweep's shapes that ran every configuration (not grid shapes: a check on
     shapes the model's terms were not found on): shape -> configuration -> median time."""
-    times = {}
-    for r in read_results(os.path.join(ROOT, "results", "h200", "sweep.csv"))[1]:
-        name = r["kernel"][len(PREFIX):] if r["kernel"].startswith(PREFIX) else ""
-        if name in CHOICES:
-            times.setdefault(shape(r), {})[name] = float(r["time_us_median"])
-    return {k: v for k, v in times.items() if len(v) == len(CHOICES)}
+    return configs_of(os.path.join(ROOT, "results", "h200", "sweep.csv"))
 
 
 def schedule_of(ggemm, k, config):
@@ -296,12 +304,7 @@ def own_calibration_block(ggemm, run, configs_csv, before, calibration):
         return None
     meta, entry, torch = grid_run(run)
     _, entry0, torch0 = grid_run(before)
-    times = {}
-    for r in read_results(configs_csv)[1]:
-        name = r["kernel"][len(PREFIX):]
-        if r["check"] == "pass" and name in CHOICES:
-            times.setdefault(shape(r), {})[name] = float(r["time_us_median"])
-    full = {k: v for k, v in times.items() if len(v) == len(CHOICES) and k in entry and k in entry0}
+    full = {k: v for k, v in configs_of(configs_csv).items() if k in entry and k in entry0}
     pick = lambda rows, k: rows[k]["config"].split(":")[0][len(PREFIX):]  # noqa: E731
 
     def judged(picks):
@@ -355,17 +358,14 @@ def tiebreak_pick(ggemm, k, calibration, margin):
     best = min(predicted, key=predicted.get)
     if margin <= 0 or t_dram < t_run:
         return best
-    width = lambda c: tuple(int(x) for x in re.search(r"m(\d+)_n(\d+)", c).groups()[::-1])  # noqa: E731
-    near = [c for c in predicted if predicted[c] <= predicted[best] * (1 + margin)]
-    return max(near, key=lambda c: (width(c)[0], c.startswith("coop"), width(c)[1]))
+    def widest(c):  # BLOCK_N, then cooperative, then BLOCK_M
+        block_m, block_n = map(int, re.search(r"m(\d+)_n(\d+)", c).groups())
+        return block_n, c.startswith("coop"), block_m
+    return max((c for c in predicted if predicted[c] <= predicted[best] * (1 + margin)), key=widest)
 
 
 def tiebreak_block(ggemm, configs):
-    h100 = {}
-    for r in read_results(OWN_CALIBRATION[2])[1]:
-        name = r["kernel"][len(PREFIX):]
-        if r["check"] == "pass" and name in CHOICES:
-            h100.setdefault(shape(r), {})[name] = float(r["time_us_median"])
+    h100 = configs_of(OWN_CALIBRATION[2])
     h200_cal = os.path.join(ROOT, "results", "h200", "calibration.csv")
     sets = [("H100 grid (found on)", h100, OWN_CALIBRATION[4]),
             ("H200 grid (held out)", configs, h200_cal),
