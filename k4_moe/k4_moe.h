@@ -235,7 +235,7 @@ GG_HD int k4_router_splits(int tokens, int experts, int d) {
 /* Tokens per routing chunk, and the chunk count. */
 GG_HD int k4_route_chunk_tokens(int tokens, int experts) {
     const int per_warp = K4_ROUTE_THREADS / 32;    /* a token for each of the CTA's warps */
-    const int by_table = K4_ROUTE_TABLE / experts; /* chunks with chunks x E <= the table */
+    const int by_table = K4_ROUTE_TABLE / (experts > 1 ? experts : 1); /* chunks x E <= the table */
     const int most = by_table < K4_ROUTE_MAX_CHUNKS ? by_table : K4_ROUTE_MAX_CHUNKS;
     const int spread = (tokens + most - 1) / most;
     return spread > per_warp ? spread : per_warp;

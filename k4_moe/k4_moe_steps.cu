@@ -231,8 +231,8 @@ count_scan_kernel(int *__restrict__ count, int chunks, int experts) {
 // ---- permute, kernel 2: scatter, SCATTER_THREADS x SCATTER_PER_THREAD assignments a CTA ----
 // Each CTA scans the experts' totals (row `chunks` of the scanned table) into row offsets (CTA
 // 0 writes them: the array k3 consumes); assignment a of token t, chunk c = t / chunk_tokens,
-// expert e lands on row offset[e] + (e's rows in chunks < c) + its rank in its chunk. The
-// assignments' loads are issued before the scan, so their latency hides behind it.
+// expert e lands on row offset[e] + (e's rows in chunks < c) + its rank in its chunk. Each
+// assignment's expert and rank are loaded before the scan, so their latency hides behind it.
 __global__ void __launch_bounds__(SCATTER_THREADS)
 scatter_kernel(const int *__restrict__ topk_expert, int tokens, int topk, int experts, int chunk_tokens, int chunks,
                const int *__restrict__ start, int *__restrict__ row_offsets, int *__restrict__ src_token,

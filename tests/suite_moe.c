@@ -289,7 +289,7 @@ END_TEST
  * table (chunks x E) and a column (chunks) stay within K4_ROUTE_TABLE and K4_ROUTE_MAX_CHUNKS. */
 START_TEST(route_chunks_cover_and_bound_table) {
     static const int tokens[] = {1, 7, 256, 1000, 4096, 16384, 1 << 20};
-    static const int experts[] = {1, 8, 64, 128, 256, 512, 4096};
+    static const int experts[] = {1, 8, 64, 128, 256, 512, 3000, 4096};
     for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; ++i)
         for (size_t k = 0; k < sizeof experts / sizeof experts[0]; ++k) {
             const int t = tokens[i], e = experts[k];
@@ -297,9 +297,8 @@ START_TEST(route_chunks_cover_and_bound_table) {
             ck_assert_int_ge(ct, K4_ROUTE_THREADS / 32);
             ck_assert((long)(chunks - 1) * ct < t && (long)chunks * ct >= t);
             ck_assert_msg((long long)chunks * e <= K4_ROUTE_TABLE && chunks <= K4_ROUTE_MAX_CHUNKS, "t %d e %d", t, e);
-            if ((long long)t * e <= (long long)K4_ROUTE_TABLE * (K4_ROUTE_THREADS / 32) &&
-                t <= K4_ROUTE_MAX_CHUNKS * (K4_ROUTE_THREADS / 32))
-                ck_assert_int_eq(ct, K4_ROUTE_THREADS / 32);
+            const int most = K4_ROUTE_TABLE / e < K4_ROUTE_MAX_CHUNKS ? K4_ROUTE_TABLE / e : K4_ROUTE_MAX_CHUNKS;
+            if (t <= (K4_ROUTE_THREADS / 32) * most) ck_assert_int_eq(ct, K4_ROUTE_THREADS / 32);
         }
 }
 END_TEST
