@@ -10,6 +10,11 @@
 //   combine  k4_combine        out[t] = sum_j w_tj Y[row(t, j)]
 //   setup    k4_pack_w1
 //
+// Launches: route, count_scan and scatter are programmatic dependents of the kernel before each
+// (launch_dependent): each CTA lets the next kernel's CTAs in as it starts and waits
+// (gg::griddep_wait) before it reads what the kernel before wrote, so a kernel's launch and
+// start overlap the previous one's end instead of following it.
+//
 // Determinism: no floating-point atomics anywhere. The permutation orders each expert's rows
 // by (token, slot), whatever order the blocks run in: a chunk's place among the chunks and an
 // assignment's place inside its chunk are fixed by index, not by arrival. The combine adds a
@@ -23,6 +28,7 @@
 #include "k4_moe.h"
 #include "k4_device.cuh"
 #include "gg_schedule.cuh"
+#include "ptx/ptx_griddep.cuh"
 
 namespace {
 
@@ -82,6 +88,8 @@ route_kernel(float *__restrict__ logits, int splits, int tokens, int experts, in
     const int t0 = blockIdx.x * chunk_tokens, t1 = min(t0 + chunk_tokens, tokens);
     const size_t plane = (size_t)tokens * experts;  // one split's partial sums
     for (int e = threadIdx.x; e < experts; e += K4_ROUTE_THREADS) seen[e] = 0;
+    gg::griddep_launch_dependents();
+    gg::griddep_wait();  // the router's partials
 
     for (int t = t0 + warp; t < t1; t += ROUTE_WARPS) {
         float *row = logits + (size_t)t * experts;
@@ -201,6 +209,8 @@ count_scan_kernel(int *__restrict__ count, int chunks, int experts) {
     const int e = blockIdx.x * SCAN_EXPERTS + column;
     const int per = (chunks + SCAN_SLICES - 1) / SCAN_SLICES;
     const int c0 = min(slice * per, chunks), c1 = min(c0 + per, chunks);
+    gg::griddep_launch_dependents();
+    gg::griddep_wait();  // the route kernel's counts
     int sum = 0;
     if (e < experts)
 #pragma unroll 8
@@ -242,6 +252,7 @@ scatter_kernel(const int *__restrict__ topk_expert, int tokens, int topk, int ex
     const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP, assignments = tokens * topk;
     const int a0 = blockIdx.x * SCATTER_THREADS * SCATTER_PER_THREAD + threadIdx.x;
     int expert[SCATTER_PER_THREAD], rank[SCATTER_PER_THREAD];
+    gg::griddep_wait();  // count_scan's table (and, as count_scan waited for it, the route kernel's)
 #pragma unroll
     for (int i = 0; i < SCATTER_PER_THREAD; ++i) {
         const int a = a0 + i * SCATTER_THREADS;
@@ -334,6 +345,23 @@ __global__ void pack_w1_kernel(const uint16_t *__restrict__ w1, size_t rows, int
         w1p[i] = w1[i / n2 * n2 + k4_packed_w1_column((int)(i % n2), f)];
 }
 
+// `kernel` as a programmatic dependent of the kernel before it in the stream: its CTAs may be
+// scheduled once every CTA of that kernel has called griddep_launch_dependents (or exited).
+template <typename... Params, typename... Args>
+cudaError_t launch_dependent(void (*kernel)(Params...), int ctas, int threads, cudaStream_t st, Args... args) {
+    cudaLaunchAttribute attr = {};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(ctas);
+    cfg.blockDim = dim3(threads);
+    cfg.stream = st;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+    return cudaSuccess;
+}
+
 // The route kernel of the narrowest width that holds E logits (PER_LANE 1, 2, 4, ..., 128).
 template <int PER_LANE>
 cudaError_t launch_route(float *logits, int splits, int tokens, int experts, int topk, int renorm, int chunk_tokens,
@@ -343,11 +371,8 @@ cudaError_t launch_route(float *logits, int splits, int tokens, int experts, int
         if (PER_LANE * WARP < experts)
             return launch_route<2 * PER_LANE>(logits, splits, tokens, experts, topk, renorm, chunk_tokens, chunks,
                                               topk_expert, topk_weight, row_of, chunk_count, st);
-    route_kernel<PER_LANE><<<chunks, K4_ROUTE_THREADS, 0, st>>>(logits, splits, tokens, experts, topk, renorm,
-                                                               chunk_tokens, topk_expert, topk_weight, row_of,
-                                                               chunk_count);
-    CUDA_LAUNCH_CHECK();
-    return cudaSuccess;
+    return launch_dependent(route_kernel<PER_LANE>, chunks, K4_ROUTE_THREADS, st, logits, splits, tokens, experts,
+                            topk, renorm, chunk_tokens, topk_expert, topk_weight, row_of, chunk_count);
 }
 static_assert(128 * WARP == K4_ROUTE_MAX_EXPERTS, "the widest route kernel holds K4_ROUTE_MAX_EXPERTS logits");
 
@@ -369,14 +394,12 @@ extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, 
     if (tokens <= 0) return cudaSuccess;
     if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS) return cudaErrorInvalidValue;
     const int chunk_tokens = k4_route_chunk_tokens(tokens, experts), chunks = k4_route_chunks(tokens, experts);
-    count_scan_kernel<<<(experts + SCAN_EXPERTS - 1) / SCAN_EXPERTS, SCAN_THREADS, 0, st>>>(chunk_count, chunks,
-                                                                                              experts);
-    CUDA_LAUNCH_CHECK();
+    CUDA_TRY(launch_dependent(count_scan_kernel, (experts + SCAN_EXPERTS - 1) / SCAN_EXPERTS, SCAN_THREADS, st,
+                              chunk_count, chunks, experts));
     const int per_cta = SCATTER_THREADS * SCATTER_PER_THREAD;
-    scatter_kernel<<<(tokens * topk + per_cta - 1) / per_cta, SCATTER_THREADS, 0, st>>>(
-        topk_expert, tokens, topk, experts, chunk_tokens, chunks, chunk_count, row_offsets, src_token, row_of);
-    CUDA_LAUNCH_CHECK();
-    return cudaSuccess;
+    return launch_dependent(scatter_kernel, (tokens * topk + per_cta - 1) / per_cta, SCATTER_THREADS, st, topk_expert,
+                            tokens, topk, experts, chunk_tokens, chunks, (const int *)chunk_count, row_offsets,
+                            src_token, row_of);
 }
 
 extern "C" cudaError_t k4_gather_rows(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg,
