@@ -11,7 +11,8 @@ __device__ __forceinline__ uint16_t float_to_bf16(float v) { return __bfloat16_a
 // SwiGLU's gate activation: silu(g) = g * sigmoid(g).
 __device__ __forceinline__ float silu(float g) { return g / (1.0f + __expf(-g)); }
 // A full warp's max and sum of v (xor butterfly: every lane gets the result, the same bits on
-// every lane): the router's softmax and its gradient, the combine's backward.
+// every lane): the router's softmax again in the backward (the same max as the route kernel's
+// redux.sync over keys) and its gradient, the combine's backward.
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));

@@ -79,7 +79,7 @@ static void sizes(const GgMoeShape *s, int fused, size_t n[BUFS], size_t el[BUFS
     n[WS_LOGITS] = splits * t * e, el[WS_LOGITS] = f32; /* the router's partial sums, then the logits */
     n[WS_TOPK_EXPERT] = r, el[WS_TOPK_EXPERT] = i32;
     n[WS_TOPK_WEIGHT] = r, el[WS_TOPK_WEIGHT] = f32;
-    n[WS_CHUNK_COUNT] = chunks * e, el[WS_CHUNK_COUNT] = i32;
+    n[WS_CHUNK_COUNT] = chunks ? (chunks + 1) * e : 0, el[WS_CHUNK_COUNT] = i32; /* + the totals' row */
     n[WS_ROW_OFFSETS] = e + 1, el[WS_ROW_OFFSETS] = i32;
     n[WS_SRC_TOKEN] = r, el[WS_SRC_TOKEN] = i32;
     n[WS_ROW_OF] = r, el[WS_ROW_OF] = i32;
@@ -157,11 +157,13 @@ static cudaError_t grouped_gemm(const GgMoeLayer *l, const uint16_t *a, const ui
 }
 
 /* Route: the router GEMM (fp32 partial sums per k-split), then one kernel for the softmax, the
- * top-k and each chunk's counts and ranks. Permute: one kernel. Launches and bytes, with
- * S = k4_router_splits, C = k4_route_chunks and R = T top-k:
+ * top-k and each chunk's counts and ranks. Permute: two kernels, the scan of the count table
+ * down each expert's column, then the scatter. Launches and bytes, with S = k4_router_splits,
+ * C = k4_route_chunks and R = T top-k:
  *   k4_router   reads X (2 T d) and Wr (2 d E, once per row tile, mostly from L2), writes S T E x 4
  *   k4_route    reads S T E x 4, writes T E x 4 (the logits, if S > 1), 3 R x 4 and C E x 4
- *   k4_permute  reads R x 8 and, over all its CTAs, C^2 E x 4 from L2; writes 2 R x 4 and E + 1 */
+ *   k4_permute  count_scan reads 2 C E x 4, writes (C + 1) E x 4; scatter reads R x 12 and, per
+ *               CTA, E x 4; writes 2 R x 4 and E + 1 */
 static cudaError_t route(const GgMoeLayer *l) {
     const GgMoeShape *s = &l->s;
     const GgMoeWorkspace *w = &l->ws;

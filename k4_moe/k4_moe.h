@@ -49,7 +49,8 @@ typedef struct GgMoeWorkspace {
                               sums [splits x T x E] (k4_router_splits), slice 0 first */
     int *topk_expert;      /* [T x topk] chosen experts, best first */
     float *topk_weight;    /* [T x topk] their weights */
-    int *chunk_count;      /* [chunks x E] assignments of each expert per routing chunk */
+    int *chunk_count;      /* [chunks + 1 x E] assignments of each expert per routing chunk; after
+                              permute, each expert's rows in earlier chunks (row `chunks`: all) */
     int *row_offsets;      /* [E + 1] expert e owns routed rows [off[e], off[e + 1]) */
     int *src_token;        /* [R] routed row -> token */
     int *row_of;           /* [T x topk] (token, slot) -> routed row (after route: its rank
@@ -114,7 +115,7 @@ cudaError_t k4_router(const uint16_t *x, const uint16_t *wr_padded, int tokens, 
                       float *partials, cudaStream_t st);
 cudaError_t k4_route(float *logits, int tokens, int experts, int d, int topk, int renorm, int *topk_expert,
                      float *topk_weight, int *row_of, int *chunk_count, cudaStream_t st);
-cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, const int *chunk_count,
+cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, int *chunk_count,
                        int *row_offsets, int *src_token, int *row_of, cudaStream_t st);
 cudaError_t k4_gather_rows(const uint16_t *x, const int *src_token, int rows, int d, uint16_t *xg,
                            cudaStream_t st);
@@ -191,13 +192,14 @@ GG_HD int k4_w1_box_col(int col0, int p, int f) {
  *                   all latency).
  * Routing chunks (k4_moe_steps.cu): the route kernel takes `chunk_tokens` tokens a CTA and
  * writes, per chunk, each expert's count and each assignment's rank among its expert's
- * assignments of the chunk; the permute kernel's CTA c sums the counts of chunks < c, so all
- * its CTAs together read chunks^2 x E counts: the chunk is made long enough to keep that under
- * K4_PERMUTE_READS, and never shorter than a token for each of its K4_ROUTE_THREADS / 32 warps
- * (the routing of a token is a chain of dependent steps: tokens in parallel, not in turn). */
+ * assignments of the chunk; the permute step scans that count table down each expert's column.
+ * A chunk is a token for each of the route CTA's K4_ROUTE_THREADS / 32 warps (the routing of a
+ * token is a chain of dependent steps: tokens in parallel, not in turn), longer only where the
+ * table would pass K4_ROUTE_TABLE counts (chunks x E: the route kernel writes every count, zero
+ * or not) or a column K4_ROUTE_MAX_CHUNKS chunks (a scan thread's run of chunks stays short). */
 enum {
     K4_ROUTER_BLOCK_M = 128, K4_ROUTER_CTAS = 128, K4_ROUTER_MIN_KB = 2, K4_ROUTER_BLOCK_K = 64,
-    K4_ROUTE_THREADS = 256, K4_ROUTE_MAX_EXPERTS = 4096, K4_PERMUTE_READS = 1 << 21
+    K4_ROUTE_THREADS = 256, K4_ROUTE_MAX_EXPERTS = 4096, K4_ROUTE_TABLE = 1 << 20, K4_ROUTE_MAX_CHUNKS = 1024
 };
 
 /* Wr's padded width: rows of 16 bytes (TMA's stride rule); columns >= E are zero, never stored. */
@@ -232,9 +234,9 @@ GG_HD int k4_router_splits(int tokens, int experts, int d) {
 }
 /* Tokens per routing chunk, and the chunk count. */
 GG_HD int k4_route_chunk_tokens(int tokens, int experts) {
-    const int per_warp = K4_ROUTE_THREADS / 32; /* a token for each of the CTA's warps */
-    int most = 1;                                /* chunks with chunks^2 E <= the reads */
-    while ((long long)(most + 1) * (most + 1) * experts <= K4_PERMUTE_READS) ++most;
+    const int per_warp = K4_ROUTE_THREADS / 32;    /* a token for each of the CTA's warps */
+    const int by_table = K4_ROUTE_TABLE / (experts > 1 ? experts : 1); /* chunks x E <= the table */
+    const int most = by_table < K4_ROUTE_MAX_CHUNKS ? by_table : K4_ROUTE_MAX_CHUNKS;
     const int spread = (tokens + most - 1) / most;
     return spread > per_warp ? spread : per_warp;
 }

@@ -23,6 +23,7 @@
 // Run it   build/bin/ggemm moe --model qwen3 --tokens 4096 (its time is in the "route" step)
 #include "k3_wgmma/k3_wgmma.cuh"
 #include "k4_moe.h"
+#include "ptx/ptx_griddep.cuh"
 
 namespace {
 
@@ -39,6 +40,7 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
     uint8_t *smem = ring_start(smem_raw);
     init_ring(full, empty, 1, CONSUMER_WARPS);  // full: the producer's expect_tx; empty: each consumer warp
     __syncthreads();
+    gg::griddep_launch_dependents();  // the route kernel's CTAs may take what SMs are left; they wait for us
     const int row0 = blockIdx.x * BLOCK_M, col0 = blockIdx.y * BLOCK_N;
     const int kb0 = blockIdx.z * split_kb, kbs = min(split_kb, k_blocks - kb0);  // >= 1 (k4_router_splits)
     const int wg = threadIdx.x / WG_THREADS;

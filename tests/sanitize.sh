@@ -113,7 +113,7 @@ for g in $gathers; do
     esac
 done
 # experts topk d F T, and what each reaches:
-#   8 2 256 128 700      6 routing chunks, a router split in 2
+#   8 2 256 128 700      88 routing chunks (count_scan runs of 3, the last runs empty), a router split in 2
 #   12 3 7168 128 333    the router split-K in 38, E % 8 != 0 (Wr's padded columns)
 #   5 2 64 192 300       F / 64 odd: GEMM1's one-pair path
 #   1000 40 64 192 100   1000 experts, top-40: the two-level schedule, many empty experts

@@ -113,7 +113,7 @@ START_TEST(workspace_buffers_disjoint_aligned_inside) {
                 size_t bytes;
             } b[] = {{w.logits, t ? 4 * t * s->experts * k4_router_splits(s->tokens, s->experts, s->d) : 0},
                      {w.topk_expert, 4 * r}, {w.topk_weight, 4 * r},
-                     {w.chunk_count, t ? 4 * (size_t)k4_route_chunks(s->tokens, s->experts) * s->experts : 0},
+                     {w.chunk_count, t ? 4 * ((size_t)k4_route_chunks(s->tokens, s->experts) + 1) * s->experts : 0},
                      {w.row_offsets, 4 * ((size_t)s->experts + 1)}, {w.src_token, 4 * r},
                      {w.row_of, 4 * r}, {w.xg, fused ? 0 : 2 * r * s->d}, {w.u, fused ? 0 : 4 * r * s->f},
                      {w.h, 2 * r * s->f}, {w.y, 2 * r * s->d}};
@@ -284,27 +284,31 @@ START_TEST(router_padding_and_split) {
 }
 END_TEST
 
-/* Routing chunks: whole tokens, at least one token for each warp of the route CTA, the chunks
- * cover the tokens exactly, and the permute kernel's reads of the count table (chunks^2 x E)
- * stay within K4_PERMUTE_READS. */
-START_TEST(route_chunks_cover_and_bound_reads) {
+/* Routing chunks: whole tokens, at least one token for each warp of the route CTA, exactly one
+ * token per warp wherever the bounds allow, the chunks cover the tokens exactly, and the count
+ * table (chunks x E) and a column (chunks) stay within K4_ROUTE_TABLE and K4_ROUTE_MAX_CHUNKS. */
+START_TEST(route_chunks_cover_and_bound_table) {
     static const int tokens[] = {1, 7, 256, 1000, 4096, 16384, 1 << 20};
-    static const int experts[] = {1, 8, 64, 128, 256, 512, 4096};
+    static const int experts[] = {1, 8, 64, 128, 256, 512, 3000, 4096};
     for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; ++i)
         for (size_t k = 0; k < sizeof experts / sizeof experts[0]; ++k) {
             const int t = tokens[i], e = experts[k];
             const int ct = k4_route_chunk_tokens(t, e), chunks = k4_route_chunks(t, e);
             ck_assert_int_ge(ct, K4_ROUTE_THREADS / 32);
             ck_assert((long)(chunks - 1) * ct < t && (long)chunks * ct >= t);
-            ck_assert_msg((long long)chunks * chunks * e <= K4_PERMUTE_READS, "t %d e %d", t, e);
+            ck_assert_msg((long long)chunks * e <= K4_ROUTE_TABLE && chunks <= K4_ROUTE_MAX_CHUNKS, "t %d e %d", t, e);
+            const int most = K4_ROUTE_TABLE / e < K4_ROUTE_MAX_CHUNKS ? K4_ROUTE_TABLE / e : K4_ROUTE_MAX_CHUNKS;
+            if (t <= (K4_ROUTE_THREADS / 32) * most) ck_assert_int_eq(ct, K4_ROUTE_THREADS / 32);
         }
 }
 END_TEST
 
-/* The two kernels' arithmetic on the CPU: per chunk, each assignment's rank among its expert's
- * earlier assignments and each expert's count (k4_route); per chunk, the counts of earlier
- * chunks plus the exclusive scan of the totals, plus the rank (k4_permute). The rows must be a
- * stable sort of the assignments by expert: expert-major, (token, slot) order inside. */
+/* The three kernels' arithmetic on the CPU: per chunk, each assignment's rank among its
+ * expert's earlier assignments and each expert's count (k4_route); down each expert's column of
+ * the count table, the exclusive scan over chunks, the total in the extra row (k4_permute's
+ * count_scan); the exclusive scan of the totals, plus the column's start, plus the rank
+ * (scatter). The rows must be a stable sort of the assignments by expert: expert-major,
+ * (token, slot) order inside. */
 START_TEST(permutation_chunks_give_a_stable_sort) {
     static const struct { int t, topk, e; } shapes[] = {{1, 1, 1}, {333, 8, 5}, {1000, 2, 8}, {4096, 8, 128},
                                                          {700, 8, 4096}, {5000, 3, 1000}, {300, 64, 64}};
@@ -313,8 +317,8 @@ START_TEST(permutation_chunks_give_a_stable_sort) {
         const int T = shapes[si].t, K = shapes[si].topk, E = shapes[si].e, A = T * K;
         const int ct = k4_route_chunk_tokens(T, E), chunks = k4_route_chunks(T, E);
         int *expert = malloc(sizeof(int) * A), *rank = malloc(sizeof(int) * A), *row = malloc(sizeof(int) * A);
-        int *count = calloc((size_t)chunks * E, sizeof(int)), *seen = malloc(sizeof(int) * E);
-        int *total = calloc(E, sizeof(int)), *offset = malloc(sizeof(int) * (E + 1));
+        int *count = calloc((size_t)(chunks + 1) * E, sizeof(int)), *seen = malloc(sizeof(int) * E);
+        int *offset = malloc(sizeof(int) * (E + 1));
         for (int a = 0; a < A; ++a) { /* skewed: low experts often, so that experts repeat in a chunk */
             seed = seed * 1103515245u + 12345u;
             const unsigned r = seed >> 8;
@@ -326,24 +330,25 @@ START_TEST(permutation_chunks_give_a_stable_sort) {
             for (int a = c * ct * K; a < a1; ++a) rank[a] = seen[expert[a]]++;
             for (int e = 0; e < E; ++e) count[(size_t)c * E + e] = seen[e];
         }
-        for (int c = 0; c < chunks; ++c)
-            for (int e = 0; e < E; ++e) total[e] += count[(size_t)c * E + e];
-        offset[0] = 0;
-        for (int e = 0; e < E; ++e) offset[e + 1] = offset[e] + total[e];
-        ck_assert_int_eq(offset[E], A);
-        for (int c = 0; c < chunks; ++c) { /* permute: start of each expert in chunk c, then the rows */
-            const int a1 = (c + 1) * ct < T ? (c + 1) * ct * K : A;
-            for (int a = c * ct * K; a < a1; ++a) {
-                int start = offset[expert[a]];
-                for (int q = 0; q < c; ++q) start += count[(size_t)q * E + expert[a]];
-                row[a] = start + rank[a];
+        for (int e = 0; e < E; ++e) { /* count_scan: down each column, in place; the total below */
+            int run = 0;
+            for (int c = 0; c < chunks; ++c) {
+                const int n = count[(size_t)c * E + e];
+                count[(size_t)c * E + e] = run;
+                run += n;
             }
+            count[(size_t)chunks * E + e] = run;
         }
+        offset[0] = 0;
+        for (int e = 0; e < E; ++e) offset[e + 1] = offset[e] + count[(size_t)chunks * E + e];
+        ck_assert_int_eq(offset[E], A);
+        for (int a = 0; a < A; ++a) /* scatter */
+            row[a] = offset[expert[a]] + count[(size_t)(a / K / ct) * E + expert[a]] + rank[a];
         int *next = malloc(sizeof(int) * E); /* the stable sort, directly */
         memcpy(next, offset, sizeof(int) * E);
         for (int a = 0; a < A; ++a) ck_assert_int_eq(row[a], next[expert[a]]++);
         free(next);
-        free(expert), free(rank), free(row), free(count), free(seen), free(total), free(offset);
+        free(expert), free(rank), free(row), free(count), free(seen), free(offset);
     }
 }
 END_TEST
@@ -478,7 +483,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, edge_layers_reach_the_one_pair_64_row_path);
     tcase_add_test(t, gather_bytes_add_up_to_the_stage);
     tcase_add_test(t, router_padding_and_split);
-    tcase_add_test(t, route_chunks_cover_and_bound_reads);
+    tcase_add_test(t, route_chunks_cover_and_bound_table);
     tcase_add_test(t, permutation_chunks_give_a_stable_sort);
     tcase_add_test(t, logit_bound_holds_for_every_order);
     tcase_add_test(t, topk_exact_accepts_only_the_top_k);
