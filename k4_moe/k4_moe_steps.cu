@@ -392,7 +392,7 @@ extern "C" cudaError_t k4_route(float *logits, int tokens, int experts, int d, i
 extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, int *chunk_count,
                                   int *row_offsets, int *src_token, int *row_of, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
-    if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS) return cudaErrorInvalidValue;
+    if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS || topk < 1 || topk > experts) return cudaErrorInvalidValue;
     const int chunk_tokens = k4_route_chunk_tokens(tokens, experts), chunks = k4_route_chunks(tokens, experts);
     CUDA_TRY(launch_dependent(count_scan_kernel, (experts + SCAN_EXPERTS - 1) / SCAN_EXPERTS, SCAN_THREADS, st,
                               chunk_count, chunks, experts));

@@ -388,6 +388,20 @@ static float block_truncated_sum(const double *p, int k, int b) {
  * exact sum, for K up to DeepSeek-V3's d, on random, one-signed (the worst case for a K-long
  * error) and cancelling inputs; and the bound stays below 2^-8 S at those K (tighter than a bf16
  * logit's rounding, which it replaces). */
+/* The route and permute launchers refuse an expert count outside [1, K4_ROUTE_MAX_EXPERTS] and a
+ * top-k outside [1, E] with cudaErrorInvalidValue before touching the GPU (no pointer is read). */
+START_TEST(route_and_permute_refuse_bad_arguments) {
+    const int bad[][2] = {{0, 1}, {K4_ROUTE_MAX_EXPERTS + 1, 8}, {8, 0}, {8, 9}, {8, -1}}; /* {experts, topk} */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        const int e = bad[i][0], k = bad[i][1];
+        ck_assert_msg(k4_route(NULL, 64, e, 128, k, 1, NULL, NULL, NULL, NULL, 0) == cudaErrorInvalidValue,
+                      "k4_route accepted E = %d, top-k = %d", e, k);
+        ck_assert_msg(k4_permute(NULL, 64, k, e, NULL, NULL, NULL, NULL, 0) == cudaErrorInvalidValue,
+                      "k4_permute accepted E = %d, top-k = %d", e, k);
+    }
+}
+END_TEST
+
 START_TEST(logit_bound_holds_for_every_order) {
     static const int ks[] = {8, 64, 200, 2048, 7168};
     unsigned seed = 99;
@@ -485,6 +499,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, router_padding_and_split);
     tcase_add_test(t, route_chunks_cover_and_bound_table);
     tcase_add_test(t, permutation_chunks_give_a_stable_sort);
+    tcase_add_test(t, route_and_permute_refuse_bad_arguments);
     tcase_add_test(t, logit_bound_holds_for_every_order);
     tcase_add_test(t, topk_exact_accepts_only_the_top_k);
     suite_add_tcase(s, t);
