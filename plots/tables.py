@@ -663,19 +663,24 @@ def moe_gather():
     return "\n".join(out)
 
 
+def h100_rounds(stem, commit):
+    """The two interleaved rounds' CSVs of one build in an H100 A/B call (evidence/STEM-R-COMMIT.csv)."""
+    return [f"results/h100-80gb-hbm3/evidence/{stem}-{r}-{commit}.csv" for r in (1, 2)]
+
+
 # The route step's A/B (k4_moe/TRIALS.md): a tag, a caption, the before and the after files
 # (interleaved rounds of one call, each a `ggemm moe` CSV).
 MOE_ROUTE_AB = [("k4-route-h100", "the route kernel before (7b26813: a warp routes several tokens in turn, "
                  "one L2 latency per split partial) and after (050d4fd, run at 9854287: the partials loaded 16 at a "
                  "time, a token per warp), two interleaved rounds of each build in one call",
-                 [f"results/h100-80gb-hbm3/evidence/moe-base-{r}-985428713af8.csv" for r in (1, 2)],
-                 [f"results/h100-80gb-hbm3/evidence/moe-new-{r}-985428713af8.csv" for r in (1, 2)]),
+                 h100_rounds("moe-base", "985428713af8"),
+                 h100_rounds("moe-new", "985428713af8")),
                 ("k4-route-scan-h100", "the routing before (f879204: a permute CTA per chunk reading every earlier "
                  "chunk's counts, top-k by shuffles, stream-ordered launches) and after (5fa00ba: count_scan + scatter, a "
                  "token per warp where the table allows, top-k by redux.sync, programmatic dependent launches), two "
                  "interleaved rounds of each build in one call",
-                 [f"results/h100-80gb-hbm3/evidence/moe-scan-base-{r}-5fa00baa7ac6.csv" for r in (1, 2)],
-                 [f"results/h100-80gb-hbm3/evidence/moe-scan-new-{r}-5fa00baa7ac6.csv" for r in (1, 2)])]
+                 h100_rounds("moe-scan-base", "5fa00baa7ac6"),
+                 h100_rounds("moe-scan-new", "5fa00baa7ac6"))]
 
 
 def moe_route_ab(caption, before, after):
@@ -922,14 +927,14 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           ["results/h100-80gb-hbm3/evidence/backward-eabb50e58cce.csv"]),
          ("k5-width-h100", "wgrad's tile 128 x 192 (before, the default) against 128 x 256 (after, the ablation build "
           "`-DK5_WGRAD_TILE_N=256`), two interleaved rounds of each in one call",
-          [f"results/h100-80gb-hbm3/evidence/wgrad-build-{r}-1c7ddf709061.csv" for r in (1, 2)],
-          [f"results/h100-80gb-hbm3/evidence/wgrad-build256-{r}-1c7ddf709061.csv" for r in (1, 2)]),
+          h100_rounds("wgrad-build", "1c7ddf709061"),
+          h100_rounds("wgrad-build256", "1c7ddf709061")),
          ("k5-chunk-h100", "the 256-row tile's chunk as the rule sets it (before) against the chunk counted in "
           "128-row tiles, the twin's (after: `gg_wgrad_params` patched, `wgrad-chunk-patch-769b4fc5aec0.txt`); "
           "`k5_wgrad_pingpong_dyn`, whose chunk the patch leaves alone, is the control; two builds, two "
           "interleaved rounds each in one call",
-          [f"results/h100-80gb-hbm3/evidence/wgrad-chunk-base-{r}-769b4fc5aec0.csv" for r in (1, 2)],
-          [f"results/h100-80gb-hbm3/evidence/wgrad-chunk-new-{r}-769b4fc5aec0.csv" for r in (1, 2)],
+          h100_rounds("wgrad-chunk-base", "769b4fc5aec0"),
+          h100_rounds("wgrad-chunk-new", "769b4fc5aec0"),
           ("k5_wgrad_m256_dyn", "k5_wgrad_pingpong_dyn"))]
 
 
