@@ -566,8 +566,8 @@ def moe_targets(meta, rows, path):
             # The router GEMM must read X (T x d bf16) once: that read alone at the copy ceiling
             # measured in the same run, a floor under the route step no kernel design removes.
             gbps = float(meta.get("ceiling_copy_gbps") or 0)
-            read_x = (f" (the router's read of X alone: {2 * t * int(ok[(m, str(t), 'fused')]['d']) / (gbps * 1e3):.1f} µs "
-                      "at the copy ceiling)") if gbps else ""
+            read_x = (f" (the router's read of X alone at T={t}: {2 * t * int(ok[(m, str(t), 'fused')]['d']) / (gbps * 1e3):.1f} "
+                      "µs at the copy ceiling)") if gbps else ""
             lines.append((f"{m}, T ≤ 4096: route + permute ≤ {MOE_ROUTE_PERMUTE_US:g} µs (fused){read_x}",
                           f"{most:.1f} µs (T={t})", most <= MOE_ROUTE_PERMUTE_US))
     # The fused GEMM1 against k3's on the same rows (unfused gemm1 / fused gemm1, >= 1 wanted).

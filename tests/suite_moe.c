@@ -384,10 +384,6 @@ static float block_truncated_sum(const double *p, int k, int b) {
     return acc;
 }
 
-/* Every summation order and rounding the router may use stays within gg_moe_logit_bound of the
- * exact sum, for K up to DeepSeek-V3's d, on random, one-signed (the worst case for a K-long
- * error) and cancelling inputs; and the bound stays below 2^-8 S at those K (tighter than a bf16
- * logit's rounding, which it replaces). */
 /* The route and permute launchers refuse an expert count outside [1, K4_ROUTE_MAX_EXPERTS] and a
  * top-k outside [1, E] with cudaErrorInvalidValue before touching the GPU (no pointer is read). */
 START_TEST(route_and_permute_refuse_bad_arguments) {
@@ -402,6 +398,10 @@ START_TEST(route_and_permute_refuse_bad_arguments) {
 }
 END_TEST
 
+/* Every summation order and rounding the router may use stays within gg_moe_logit_bound of the
+ * exact sum, for K up to DeepSeek-V3's d, on random, one-signed (the worst case for a K-long
+ * error) and cancelling inputs; and the bound stays below 2^-8 S at those K (tighter than a bf16
+ * logit's rounding, which it replaces). */
 START_TEST(logit_bound_holds_for_every_order) {
     static const int ks[] = {8, 64, 200, 2048, 7168};
     unsigned seed = 99;
