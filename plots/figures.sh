@@ -7,7 +7,8 @@
 # fig08-warp-stalls.png, fig11-eta-vs-skew-loss.png, fig14-roofline.png, fig22-k3-walks.png (each
 # by plots/<name>.gp; the last from two traces: results/h200/traces and results/h200/evidence);
 # from RESULTS_DIR/moe.csv (k4_moe's layer and the torch_moe and liger_moe peers, read by the scripts directly),
-# fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing;
+# fig18-moe-steps.png and fig19-moe-speedup.png, each skipped with one line when its rows are missing
+# (fig18 also for each other GPU's page: fig18-moe-steps-<gpu>.png);
 # from RESULTS_DIR/backward.csv (k5_backward and torch._grouped_mm's backward forms) and sweep.csv,
 # fig24-wgrad-skew.png, skipped with one line ("no data yet") until a GPU run has written it.
 # Skips with one line (exit 0) when gnuplot or python3 is missing.
@@ -43,6 +44,15 @@ if [ -e "$moe" ]; then
 else
     echo "== skip: no ${moe#"$root"/}: fig18-moe-steps and fig19-moe-speedup not redrawn (./run.sh on a GPU writes it)"
 fi
+# The same per-step figure for each other GPU's page (results/<gpu>/ with its own moe.csv and
+# README.md), drawn beside the reference one as fig18-moe-steps-<gpu>.png.
+for other in "$root"/results/*/; do
+    other=${other%/}
+    [ "$other" != "$res" ] && [ -e "$other/moe.csv" ] && [ -e "$other/README.md" ] || continue
+    name=fig18-moe-steps-$(basename "$other").png
+    gnuplot -e "csv='$other/moe.csv'; out='$root/results/figures/$name'" "$root/plots/fig18-moe-steps.gp"
+    echo "== figure: results/figures/$name"
+done
 # The backward's skew sweep (k5_backward), beside figure 11: only from measured rows.
 backward=$res/backward.csv
 if [ -e "$backward" ] && grep -q '^k5_wgrad,' "$backward"; then

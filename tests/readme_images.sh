@@ -1,11 +1,12 @@
 #!/bin/sh
-# Every image a README shows (README.md and */README.md, Markdown ![..](path) or <img src>) must
-# exist; one under results/figures/ must also be named by a figure script (plots/ or run.sh),
-# so that the main job regenerates it. Usage: readme_images.sh REPO_ROOT. Prints each failure.
+# Every image a README shows (README.md, */README.md and the GPU pages results/*/README.md,
+# Markdown ![..](path) or <img src>) must exist; one under results/figures/ must also be named by
+# a figure script (plots/ or run.sh), so that the main job regenerates it: a figure drawn per GPU
+# page, NAME-<gpu>.png for a folder results/<gpu>, counts as named where "NAME-" is. Usage: readme_images.sh REPO_ROOT. Prints each failure.
 root=${1:?usage: readme_images.sh REPO_ROOT}
 cd "$root" || exit 2
 fail=0
-for readme in README.md */README.md; do
+for readme in README.md */README.md results/*/README.md; do
     [ -e "$readme" ] || continue
     dir=$(dirname "$readme")
     refs=$(grep -oE '!\[[^]]*\]\([^) ]+|<img [^>]*src="[^"]+' "$readme" | sed -E 's/.*[(]//; s/.*src="//')
@@ -19,7 +20,12 @@ for readme in README.md */README.md; do
         case $path in
         results/figures/*)
             name=$(basename "$path")
-            if ! grep -rqF "$name" plots run.sh; then
+            stem=$name
+            for gpu in results/*/; do
+                gpu=$(basename "$gpu")
+                case $name in *-"$gpu".png) stem=${name%"$gpu".png} ;; esac
+            done
+            if ! grep -rqF "$stem" plots run.sh; then
                 echo "$readme: $ref: no figure script under plots/ or run.sh names $name"
                 fail=1
             fi
