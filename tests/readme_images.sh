@@ -2,7 +2,8 @@
 # Every image a README shows (README.md, */README.md and the GPU pages results/*/README.md,
 # Markdown ![..](path) or <img src>) must exist; one under results/figures/ must also be named by
 # a figure script (plots/ or run.sh), so that the main job regenerates it: a figure drawn per GPU
-# page, NAME-<gpu>.png for a folder results/<gpu>, counts as named where "NAME-" is. Usage: readme_images.sh REPO_ROOT. Prints each failure.
+# page, NAME-<gpu>.png for a folder results/<gpu>, counts as named where "NAME-" is.
+# Usage: readme_images.sh REPO_ROOT. Prints each failure.
 root=${1:?usage: readme_images.sh REPO_ROOT}
 cd "$root" || exit 2
 fail=0
