@@ -378,11 +378,16 @@ static_assert(128 * WARP == K4_ROUTE_MAX_EXPERTS, "the widest route kernel holds
 
 }  // namespace
 
+// The routing steps' arguments: an expert count the route kernel's widths hold, a top-k among them.
+static bool route_args_ok(int experts, int topk) {
+    return experts >= 1 && experts <= K4_ROUTE_MAX_EXPERTS && topk >= 1 && topk <= experts;
+}
+
 extern "C" cudaError_t k4_route(float *logits, int tokens, int experts, int d, int topk, int renorm,
                                 int *topk_expert, float *topk_weight, int *row_of, int *chunk_count,
                                 cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
-    if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS || topk < 1 || topk > experts) return cudaErrorInvalidValue;
+    if (!route_args_ok(experts, topk)) return cudaErrorInvalidValue;
     const int chunk_tokens = k4_route_chunk_tokens(tokens, experts);
     return launch_route<1>(logits, k4_router_splits(tokens, experts, d), tokens, experts, topk, renorm, chunk_tokens,
                            (tokens + chunk_tokens - 1) / chunk_tokens, topk_expert, topk_weight, row_of, chunk_count,
@@ -392,7 +397,7 @@ extern "C" cudaError_t k4_route(float *logits, int tokens, int experts, int d, i
 extern "C" cudaError_t k4_permute(const int *topk_expert, int tokens, int topk, int experts, int *chunk_count,
                                   int *row_offsets, int *src_token, int *row_of, cudaStream_t st) {
     if (tokens <= 0) return cudaSuccess;
-    if (experts < 1 || experts > K4_ROUTE_MAX_EXPERTS || topk < 1 || topk > experts) return cudaErrorInvalidValue;
+    if (!route_args_ok(experts, topk)) return cudaErrorInvalidValue;
     const int chunk_tokens = k4_route_chunk_tokens(tokens, experts), chunks = k4_route_chunks(tokens, experts);
     CUDA_TRY(launch_dependent(count_scan_kernel, (experts + SCAN_EXPERTS - 1) / SCAN_EXPERTS, SCAN_THREADS, st,
                               chunk_count, chunks, experts));

@@ -384,22 +384,22 @@ def dram_block(ggemm, tag, calibration, older, configs_csv, run, run_h200cal):
     lines = ["| calibration | picks within 5% of the fastest | worst | geometric mean | picks changed from the row "
              "above: faster / slower / same time |", "|---|---:|---:|---:|---:|"]
     previous = None
-    tmp = tempfile.TemporaryDirectory()
-    plain = os.path.join(tmp.name, "calibration-no-dram_eff.csv")  # the file's name keys model_line's cache
-    without_column(calibration, "dram_eff", plain)
-    for label, cal in (("older, no DRAM shape (`calibration-769b4fc5aec0.csv`)", older),
-                       ("new, `dram_eff` dropped", plain), ("new, with `dram_eff` (`calibration-5fa00baa7ac6.csv`)",
-                                                            calibration)):
-        picks = {k: min(p := model_terms(ggemm, k, cal)[2], key=p.get) for k in full}
-        rs = [full[k][picks[k]] / min(full[k].values()) for k in full]
-        change = "–"
-        if previous:
-            moved = [full[k][picks[k]] / full[k][previous[k]] for k in full if picks[k] != previous[k]]
-            change = (f"{sum(x < 0.99 for x in moved)} / {sum(x > 1.01 for x in moved)} / "
-                      f"{sum(0.99 <= x <= 1.01 for x in moved)}")
-        lines.append(f"| {label} | {sum(r <= 1.05 for r in rs)} of {len(rs)} | {max(rs):.3f} | {geo(rs):.3f} | {change} |")
-        previous = picks
-    tmp.cleanup()
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "calibration-no-dram_eff.csv")
+        without_column(calibration, "dram_eff", plain)
+        for label, cal in (("older, no DRAM shape (`calibration-769b4fc5aec0.csv`)", older),
+                           ("new, `dram_eff` dropped", plain),
+                           ("new, with `dram_eff` (`calibration-5fa00baa7ac6.csv`)", calibration)):
+            picks = {k: min(p := model_terms(ggemm, k, cal)[2], key=p.get) for k in full}
+            rs = [full[k][picks[k]] / min(full[k].values()) for k in full]
+            change = "–"
+            if previous:
+                moved = [full[k][picks[k]] / full[k][previous[k]] for k in full if picks[k] != previous[k]]
+                change = (f"{sum(x < 0.99 for x in moved)} / {sum(x > 1.01 for x in moved)} / "
+                          f"{sum(0.99 <= x <= 1.01 for x in moved)}")
+            lines.append(f"| {label} | {sum(r <= 1.05 for r in rs)} of {len(rs)} | {max(rs):.3f} | {geo(rs):.3f} | "
+                         f"{change} |")
+            previous = picks
     meta, entry, torch = grid_run(run)
     _, entry0, _ = grid_run(run_h200cal)
     both = [k for k in entry if k in entry0]
