@@ -7,6 +7,7 @@ in a page of docs/ (front_files), so a block moves between them without its gene
 Standard library only.
 """
 import argparse
+import difflib
 import glob
 import os
 import re
@@ -67,6 +68,10 @@ def replace_block(paths, name, text, check=False, prog=None):
         changed = True
         if check:
             print(f"{prog}: would change {where} ({rerun()} rewrites it)")
+            # What differs, briefly: a failure on another machine then says why without a rerun there.
+            diff = difflib.unified_diff(body.splitlines(), new.splitlines(), "committed", "generated", n=0, lineterm="")
+            for line in list(diff)[2:14]:
+                print(f"{prog}:   {line[:200]}")
             continue
         with open(path, "w") as f:
             f.write(new)
