@@ -50,8 +50,8 @@
 //              A block of one pair (the last, F / 64 odd): a 128-row tile splits by rows as
 //              usual, each consumer on that pair (m64n128k16); in a 64-row tile consumer 0
 //              computes it and consumer 1 only releases the stages.
-// Threads      384 = producer warpgroup (setmaxnreg.dec 40; all 128 threads gather)
-//              + 2 consumer warpgroups (232).
+// Threads      384 = producer warpgroup (setmaxnreg.dec 56: all 128 threads gather, GATHER_REGS)
+//              + 2 consumer warpgroups (224, MMA_REGS).
 // Shared mem   4 stages x (A 128 x 64 + B 64 x 256) = 4 x 48 KiB + 16 KiB staging + 1 KiB slack;
 //              the TMA gathers keep a tile's tokens in the gathering lanes' registers.
 // Preconditions  d % 64 == 0; F % 64 == 0; 1 <= experts <= 4096; X, W1, H 16-byte aligned.
@@ -76,13 +76,18 @@ constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators p
 constexpr int PAIRS = BLOCK_N / (2 * PANEL_N);            // gate/up pairs of a whole block
 static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this kernel's pairs");
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
+constexpr int PREFETCH_KB = 4;  // cp.async gather: k-blocks ahead of the stage being filled that a row is prefetched
+// setmaxnreg budgets. k3's split (40 / 232) leaves the cp.async gather's 128 threads too few
+// registers for a tile's 8 source rows, their addresses and the prefetch (ptxas -v: spills in the
+// k loop); the consumers' loop and SwiGLU epilogue fit 224 (ptxas -v: no spills at 56 / 224).
+constexpr int GATHER_REGS = 56, MMA_REGS = 224;
+static_assert(MMA_REGS * CONSUMERS * WG_THREADS + GATHER_REGS * WG_THREADS <= 65536,
+              "setmaxnreg budget exceeds the register file");
 
 // The schedule's table: one level (a group is an expert; at() reads shared memory only) up to
-// GG_SCHED_MAX_GROUPS = 256 experts, two levels above (at() walks a group's row offsets). The
-// kernel is built for both and a layer of <= 256 experts gets the one-level table, so that its
-// code is what it was before the two-level index: the walk keeps its state live in the producer,
-// and at the producer's 40 registers the cp.async gather then spills (ptxas -v: 24 bytes, inside
-// its k loop; the TMA gathers do not).
+// GG_SCHED_MAX_GROUPS = 256 experts, two levels above (at() walks a group's row offsets, state
+// the producer keeps live). The kernel is built for both and a layer of <= 256 experts gets the
+// one-level table, whose at() reads no global memory.
 constexpr int ONE_LEVEL_EXPERTS = GG_SCHED_MAX_GROUPS;
 static_assert(K4_MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 
@@ -150,7 +155,10 @@ __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles,
 }
 
 // The first version (K4_GATHER_CP_ASYNC): the 128 producer threads copy 16-byte chunks, thread t
-// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1.
+// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1. Each
+// thread also prefetches one of those rows' 128 bytes of k-block kb + PREFETCH_KB into L2 as it
+// fills stage kb: a stage's rows are scattered lines of X that mostly miss L2, and the ring
+// alone (STAGES deep) did not cover their latency (k4_moe/TRIALS.md, the gather's L2 prefetch).
 template <class Schedule>
 __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_tiles, int k_blocks,
                                                 const CUtensorMap *tmap_w1, const uint16_t *__restrict__ x,
@@ -170,6 +178,14 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
             const int r = row_in_pass + i * ROWS_PER_PASS;
             src[i] = (i < passes && r < tile.rows) ? __ldg(src_token + tile.row0 + r) : -1;
         }
+        // The row this thread prefetches: one of its own (chunk c of a pass row takes that row's
+        // c-th source, so the 8 threads of a pass row cover all 8 of its sources); -1: none.
+        int ahead = src[0];
+#pragma unroll
+        for (int i = 1; i < BLOCK_M / ROWS_PER_PASS; ++i)
+            if (chunk == i) ahead = src[i];
+        for (int kb = 1; ahead >= 0 && kb < PREFETCH_KB && kb < k_blocks; ++kb)
+            gg::bulk_prefetch_l2(x + (size_t)ahead * d + kb * BLOCK_K, ROW_BYTES);
         for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
             gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
             uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
@@ -183,6 +199,8 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
                     gg::cp_async_16(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
                                     x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8, 16);
             gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
+            if (ahead >= 0 && kb + PREFETCH_KB < k_blocks)
+                gg::bulk_prefetch_l2(x + (size_t)ahead * d + (kb + PREFETCH_KB) * BLOCK_K, ROW_BYTES);
         }
     }
 }
@@ -208,7 +226,7 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
 
     if (wg == 0) {
         // ---------------- producer warpgroup: A gathered, B by TMA ----------------
-        gg::setmaxnreg_dec<PRODUCER_REGS>();
+        gg::setmaxnreg_dec<GATHER_REGS>();
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         if constexpr (CP_ASYNC)
             gather_cp_async(sched, num_tiles, k_blocks, &tmap_w1, x, src_token, d, f, smem, full, empty);
@@ -217,7 +235,7 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
                                      empty, warp, lane);
     } else {
         // ---------------- consumers: k3's MMA loop, SwiGLU epilogue ----------------
-        gg::setmaxnreg_inc<CONSUMER_REGS>();
+        gg::setmaxnreg_inc<MMA_REGS>();
         const int c = wg - 1;
         const int warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
