@@ -12,6 +12,7 @@ nothing and exits 1 if a block would change; a missing block is an error too. St
 """
 import argparse
 import csv
+import math
 import os
 import re
 import sys
@@ -198,7 +199,7 @@ def k4(d):
     q16, q16u = d.moe("qwen3", 16384), d.moe("qwen3", 16384, path="unfused")
     m4 = d.moe("mixtral", 4096)
     steps = ("route", "permute", "gemm1", "gemm2", "combine")
-    share = 100 * (m4["gemm1_us"] + m4["gemm2_us"]) / sum(m4[s + "_us"] for s in steps)
+    share = 100 * (m4["gemm1_us"] + m4["gemm2_us"]) / math.fsum(m4[s + "_us"] for s in steps)
     most = max(steps, key=lambda s: t4[s + "_us"] - q4[s + "_us"])  # PyTorch's step that loses the most
     than = lambda a, b: "faster" if a < b else "slower"  # noqa: E731
     return [

@@ -25,6 +25,7 @@ import argparse
 import csv
 import glob
 import io
+import math
 import os
 import re
 import statistics
@@ -467,7 +468,7 @@ def profile_table(d, kernels, base, extra=(), note="", sweep_name=None):
         ("instructions executed", lambda k: f"{inst(k) / 1e6:.1f} M"),
         (f"… against `{label(base)}`", lambda k: "–" if k == base else f"{100 * (inst(k) / inst(base) - 1):+.0f}%"),
         ("issue slots busy", pct("smsp__issue_active.avg.pct_of_peak_sustained_active")),
-        ("cycles per issued instruction, per warp", lambda k: f"{sum(d.stalls(k).values()):.1f}"),
+        ("cycles per issued instruction, per warp", lambda k: f"{math.fsum(d.stalls(k).values()):.1f}"),
         ("tensor pipe busy", pct("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")),
         ("L1/shared-memory throughput", pct("l1tex__throughput.avg.pct_of_peak_sustained_active")),
         ("LSU pipe, instructions executed", pct("sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active")),
@@ -809,7 +810,7 @@ def k3_pingpong64_n128(d):
            + f" | `{short(kernels[0])}` / `{short(kernels[2])}` |",
            "|---:|---:|" + "---:|" * (len(kernels) + 1)]
     for (n, skew), t in times.items():
-        mean = {k: sum(v) / len(v) for k, v in t.items()}
+        mean = {k: math.fsum(v) / len(v) for k, v in t.items()}
         out.append(f"| {n} | {skew} | " + " | ".join(", ".join(f"{x:.1f}" for x in t[k]) for k in kernels)
                    + f" | {mean[kernels[0]] / mean[kernels[2]]:.2f}x |")
     return "\n".join(out)
@@ -1078,8 +1079,8 @@ def k3_fold_phases(d):
     rows_e = [m for m in map(int, p["m_list"].split()) if m > 0]  # an empty expert reads no B
     mma = [2.0 * m * k * n / gemm for m in rows_e]
     dram = [(2.0 * m * k + 2.0 * k * n + 2.0 * m * n) / copy for m in rows_e]
-    phases = sum(max(a, b) for a, b in zip(mma, dram))
-    roof = max(sum(mma), sum(dram))
+    phases = math.fsum(max(a, b) for a, b in zip(mma, dram))
+    roof = max(math.fsum(mma), math.fsum(dram))
     out += ["", f"The phase floor at 16k rows, s = 1.2 (`ggemm problem`'s m_e; the ceilings of `{d.rel(d.sweep)}`): "
             f"every expert at the larger of its MMA time (useful FLOPs) and its DRAM time (its A, B and C "
             f"bytes), one expert after another, takes {phases * 1e6:.1f} µs, {roof / phases * 100:.1f}% of the "

@@ -137,13 +137,13 @@ def schedule_of(ggemm, k, config):
         ends[t["cta"]].append(t["end"] / block_n)
         tiles[t["cta"]].append(t["tile"])
     busy = [c for c in range(grid) if ends[c]]
-    share = max(ends[c][-1] for c in busy) * len(busy) / sum(ends[c][-1] for c in busy)
+    share = max(ends[c][-1] for c in busy) * len(busy) / math.fsum(ends[c][-1] for c in busy)
     first_out, spans = min(ends[c][-1] for c in busy), []
     for i in range(1, WINDOW_SAMPLES):
         now = first_out * i / WINDOW_SAMPLES
         running = [tiles[c][bisect.bisect_right(ends[c], now)] for c in busy]
         spans.append((max(running) - min(running)) / len(busy))
-    return share, sum(spans) / len(spans), sms
+    return share, math.fsum(spans) / len(spans), sms
 
 
 def fastest_rates():

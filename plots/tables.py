@@ -20,6 +20,7 @@ import argparse
 import csv
 import glob
 import io
+import math
 import os
 import re
 import statistics
@@ -200,7 +201,7 @@ def ladder_ab(evidence):
                 for r in rows:
                     key = (new_name(r["kernel"]), case_name(r) if r["set"] == "stages" else f"{r['set']} {case_name(r)}")
                     t.setdefault(key, []).append(float(r["time_us_median"]))
-            return {k: sum(v) / len(v) for k, v in t.items()}
+            return {k: math.fsum(v) / len(v) for k, v in t.items()}
         old, new = times("old"), times("new")
         ratio = {k: new[k] / old[k] for k in old if k in new}
         kernels = list(dict.fromkeys(k for k, _ in ratio))
@@ -533,7 +534,7 @@ def moe_steps(meta, rows, path):
             continue
         steps = [float(r[c]) for _, c in MOE_STEPS]
         out.append(f"| {r['model']} | {r['tokens']} | {moe_label(r)} | " + " | ".join(f"{v:.1f}" for v in steps)
-                   + f" | {sum(steps):.1f} | {float(r['time_us_median']):.1f} |")
+                   + f" | {math.fsum(steps):.1f} | {float(r['time_us_median']):.1f} |")
     return "\n".join(out) if len(out) > 5 else None
 
 
