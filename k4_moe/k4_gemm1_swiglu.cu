@@ -76,10 +76,10 @@ constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators p
 constexpr int PAIRS = BLOCK_N / (2 * PANEL_N);            // gate/up pairs of a whole block
 static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this kernel's pairs");
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
-constexpr int PREFETCH_KB = 4;  // cp.async gather: k-blocks ahead of the stage being filled that a row is prefetched
-// setmaxnreg budgets. k3's split (40 / 232) leaves the cp.async gather's 128 threads too few
-// registers for a tile's 8 source rows, their addresses and the prefetch (ptxas -v: spills in the
-// k loop); the consumers' loop and SwiGLU epilogue fit 224 (ptxas -v: no spills at 56 / 224).
+// setmaxnreg budgets. k3's split (40 / 232) builds the cp.async gather, which holds a tile's 8
+// source rows and their addresses, for 40 registers; with the two-level table it spilled in its
+// k loop (ptxas -v). At 56 / 224 neither table spills, the consumers' loop and SwiGLU epilogue
+// still fit, and the fused GEMM1 measured faster (k4_moe/TRIALS.md, the gather's register split).
 constexpr int GATHER_REGS = 56, MMA_REGS = 224;
 static_assert(MMA_REGS * CONSUMERS * WG_THREADS + GATHER_REGS * WG_THREADS <= 65536,
               "setmaxnreg budget exceeds the register file");
@@ -155,10 +155,7 @@ __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles,
 }
 
 // The first version (K4_GATHER_CP_ASYNC): the 128 producer threads copy 16-byte chunks, thread t
-// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1. Each
-// thread also prefetches one of those rows' 128 bytes of k-block kb + PREFETCH_KB into L2 as it
-// fills stage kb: a stage's rows are scattered lines of X that mostly miss L2, and the ring
-// alone (STAGES deep) did not cover their latency (k4_moe/TRIALS.md, the gather's L2 prefetch).
+// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1.
 template <class Schedule>
 __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_tiles, int k_blocks,
                                                 const CUtensorMap *tmap_w1, const uint16_t *__restrict__ x,
@@ -178,14 +175,6 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
             const int r = row_in_pass + i * ROWS_PER_PASS;
             src[i] = (i < passes && r < tile.rows) ? __ldg(src_token + tile.row0 + r) : -1;
         }
-        // The row this thread prefetches: one of its own (chunk c of a pass row takes that row's
-        // c-th source, so the 8 threads of a pass row cover all 8 of its sources); -1: none.
-        int ahead = src[0];
-#pragma unroll
-        for (int i = 1; i < BLOCK_M / ROWS_PER_PASS; ++i)
-            if (chunk == i) ahead = src[i];
-        for (int kb = 1; ahead >= 0 && kb < PREFETCH_KB && kb < k_blocks; ++kb)
-            gg::bulk_prefetch_l2(x + (size_t)ahead * d + kb * BLOCK_K, ROW_BYTES);
         for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
             gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
             uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
@@ -199,8 +188,6 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
                     gg::cp_async_16(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
                                     x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8, 16);
             gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
-            if (ahead >= 0 && kb + PREFETCH_KB < k_blocks)
-                gg::bulk_prefetch_l2(x + (size_t)ahead * d + (kb + PREFETCH_KB) * BLOCK_K, ROW_BYTES);
         }
     }
 }

@@ -77,14 +77,6 @@ __device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint64_t *bar) {
                  : "memory");
 }
 
-// Bring `bytes` of global memory (16-byte aligned, a multiple of 16) into L2 and return at once:
-// no shared memory, no barrier, nothing to wait for (k4's gathering producer: rows it will copy
-// a few stages later).
-// #data-movement-and-conversion-instructions-cp-async-bulk-prefetch
-__device__ __forceinline__ void bulk_prefetch_l2(const void *gmem, uint32_t bytes) {
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(gmem), "r"(bytes) : "memory");
-}
-
 // ---- TMA: #data-movement-and-conversion-instructions-cp-async-bulk-tensor ----
 // One thread issues; completion is counted in bytes on `bar`. Out-of-bounds box
 // elements are filled with zeros, so a box may hang off the tensor's edge.
