@@ -78,16 +78,19 @@ static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this ker
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
 // setmaxnreg budgets. k3's split (40 / 232) builds the cp.async gather, which holds a tile's 8
 // source rows and their addresses, for 40 registers; with the two-level table it spilled in its
-// k loop (ptxas -v). At 56 / 224 neither table spills, the consumers' loop and SwiGLU epilogue
-// still fit, and the fused GEMM1 measured faster (k4_moe/TRIALS.md, the gather's register split).
+// k loop (ptxas -v). At 56 / 224 neither table spills and the consumers' loop and SwiGLU epilogue
+// still fit; the fused GEMM1 measured faster on some layers, for reasons not yet measured
+// (k4_moe/TRIALS.md, "The fused GEMM1's extra DRAM bytes", trial 4). The budgets must add up to
+// what the launch allocates (__launch_bounds__(THREADS, 1): 65536 / THREADS, in steps of 8):
+// setmaxnreg.inc waits until the registers it asks for are free.
 constexpr int GATHER_REGS = 56, MMA_REGS = 224;
-static_assert(MMA_REGS * CONSUMERS * WG_THREADS + GATHER_REGS * WG_THREADS <= 65536,
-              "setmaxnreg budget exceeds the register file");
+static_assert(MMA_REGS * CONSUMERS * WG_THREADS + GATHER_REGS * WG_THREADS <= 65536 / THREADS / 8 * 8 * THREADS,
+              "setmaxnreg budgets exceed the registers the launch allocates");
 
 // The schedule's table: one level (a group is an expert; at() reads shared memory only) up to
 // GG_SCHED_MAX_GROUPS = 256 experts, two levels above (at() walks a group's row offsets, state
 // the producer keeps live). The kernel is built for both and a layer of <= 256 experts gets the
-// one-level table, whose at() reads no global memory.
+// one-level table.
 constexpr int ONE_LEVEL_EXPERTS = GG_SCHED_MAX_GROUPS;
 static_assert(K4_MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the schedule's index covers");
 

@@ -14,7 +14,6 @@ saying why a figure was skipped. Needs python3-matplotlib.
 """
 import argparse
 import csv
-import math
 import os
 import re
 import shutil
@@ -570,7 +569,7 @@ def fig_wgrad_deal(bin_dir, out, ex=dict(WGRAD_EXAMPLE, sms=8)):
         grid = int(meta["grid"])
         wgrad_item_bars(ax, items, colors, cross=8)
         ends = [max([it["end"] for it in items if it["cta"] == c] or [0]) for c in range(grid)]
-        mean = math.fsum(ends) / grid
+        mean = sum(ends) / grid
         ax.axvline(max(ends), color="black", linestyle="-", linewidth=1)
         ax.axvline(mean, color="gray", linestyle="--", linewidth=1)
         ax.set_title(f"`{kernel}`: {what}\nbusiest CTA {max(ends)} blocks, mean {mean:.1f} "
@@ -616,7 +615,7 @@ def fig_forward_deal(bin_dir, out, ex=FORWARD_EXAMPLE):
                 ax.text((t["start"] + t["end"]) / 2, t["cta"] + 0.5, f"e{t['expert']} c{t['col0'] // block_n}",
                         ha="center", va="center", fontsize=7)
             ends[t["cta"]] = t["end"]
-        share = max(ends.values()) * len(ends) / math.fsum(ends.values())
+        share = max(ends.values()) * len(ends) / sum(ends.values())
         ax.set_xlim(0, max(ends.values()) * 1.02)
         ax.set_ylim(grid, 0)
         ax.set_yticks([c + 0.5 for c in range(grid)])

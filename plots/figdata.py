@@ -229,7 +229,7 @@ def data(d, out):
     for k in STALL_VARIANTS:
         st = d.stalls(k)
         rows.append(gp_str(k) + " " + " ".join(f"{st.get(r, 0):.2f}" for r in reasons) +
-                    f" {sum(v for r, v in st.items() if r in other):.2f}")
+                    f" {math.fsum(v for r, v in st.items() if r in other):.2f}")
     write(os.path.join(out, "fig08.dat"), rows)
     params.append(f"n08 = {len(reasons) + 1}")
 
@@ -288,7 +288,7 @@ def fig08_reasons(d):
         for r, v in d.stalls(k).items():
             totals.setdefault(r, []).append(v)
     shown = [r for r, v in totals.items() if max(v) >= 0.3]
-    shown.sort(key=lambda r: -sum(totals[r]))
+    shown.sort(key=lambda r: -math.fsum(totals[r]))
     return shown, [r for r in totals if r not in shown]
 
 
@@ -367,7 +367,7 @@ def captions(d):
         st = {r: v for r, v in d.stalls(k).items() if r != "selected"}
         return ", ".join(f"{r} {v:.2f}" for r, v in sorted(st.items(), key=lambda kv: -kv[1])[:count])
     st = {k: d.stalls(k) for k in STALL_VARIANTS}
-    total = {k: sum(v for r, v in st[k].items()) for k in STALL_VARIANTS}
+    total = {k: math.fsum(st[k].values()) for k in STALL_VARIANTS}
     intro = ("warp stall reasons at 16k rows, s = 0, in cycles a warp spends stalled per issued instruction "
              "(ncu's `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`; reasons under 0.3 "
              "everywhere are summed as \"other\"; \"selected\" counts the issuing cycle itself). ")

@@ -472,7 +472,7 @@ def capped_pct(r):
 
 
 def geo(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+    return math.exp(math.fsum(math.log(x) for x in xs) / len(xs))
 
 
 def main():

@@ -43,6 +43,20 @@ def rerun():
     return " ".join(["python3", script] + [a for a in sys.argv[1:] if a != "--check"])
 
 
+def _around_change(line, lines, width=200):
+    """A diff line cut to `width` characters around where it first differs from the nearest line of
+    the other sign, so that a long line's change is in what is printed."""
+    if len(line) <= width or line[0] not in "+-":
+        return line[:width]
+    others = [o for o in lines if o[:1] in "+-" and o[0] != line[0]]
+    if not others:
+        return line[:width]
+    other = max(others, key=lambda o: len(os.path.commonprefix([line[1:], o[1:]])))
+    at = len(os.path.commonprefix([line[1:], other[1:]]))
+    start = max(0, at - width // 4)
+    return line[0] + ("…" if start else "") + line[1 + start:1 + start + width]
+
+
 def replace_block(paths, name, text, check=False, prog=None):
     """Put `text` between the NAME markers in every file of `paths` (one path or a list; missing
     files are skipped) that holds them. Returns True if a block changed (with check=True: would
@@ -69,9 +83,10 @@ def replace_block(paths, name, text, check=False, prog=None):
         if check:
             print(f"{prog}: would change {where} ({rerun()} rewrites it)")
             # What differs, briefly: a failure on another machine then says why without a rerun there.
-            diff = difflib.unified_diff(body.splitlines(), new.splitlines(), "committed", "generated", n=0, lineterm="")
-            for line in list(diff)[2:14]:
-                print(f"{prog}:   {line[:200]}")
+            diff = list(difflib.unified_diff(body.splitlines(), new.splitlines(), "committed", "generated", n=0,
+                                             lineterm=""))[2:14]
+            for line in diff:
+                print(f"{prog}:   {_around_change(line, diff)}")
             continue
         with open(path, "w") as f:
             f.write(new)

@@ -610,7 +610,7 @@ MOE_TRIED = [
     ("k4-split64", "moe_sweep-c8a5a2d83180.log",
      "a 64-row tile on consumer 0 alone (gate and up 128 columns apart), c8a5a2d"),
 ]
-MOE_LOG_LINE = re.compile(r"^([\w-]+)\s+T=(\d+)\s+(fused|unfused)(?:_\w+)?\s+([\d.]+) us .*?gemm1 ([\d.]+) ")
+MOE_LOG_LINE = re.compile(r"^([\w-]+)\s+T=(\d+)\s+((?:fused|unfused)(?:_\w+)?)\s+([\d.]+) us .*?gemm1 ([\d.]+) ")
 
 
 def moe_tried(meta, rows, path, log, what):
@@ -715,45 +715,47 @@ def moe_route_ab(caption, before, after):
     return "\n".join(out)
 
 
-# The fused GEMM1's gather trials (k4_moe/TRIALS.md): a tag, a caption, the arms (label, the
-# `ggemm moe` logs of its interleaved rounds; the first arm is the base) and the unfused path's
-# log from the same call (None: not run).
 def h100_logs(stem, commit, rounds=(1, 2)):
     return [f"results/h100-80gb-hbm3/evidence/{stem}-{r}-{commit}.log" for r in rounds]
 
 
+# The fused GEMM1's gather trials (k4_moe/TRIALS.md): a tag, a caption, the arms (label, the
+# `ggemm moe` logs of its interleaved rounds, the path name its lines carry; the first arm is the
+# base) and the unfused path's log from the same call (None: not run).
 MOE_GATHER_AB = [
     ("k4-gathers-h100", "the three gathers of one build (d8b74eb, `-DGG_ABLATIONS=ON`), one process each in one call",
-     [(g, [f"results/h100-80gb-hbm3/evidence/moe-gather-{g}-d8b74ebe07a1.log"])
-      for g in ("cp_async", "tma_warpgroup", "tma_warp")], None),
+     [(g, [f"results/h100-80gb-hbm3/evidence/moe-gather-{g}-d8b74ebe07a1.log"], name)
+      for g, name in (("cp_async", "fused"), ("tma_warpgroup", "fused_tma_warpgroup"), ("tma_warp", "fused_tma_warp"))],
+     None),
     ("k4-gather-l2hint-h100", "the `cp_async` gather at d8b74eb (base) and two trial forms of its copies built from it "
      "(`device-calls-d8b74ebe07a1/variant.sh`): `pf` = `cp.async` with `.L2::256B`; `keepx` = an `evict_last` L2 "
      "policy on X, which stopped at launch with an illegal instruction and has no rows; two interleaved rounds",
-     [("base", h100_logs("moe-l2hint-base", "d8b74ebe07a1")), ("pf", h100_logs("moe-l2hint-pf", "d8b74ebe07a1"))],
+     [("base", h100_logs("moe-l2hint-base", "d8b74ebe07a1"), "fused"),
+      ("pf", h100_logs("moe-l2hint-pf", "d8b74ebe07a1"), "fused")],
      None),
     ("k4-gather-prefetch-h100", "the `cp_async` gather before (base, 6bb0705) and with each row prefetched into L2 "
      "four k-blocks ahead by `cp.async.bulk.prefetch.L2` plus the 56 / 224 register split (new, 1344fbc), the "
      "same at eight k-blocks (p8), and the register split alone (regs: the prefetch compiled out); two interleaved "
      "rounds",
-     [("base", h100_logs("moe-prefetch-base", "1344fbc939d1")), ("new", h100_logs("moe-prefetch-new", "1344fbc939d1")),
-      ("p8", h100_logs("moe-prefetch-p8", "1344fbc939d1")), ("regs", h100_logs("moe-prefetch-regs", "1344fbc939d1"))],
+     [(arm, h100_logs(f"moe-prefetch-{arm}", "1344fbc939d1"), "fused") for arm in ("base", "new", "p8", "regs")],
      "results/h100-80gb-hbm3/evidence/moe-prefetch-unfused-1344fbc939d1.log"),
     ("k4-gather-regs-h100", "the `cp_async` gather before (base, 6bb0705), with the 56 / 224 register split (regs, "
      "61df2ff, kept) and with the split and `.L2::256B` on its copies (pf256, a trial build of 61df2ff); two "
      "interleaved rounds",
-     [("base", h100_logs("moe-regs-base", "61df2ffafaaf")), ("regs", h100_logs("moe-regs-new", "61df2ffafaaf")),
-      ("pf256", h100_logs("moe-regs-pf256", "61df2ffafaaf"))],
+     [(arm, h100_logs(f"moe-regs-{stem}", "61df2ffafaaf"), "fused")
+      for arm, stem in (("base", "base"), ("regs", "new"), ("pf256", "pf256"))],
      "results/h100-80gb-hbm3/evidence/moe-regs-unfused-61df2ffafaaf.log"),
 ]
 
 
-def moe_log_steps(path, path_kind):
-    """(model, T) -> [GEMM1 step median, µs] of `ggemm moe` text lines of one path, checks passed."""
+def moe_log_steps(path, path_name):
+    """(model, T) -> [GEMM1 step median, µs] of the `ggemm moe` text lines of one path ("fused",
+    "unfused", "fused_tma_warp", ...), checks passed."""
     out = {}
     with open(os.path.join(ROOT, path)) as f:
         for line in f:
             m = MOE_LOG_LINE.match(line)
-            if m and m.group(3) == path_kind and "check pass" in line:
+            if m and m.group(3) == path_name and "check pass" in line:
                 out.setdefault((m.group(1), int(m.group(2))), []).append(float(m.group(5)))
     return out
 
@@ -762,13 +764,13 @@ def moe_log_arms(caption, arms, unfused):
     """Per model and T: each arm's fused GEMM1 step (median over its rounds), each over the base's,
     and the unfused GEMM1 of the same call over each arm's (>= 1: the fused one is as fast)."""
     got = []
-    for label, logs in arms:
+    for label, logs, path_name in arms:
         steps = {}
         for log in logs:
-            for k, v in moe_log_steps(log, "fused").items():
+            for k, v in moe_log_steps(log, path_name).items():
                 steps.setdefault(k, []).extend(v)
         got.append((label, {k: (statistics.median(v), min(v), max(v)) for k, v in steps.items()}))
-    ref = {k: v[0] for k, v in moe_log_steps(unfused, "unfused").items()} if unfused else {}
+    ref = {k: statistics.median(v) for k, v in moe_log_steps(unfused, "unfused").items()} if unfused else {}
     keys = sorted(set.intersection(*(set(d) for _, d in got)))
     if not keys:
         return None
@@ -778,7 +780,7 @@ def moe_log_arms(caption, arms, unfused):
            "where there are rounds); ratio = arm / base (below 1: faster)"
            + ("; unfused / arm = the unfused GEMM1 step of the same call over the arm's (at least 1: the fused "
               "GEMM1 is as fast as k3's on the same rows)" if ref else "") + ". From "
-           + ", ".join(f"`{os.path.basename(f)}`" for _, logs in arms for f in logs)
+           + ", ".join(f"`{os.path.basename(f)}`" for _, logs, _ in arms for f in logs)
            + (f", `{os.path.basename(unfused)}`" if unfused else "") + ".*", "",
            "| model | T | " + " | ".join(f"{label} µs" for label, _ in got) + " | "
            + " | ".join(f"{label} / {base}" for label, _ in got[1:])
@@ -798,9 +800,10 @@ def moe_log_arms(caption, arms, unfused):
 # ncu's command-line metrics, one report per `### label` section (the device calls' ncu-bytes-*
 # files): (tag, caption, files).
 MOE_NCU_BYTES = [
-    ("k4-gemm1-bytes-h100", "DRAM bytes of the GEMM1 launches under ncu (one launch each, clocks left as they are, "
-     "L2 flushed by ncu before it): k3's configurations on the layers' GEMM1 shapes with uniform rows (`ggemm run`), "
-     "the layer's fused and unfused GEMM1, the three gathers, and the trial builds of the gather tables above",
+    ("k4-gemm1-bytes-h100", "DRAM bytes of the GEMM1 launches under ncu (one launch each, ncu's default clock "
+     "control: the SM clock locked at its base, so durations are not the timed runs'; L2 flushed by ncu before it): "
+     "k3's configurations on the layers' GEMM1 shapes with uniform rows (`ggemm run`), the layer's fused and "
+     "unfused GEMM1, the three gathers, and the trial builds of the gather tables below",
      ["results/h100-80gb-hbm3/evidence/ncu-bytes-k3-configs-d8b74ebe07a1.txt",
       "results/h100-80gb-hbm3/evidence/ncu-bytes-layer-gemm1-d8b74ebe07a1.txt",
       "results/h100-80gb-hbm3/evidence/ncu-bytes-gathers-d8b74ebe07a1.txt",
@@ -824,10 +827,7 @@ def ncu_sections(caption, files):
             for line in sec.splitlines():
                 parts = line.split()
                 if len(parts) == 3 and parts[0] in metrics and parts[1] in NCU_SCALE:
-                    try:
-                        vals[parts[0]] = float(parts[2].replace(",", "")) * NCU_SCALE[parts[1]]
-                    except ValueError:
-                        pass
+                    vals[parts[0]] = float(parts[2].replace(",", "")) * NCU_SCALE[parts[1]]
             cells = [f"{vals[m]:.0f}" if m in vals and m != metrics[3] else f"{vals[m]:.1f}" if m in vals else "no data"
                      for m in metrics]
             name = os.path.basename(path).rsplit("-", 1)[0]
@@ -1233,12 +1233,15 @@ STALLS = [("k5_backward", "k5-stall-groups-h100", "where each kernel's warps spe
            [("k4_gemm1_swiglu", "results/h100-80gb-hbm3/evidence/ncu_source_k4_gemm1_fused-qwen3-d8b74ebe07a1.csv.gz")])]
 
 
-def k5_stall_groups(caption, reports):
+def stall_groups(caption, reports):
     import collections
     import gzip
-    out = [f"*Generated by `plots/tables.py`: {caption}. From " + ", ".join(f"`{p}`" for _, p in reports) + ".*", "",
+    out = [f"*Generated by `plots/tables.py`: {caption}. From " + ", ".join(f"`{os.path.basename(p)}`" for _, p in reports)
+           + ". `holds`: which of the tensor-core, copy and barrier instructions the group has (the loop it is); the "
+           "last column is the group's instruction with the most samples.*", "",
            "| kernel | executions (warp instructions) | instructions | share of stall samples | main stall reasons "
-           "(share of the group's) | main opcodes |", "|---|---:|---:|---:|---|---|"]
+           "(share of the group's) | main opcodes | holds | most sampled (share of the group's) |",
+           "|---|---:|---:|---:|---|---|---|---|"]
     for kernel, path in reports:
         with gzip.open(os.path.join(ROOT, path), "rt") as f:
             rows = list(csv.reader(f))
@@ -1261,9 +1264,13 @@ def k5_stall_groups(caption, reports):
                     why[h[len("stall_"):]] += int(r[col[h]])
             ops = collections.Counter(r[col["Source"]].split()[1 if r[col["Source"]].split()[0].startswith("@") else 0]
                                       .split(".")[0] for r in members)
+            holds = [op for op in ("HGMMA", "LDGSTS", "UTMALDG", "SYNCS") if op in ops]
+            top = max(members, key=lambda r: int(r[col["Warp Stall Sampling (All Samples)"]]))
+            top_share = 100 * int(top[col["Warp Stall Sampling (All Samples)"]]) / samples
             out.append(f"| `{kernel}` | {executed} | {len(members)} | {100 * samples / total:.1f}% | "
                        + ", ".join(f"{k} {100 * v / samples:.0f}%" for k, v in why.most_common(2)) + " | "
-                       + ", ".join(f"{k} {v}" for k, v in ops.most_common(3)) + " |")
+                       + ", ".join(f"{k} {v}" for k, v in ops.most_common(3)) + " | " + (", ".join(holds) or "–")
+                       + f" | `{re.sub(r'0x[0-9a-f]{8,}', '…', ' '.join(top[col['Source']].split()))}` ({top_share:.0f}%) |")
     return "\n".join(out)
 
 
@@ -1568,10 +1575,12 @@ def main():
             write(stage_files("k5_backward"), tag, k5_trace_tails(caption, summaries), check)
     for stage, tag, caption, reports in STALLS:
         if all(os.path.exists(os.path.join(ROOT, f)) for _, f in reports):
-            write(stage_files(stage), tag, k5_stall_groups(caption, reports), check)
+            write(stage_files(stage), tag, stall_groups(caption, reports), check)
     for tag, caption, arms, unfused in MOE_GATHER_AB:
-        if all(os.path.exists(os.path.join(ROOT, f)) for _, logs in arms for f in logs):
-            write(stage_files("k4_moe"), tag, moe_log_arms(caption, arms, unfused), check)
+        if all(os.path.exists(os.path.join(ROOT, f)) for _, logs, _ in arms for f in logs):
+            table = moe_log_arms(caption, arms, unfused)
+            if table:
+                write(stage_files("k4_moe"), tag, table, check)
     for tag, caption, reports, metrics in MOE_NCU_KERNELS:
         if all(os.path.exists(os.path.join(ROOT, f)) for _, f in reports):
             write(stage_files("k4_moe"), tag, ncu_kernels(caption, reports, metrics), check)

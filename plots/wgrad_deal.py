@@ -12,7 +12,6 @@ k5_wgrad_m256's 256-row tiles over k5_wgrad's. Writes the `k5-wgrad-deal` table 
 
 Standard library only.
 """
-import math
 import os
 import random
 import sys
@@ -55,7 +54,7 @@ def deal(ggemm, shape_args):
         dealt[it["cta"]] += blocks
         rnd, c = divmod(it["item"], grid)
         zigzag[grid - 1 - c if rnd % 2 else c] += blocks
-    return meta, [max(x) * grid / math.fsum(x) for x in (dealt, zigzag)]
+    return meta, [max(x) * grid / sum(x) for x in (dealt, zigzag)]
 
 
 def dealt_blocks(ggemm, shape_args, *kernel):
@@ -72,7 +71,7 @@ def dynamic(ggemm, shape_args):
     """The busiest CTA's blocks over the mean as the dynamic deal gives it (the model in
     gg_wgrad_deal: every CTA holds one item ahead), on k5_wgrad's tile."""
     dealt, _ = dealt_blocks(ggemm, shape_args, "--kernel", "k5_wgrad_pingpong_dyn")
-    return max(dealt) * len(dealt) / math.fsum(dealt)
+    return max(dealt) * len(dealt) / sum(dealt)
 
 
 def busiest_work(ggemm, shape_args, *kernel):
