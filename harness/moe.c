@@ -30,6 +30,7 @@
 #include "gg_harness.h"
 #include "gg_moe.h"
 #include "gg_moe_bound.h"
+#include "gg_permutation.h"
 
 
 /* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
@@ -185,31 +186,33 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
 
 static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
     const int E = s->experts, R = s->tokens * s->topk;
-    int *next = calloc((size_t)E + 1, sizeof *next);
-    if (!next) {
+    int *next = malloc(sizeof(int) * (size_t)E), *offsets = malloc(sizeof(int) * ((size_t)E + 1));
+    int *row_of = malloc(sizeof(int) * ((size_t)R + 1)), *src = malloc(sizeof(int) * ((size_t)R + 1)); /* R may be 0 */
+    int rc = GG_EXIT_OK;
+    if (!next || !offsets || !row_of || !src) {
         gg_error_set("out of host memory");
-        return GG_EXIT_CHECK;
+        rc = GG_EXIT_CHECK;
     }
-    for (int a = 0; a < R; ++a) next[h->expert[a] + 1]++;
-    for (int e = 0; e < E; ++e) next[e + 1] += next[e];
-    int bad = 0;
+    int bad = rc != GG_EXIT_OK;
+    if (!bad) gg_permutation(h->expert, R, s->topk, E, next, offsets, row_of, src); /* the order it must be */
     for (int e = 0; e <= E && !bad; ++e)
-        if (h->row_offsets[e] != next[e]) {
+        if (h->row_offsets[e] != offsets[e]) {
             snprintf(chk->why, sizeof chk->why, "permute: row_offsets[%d] = %d, the counts give %d", e,
-                     h->row_offsets[e], next[e]);
+                     h->row_offsets[e], offsets[e]);
             bad = 1;
         }
-    for (int a = 0; a < R && !bad; ++a) { /* assignments in order: each expert's rows by token */
-        const int row = next[h->expert[a]]++;
-        if (h->row_of[a] != row || h->src_token[row] != a / s->topk) {
+    for (int a = 0; a < R && !bad; ++a)
+        if (h->row_of[a] != row_of[a] || h->src_token[row_of[a]] != a / s->topk) {
             snprintf(chk->why, sizeof chk->why, "permute: token %d slot %d -> row %d (expected %d, holding token %d)",
-                     a / s->topk, a % s->topk, h->row_of[a], row, h->src_token[row]);
+                     a / s->topk, a % s->topk, h->row_of[a], row_of[a], h->src_token[row_of[a]]);
             bad = 1;
         }
-    }
     free(next);
-    chk->permute_ok = !bad;
-    return GG_EXIT_OK;
+    free(offsets);
+    free(row_of);
+    free(src);
+    if (rc == GG_EXIT_OK) chk->permute_ok = !bad;
+    return rc;
 }
 
 void gg_moe_row_forward64(const uint16_t *x, const uint16_t *w1_e, int d, int f, double *u, double *h) {

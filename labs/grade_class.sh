@@ -2,7 +2,7 @@
 # usage: labs/grade_class.sh [--cpu] SUBMISSIONS_DIR OUT.csv [BUILD_DIR]
 # Grades a class. In SUBMISSIONS_DIR every <student>.cu or <student>/<file>.cu is one GPU lab file
 # (a filled-in starter, or any kernel with its GG_LAB line), and every <student>/ folder holding
-# any of the CPU exercises (swizzle.c ldmatrix.c desc.c eta.c wgrad.c, at any depth) is that student's
+# any of the CPU exercises (swizzle.c ldmatrix.c desc.c eta.c wgrad.c route.c, at any depth) is that student's
 # CPU work. BUILD_DIR (default build-class) is configured once with two slots of its own.
 # CPU exercises first, no GPU needed: a student's files go into the CPU slot (an exercise not
 # handed in keeps the repository's file, and is reported missing, not graded), lab_cpu is rebuilt
@@ -26,7 +26,7 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 subs=$(cd "$1" && pwd) out=$2 build=${3:-$root/build-class}
 slot=$build/class-slot cpu_slot=$build/class-cpu-slot logs=$build/class-logs
-exercises="swizzle ldmatrix desc eta wgrad"
+exercises="swizzle ldmatrix desc eta wgrad route"
 mkdir -p "$slot" "$cpu_slot" "$logs" || exit 2
 : >"$out" || { echo "grade_class.sh: cannot write $out" >&2; exit 2; }
 reset_cpu_slot() { for e_ in $exercises; do cp "$root/labs/cpu/$e_.c" "$cpu_slot/$e_.c"; done; }

@@ -1,4 +1,4 @@
-/* The CPU exercises: the functions a student writes in labs/cpu/{swizzle,ldmatrix,desc,eta,wgrad}.c.
+/* The CPU exercises: the functions a student writes in labs/cpu/{swizzle,ldmatrix,desc,eta,wgrad,route}.c.
  * Each is graded by labs/cpu/test_lab_cpu.c against the function of this repository named in
  * its comment, which the kernels themselves use; reference.c wires those in instead (CI builds
  * both: the exercises must fail as shipped and pass with the references). */
@@ -30,4 +30,11 @@ long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk);
 void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
                     int *row0, int *rows);
 long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic);
+/* route.c: count is [chunks + 1 x experts] (chunks = ceil(tokens / chunk_tokens)); rank, row_of
+ * [tokens x topk]; offsets [experts + 1]; src_token [tokens x topk]. lab_route_rows reads the
+ * table lab_route_scan leaves (`scanned`). */
+void lab_route_ranks(const int *expert, int tokens, int topk, int experts, int chunk_tokens, int *count, int *rank);
+void lab_route_scan(int *count, int chunks, int experts);
+void lab_route_rows(const int *expert, const int *rank, const int *scanned, int tokens, int topk, int experts,
+                    int chunk_tokens, int *offsets, int *row_of, int *src_token);
 #endif

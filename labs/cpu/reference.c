@@ -96,3 +96,37 @@ void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, 
     const GgWgradItem it = gg_wgrad_at(&p, item_start, slot_start, offsets, index);
     *expert = it.expert, *tile = it.tile, *split = it.split, *row0 = it.row0, *rows = it.rows;
 }
+
+/* route.c: the three passes of k4_moe_steps.cu's kernels as one thread runs them (the kernels
+ * have no host twin; the grader checks the result against gg_permutation). */
+void lab_route_ranks(const int *expert, int tokens, int topk, int experts, int chunk_tokens, int *count,
+                     int *rank) {
+    for (int c = 0; c * chunk_tokens < tokens; ++c) {
+        int *seen = count + (size_t)c * experts;
+        for (int e = 0; e < experts; ++e) seen[e] = 0;
+        const int a1 = (c + 1) * chunk_tokens < tokens ? (c + 1) * chunk_tokens * topk : tokens * topk;
+        for (int a = c * chunk_tokens * topk; a < a1; ++a) rank[a] = seen[expert[a]]++;
+    }
+}
+void lab_route_scan(int *count, int chunks, int experts) {
+    for (int e = 0; e < experts; ++e) {
+        int run = 0;
+        for (int c = 0; c < chunks; ++c) {
+            const int here = count[(size_t)c * experts + e];
+            count[(size_t)c * experts + e] = run;
+            run += here;
+        }
+        count[(size_t)chunks * experts + e] = run;
+    }
+}
+void lab_route_rows(const int *expert, const int *rank, const int *scanned, int tokens, int topk, int experts,
+                    int chunk_tokens, int *offsets, int *row_of, int *src_token) {
+    const int chunks = (tokens + chunk_tokens - 1) / chunk_tokens;
+    offsets[0] = 0;
+    for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + scanned[(size_t)chunks * experts + e];
+    for (int a = 0; a < tokens * topk; ++a) {
+        const int c = a / topk / chunk_tokens, e = expert[a];
+        row_of[a] = offsets[e] + scanned[(size_t)c * experts + e] + rank[a];
+        src_token[row_of[a]] = a / topk;
+    }
+}

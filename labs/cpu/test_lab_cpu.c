@@ -1,6 +1,6 @@
 /* The CPU exercises' grader: each student function against the repository's own on every input
  * listed here; the first difference is the failure message.
- * usage: lab_cpu [swizzle|ldmatrix|desc|eta|wgrad]   (no argument: all five)
+ * usage: lab_cpu [swizzle|ldmatrix|desc|eta|wgrad|route]   (no argument: all six)
  *        lab_cpu --list                         each exercise and the functions it asks for
  * Exit 0 all pass, 1 one fails, 2 bad usage or an exercise file newer than this grader. */
 #define _POSIX_C_SOURCE 200809L /* stat's nanosecond times */
@@ -15,6 +15,7 @@
 #include "gg_desc_sm100.h"
 #include "gg_desc_sm90.h"
 #include "gg_fragments.h"
+#include "gg_permutation.h"
 #include "gg_problem.h"
 #include "gg_swizzle.h"
 #include "gg_wgrad.h"
@@ -219,6 +220,83 @@ START_TEST(wgrad_deal) {
 }
 END_TEST
 
+/* k4_moe's routing passes, each graded on right inputs (a wrong pass does not fail the next):
+ * ranks and counts and the scan against their definitions, the rows against gg_permutation, on
+ * layers with a short last chunk, empty experts, top-k = experts, one token, chunks of one token. */
+static int *route_ints(size_t n) {
+    int *p = calloc(n ? n : 1, sizeof *p);
+    ck_assert_msg(p != NULL, "out of memory");
+    return p;
+}
+
+START_TEST(route_passes) {
+    static const int layers[][4] = {/* tokens, topk, experts, chunk_tokens */
+                                    {1, 1, 1, 1},     {5, 2, 8, 2},      {33, 8, 8, 8},   {100, 3, 64, 7},
+                                    {257, 4, 256, 8}, {1000, 1, 16, 64}, {300, 2, 5, 32}, {64, 40, 256, 1}};
+    unsigned seed = 12345;
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; ++l) {
+        const int T = layers[l][0], K = layers[l][1], E = layers[l][2], ct = layers[l][3], A = T * K;
+        const int chunks = (T + ct - 1) / ct;
+        int *expert = route_ints(A), *taken = route_ints(E);
+        for (int t = 0; t < T; ++t) { /* K distinct experts, skewed toward the low ones */
+            for (int e = 0; e < E; ++e) taken[e] = 0;
+            for (int j = 0; j < K; ++j) {
+                int e;
+                do { /* a third of the draws from every expert, the rest from the lowest quarter */
+                    seed = seed * 1103515245u + 12345u;
+                    const unsigned r = seed >> 8;
+                    e = (int)(r / 3 % (r % 3 == 0 ? (unsigned)E : 1u + (unsigned)E / 4));
+                } while (taken[e]);
+                taken[e] = 1;
+                expert[t * K + j] = e;
+            }
+        }
+        /* the definitions */
+        const size_t table = (size_t)(chunks + 1) * E;
+        int *count = route_ints(table), *rank = route_ints(A), *scanned = route_ints(table);
+        for (int a = 0; a < A; ++a) {
+            const int c = a / K / ct;
+            count[(size_t)c * E + expert[a]]++;
+            for (int b = c * ct * K; b < a; ++b) rank[a] += expert[b] == expert[a];
+        }
+        for (int e = 0; e < E; ++e)
+            for (int c = 0; c < chunks; ++c)
+                scanned[(size_t)(c + 1) * E + e] = scanned[(size_t)c * E + e] + count[(size_t)c * E + e];
+        int *got_count = route_ints(table), *got_rank = route_ints(A);
+        lab_route_ranks(expert, T, K, E, ct, got_count, got_rank);
+        for (int i = 0; i < chunks * E; ++i)
+            ck_assert_msg(got_count[i] == count[i],
+                          "layer %zu (T %d, top-%d, E %d, chunks of %d): lab_route_ranks count of chunk %d, expert %d "
+                          "= %d, expected %d", l, T, K, E, ct, i / E, i % E, got_count[i], count[i]);
+        for (int a = 0; a < A; ++a)
+            ck_assert_msg(got_rank[a] == rank[a],
+                          "layer %zu (T %d, top-%d, E %d, chunks of %d): lab_route_ranks rank of token %d slot %d "
+                          "= %d, expected %d", l, T, K, E, ct, a / K, a % K, got_rank[a], rank[a]);
+        memcpy(got_count, count, sizeof(int) * (size_t)chunks * E);
+        lab_route_scan(got_count, chunks, E);
+        for (int i = 0; i < (chunks + 1) * E; ++i)
+            ck_assert_msg(got_count[i] == scanned[i], "layer %zu (T %d, E %d, %d chunks): lab_route_scan row %d, "
+                          "expert %d = %d, expected %d", l, T, E, chunks, i / E, i % E, got_count[i], scanned[i]);
+        int *next = route_ints(E), *offsets = route_ints(E + 1), *row_of = route_ints(A), *src = route_ints(A);
+        int *got_offsets = route_ints(E + 1), *got_row_of = route_ints(A), *got_src = route_ints(A);
+        gg_permutation(expert, A, K, E, next, offsets, row_of, src);
+        lab_route_rows(expert, rank, scanned, T, K, E, ct, got_offsets, got_row_of, got_src);
+        for (int e = 0; e <= E; ++e)
+            ck_assert_msg(got_offsets[e] == offsets[e], "layer %zu (T %d, top-%d, E %d): lab_route_rows offsets[%d] = "
+                          "%d, expected %d", l, T, K, E, e, got_offsets[e], offsets[e]);
+        for (int a = 0; a < A; ++a) {
+            ck_assert_msg(got_row_of[a] == row_of[a], "layer %zu (T %d, top-%d, E %d): lab_route_rows row of token %d "
+                          "slot %d = %d, expected %d", l, T, K, E, a / K, a % K, got_row_of[a], row_of[a]);
+            ck_assert_msg(got_src[a] == src[a], "layer %zu (T %d, top-%d, E %d): lab_route_rows src_token[%d] = %d, "
+                          "expected %d", l, T, K, E, a, got_src[a], src[a]);
+        }
+        int *blocks[] = {expert, taken, count, rank, scanned, got_count, got_rank,
+                         next, offsets, row_of, src, got_offsets, got_row_of, got_src};
+        for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i) free(blocks[i]);
+    }
+}
+END_TEST
+
 /* Each exercise: its file and the functions the student writes there (what the starter asks for). */
 static const struct {
     const char *name, *functions;
@@ -228,6 +306,7 @@ static const struct {
     {"desc", "lab_wgmma_desc lab_sm100_smem_desc"},
     {"eta", "lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles"},
     {"wgrad", "lab_wgrad_splits lab_wgrad_fixups lab_wgrad_item lab_wgrad_busiest"},
+    {"route", "lab_route_ranks lab_route_scan lab_route_rows"},
 };
 enum { EXERCISES = sizeof exercises / sizeof exercises[0] };
 
@@ -283,7 +362,7 @@ int main(int argc, char **argv) {
     int known = !only;
     for (int i = 0; i < EXERCISES; ++i) known |= only && !strcmp(only, exercises[i].name);
     if (argc > 2 || !known) {
-        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta|wgrad | --list]   (no argument: all five)\n");
+        fprintf(stderr, "usage: lab_cpu [swizzle|ldmatrix|desc|eta|wgrad|route | --list]   (no argument: all six)\n");
         return 2;
     }
     if (stale_sources(argv[0], only)) return 2;
@@ -296,6 +375,7 @@ int main(int argc, char **argv) {
     srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
     srunner_add_suite(r, exercise("eta", tile_model, NULL));
     srunner_add_suite(r, exercise("wgrad", wgrad_list, wgrad_deal));
+    srunner_add_suite(r, exercise("route", route_passes, NULL));
     srunner_run(r, only, NULL, CK_NORMAL);
     const int failed = srunner_ntests_failed(r), run = srunner_ntests_run(r);
     srunner_free(r);
