@@ -30,7 +30,7 @@
 #include "gg_harness.h"
 #include "gg_moe.h"
 #include "gg_moe_bound.h"
-#include "gg_permutation.h"
+#include "k4_moe/k4_permutation.h"
 
 
 /* Scale that keeps a K-long dot product of [-1, 1] values near 1: 4 / 2^round(log2 sqrt K). */
@@ -194,7 +194,7 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
         rc = GG_EXIT_CHECK;
     }
     int bad = rc != GG_EXIT_OK;
-    if (!bad) gg_permutation(h->expert, R, s->topk, E, next, offsets, row_of, src); /* the order it must be */
+    if (!bad) k4_permutation(h->expert, R, s->topk, E, next, offsets, row_of, src); /* the order it must be */
     for (int e = 0; e <= E && !bad; ++e)
         if (h->row_offsets[e] != offsets[e]) {
             snprintf(chk->why, sizeof chk->why, "permute: row_offsets[%d] = %d, the counts give %d", e,

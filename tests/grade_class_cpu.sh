@@ -18,8 +18,8 @@ rc=$?
 cat "$work/stdout" "$work/stderr" "$work/class.csv"
 fail() { echo "grade_class_cpu.sh: $1"; exit 1; }
 [ $rc -eq 0 ] || fail "exit $rc, expected 0"
-grep -Eq '^alice +pass +missing +missing +FAIL +missing *$' "$work/stdout" || fail "alice's line"
-grep -Eq '^bob +no-build +missing +FAIL +missing +missing *$' "$work/stdout" || fail "bob's line"
+grep -Eq '^alice +pass +missing +missing +FAIL +missing +missing *$' "$work/stdout" || fail "alice's line"
+grep -Eq '^bob +no-build +missing +FAIL +missing +missing +missing *$' "$work/stdout" || fail "bob's line"
 grep -q '^alice,lab_swizzle128,cpu,exercise,swizzle,pass,' "$work/class.csv" || fail "alice's swizzle row"
 grep -q '^alice,lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles,cpu,exercise,eta,FAIL,"' "$work/class.csv" || fail "alice's eta row"
 grep -q '^bob,lab_swizzle128,cpu,exercise,swizzle,FAIL,does not build: ' "$work/class.csv" || fail "bob's swizzle row"

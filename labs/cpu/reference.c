@@ -98,7 +98,7 @@ void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, 
 }
 
 /* route.c: the three passes of k4_moe_steps.cu's kernels as one thread runs them (the kernels
- * have no host twin; the grader checks the result against gg_permutation). */
+ * have no host twin; the grader checks the result against k4_permutation). */
 void lab_route_ranks(const int *expert, int tokens, int topk, int experts, int chunk_tokens, int *count,
                      int *rank) {
     for (int c = 0; c * chunk_tokens < tokens; ++c) {

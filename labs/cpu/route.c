@@ -15,7 +15,7 @@
  *                    + rank[a] and src_token[row_of[a]] = t (scatter: every assignment at once)
  * The result: each expert's rows by (token, slot). Repository: route_kernel, count_scan_kernel and
  * scatter_kernel (k4_moe/k4_moe_steps.cu) on the GPU; the order they must give is
- * gg_permutation (common/gg_permutation.h), a counting sort, which harness/moe.c checks them
+ * k4_permutation (k4_moe/k4_permutation.h), a counting sort, which harness/moe.c checks them
  * against. Why three passes and not the counting sort, on a GPU? Which pass needs every chunk's
  * counts before it can start?
  * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu route */

@@ -15,10 +15,10 @@
 #include "gg_desc_sm100.h"
 #include "gg_desc_sm90.h"
 #include "gg_fragments.h"
-#include "gg_permutation.h"
 #include "gg_problem.h"
 #include "gg_swizzle.h"
 #include "gg_wgrad.h"
+#include "k4_moe/k4_permutation.h"
 #include "lab_cpu.h"
 
 START_TEST(swizzle) {
@@ -221,7 +221,7 @@ START_TEST(wgrad_deal) {
 END_TEST
 
 /* k4_moe's routing passes, each graded on right inputs (a wrong pass does not fail the next):
- * ranks and counts and the scan against their definitions, the rows against gg_permutation, on
+ * ranks and counts and the scan against their definitions, the rows against k4_permutation, on
  * layers with a short last chunk, empty experts, top-k = experts, one token, chunks of one token. */
 static int *route_ints(size_t n) {
     int *p = calloc(n ? n : 1, sizeof *p);
@@ -279,7 +279,7 @@ START_TEST(route_passes) {
                           "expert %d = %d, expected %d", l, T, E, chunks, i / E, i % E, got_count[i], scanned[i]);
         int *next = route_ints(E), *offsets = route_ints(E + 1), *row_of = route_ints(A), *src = route_ints(A);
         int *got_offsets = route_ints(E + 1), *got_row_of = route_ints(A), *got_src = route_ints(A);
-        gg_permutation(expert, A, K, E, next, offsets, row_of, src);
+        k4_permutation(expert, A, K, E, next, offsets, row_of, src);
         lab_route_rows(expert, rank, scanned, T, K, E, ct, got_offsets, got_row_of, got_src);
         for (int e = 0; e <= E; ++e)
             ck_assert_msg(got_offsets[e] == offsets[e], "layer %zu (T %d, top-%d, E %d): lab_route_rows offsets[%d] = "

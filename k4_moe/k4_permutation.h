@@ -7,10 +7,10 @@
  * offsets[e] .. offsets[e + 1] (experts + 1 offsets, offsets[0] = 0), its assignments in order
  * of a, that is by (token, slot); row_of[a] is assignment a's row and src_token[row] its token.
  * `next` is scratch for `experts` ints. Every expert[a] must lie in [0, experts). */
-#ifndef GG_PERMUTATION_H
-#define GG_PERMUTATION_H
+#ifndef K4_PERMUTATION_H
+#define K4_PERMUTATION_H
 
-static inline void gg_permutation(const int *expert, int assignments, int topk, int experts, int *next,
+static inline void k4_permutation(const int *expert, int assignments, int topk, int experts, int *next,
                                   int *offsets, int *row_of, int *src_token) {
     for (int e = 0; e <= experts; ++e) offsets[e] = 0;
     for (int a = 0; a < assignments; ++a) offsets[expert[a] + 1]++;
