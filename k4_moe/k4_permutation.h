@@ -9,6 +9,7 @@
  * `next` is scratch for `experts` ints. Every expert[a] must lie in [0, experts). */
 #ifndef K4_PERMUTATION_H
 #define K4_PERMUTATION_H
+#include <stddef.h>
 
 static inline void k4_permutation(const int *expert, int assignments, int topk, int experts, int *next,
                                   int *offsets, int *row_of, int *src_token) {
@@ -22,6 +23,50 @@ static inline void k4_permutation(const int *expert, int assignments, int topk, 
         const int row = next[expert[a]]++;
         row_of[a] = row;
         src_token[row] = a / topk;
+    }
+}
+
+/* The same order in the three passes of the routing kernels (k4_moe_steps.cu), as one thread runs
+ * them: their CPU twin, which tests/suite_moe.c checks against k4_permutation and the labs' route
+ * exercise asks a student to write. Tokens are cut into chunks of chunk_tokens (the last may be
+ * shorter), one route CTA each; `count` is [chunks + 1 x experts].
+ *   k4_chunk_ranks   route_kernel: count[c x experts + e] = chunk c's assignments to e, and
+ *                    rank[a] = assignments to expert[a] before a in its chunk
+ *   k4_count_scan    count_scan_kernel, in place: row c = each expert's assignments in chunks
+ *                    before c, row `chunks` = its total
+ *   k4_scatter_rows  scatter_kernel: offsets, row_of[a] = offsets[e] + scanned[c][e] + rank[a],
+ *                    src_token[row_of[a]] = a / topk */
+static inline void k4_chunk_ranks(const int *expert, int tokens, int topk, int experts, int chunk_tokens, int *count,
+                                  int *rank) {
+    for (int c = 0; c * chunk_tokens < tokens; ++c) {
+        int *seen = count + (size_t)c * experts;
+        for (int e = 0; e < experts; ++e) seen[e] = 0;
+        const int a1 = (c + 1) * chunk_tokens < tokens ? (c + 1) * chunk_tokens * topk : tokens * topk;
+        for (int a = c * chunk_tokens * topk; a < a1; ++a) rank[a] = seen[expert[a]]++;
+    }
+}
+
+static inline void k4_count_scan(int *count, int chunks, int experts) {
+    for (int e = 0; e < experts; ++e) {
+        int run = 0;
+        for (int c = 0; c < chunks; ++c) {
+            const int here = count[(size_t)c * experts + e];
+            count[(size_t)c * experts + e] = run;
+            run += here;
+        }
+        count[(size_t)chunks * experts + e] = run;
+    }
+}
+
+static inline void k4_scatter_rows(const int *expert, const int *rank, const int *scanned, int tokens, int topk,
+                                   int experts, int chunk_tokens, int *offsets, int *row_of, int *src_token) {
+    const int chunks = (tokens + chunk_tokens - 1) / chunk_tokens;
+    offsets[0] = 0;
+    for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + scanned[(size_t)chunks * experts + e];
+    for (int a = 0; a < tokens * topk; ++a) {
+        const int c = a / topk / chunk_tokens, e = expert[a];
+        row_of[a] = offsets[e] + scanned[(size_t)c * experts + e] + rank[a];
+        src_token[row_of[a]] = a / topk;
     }
 }
 

@@ -13,6 +13,7 @@
 #include "harness/gg_moe_bound.h"
 #include "k3_wgmma/k3_wgmma.h"
 #include "k4_moe/k4_moe.h"
+#include "k4_moe/k4_permutation.h"
 
 /* Expert widths F: multiples of 128 (whole 256-column blocks) and of 64 only (F / 64 odd: the last
  * block holds one gate/up pair), the model table's among them. */
@@ -287,6 +288,22 @@ END_TEST
 /* Routing chunks: whole tokens, at least one token for each warp of the route CTA, exactly one
  * token per warp wherever the bounds allow, the chunks cover the tokens exactly, and the count
  * table (chunks x E) and a column (chunks) stay within K4_ROUTE_TABLE and K4_ROUTE_MAX_CHUNKS. */
+/* The permutation's definition on a worked example (3 tokens, top-2, 3 experts): expert-major,
+ * each expert's rows by (token, slot): expert 0's two rows are token 0's second slot, then token
+ * 1's first. */
+START_TEST(permutation_is_expert_major_by_token_then_slot) {
+    const int expert[6] = {1, 0, 0, 2, 1, 2};
+    int next[3], offsets[4], row_of[6], src[6];
+    k4_permutation(expert, 6, 2, 3, next, offsets, row_of, src);
+    const int want_offsets[4] = {0, 2, 4, 6}, want_row_of[6] = {2, 0, 1, 4, 3, 5}, want_src[6] = {0, 1, 0, 2, 1, 2};
+    for (int e = 0; e < 4; ++e) ck_assert_int_eq(offsets[e], want_offsets[e]);
+    for (int a = 0; a < 6; ++a) {
+        ck_assert_int_eq(row_of[a], want_row_of[a]);
+        ck_assert_int_eq(src[a], want_src[a]);
+    }
+}
+END_TEST
+
 START_TEST(route_chunks_cover_and_bound_table) {
     static const int tokens[] = {1, 7, 256, 1000, 4096, 16384, 1 << 20};
     static const int experts[] = {1, 8, 64, 128, 256, 512, 3000, 4096};
@@ -303,12 +320,10 @@ START_TEST(route_chunks_cover_and_bound_table) {
 }
 END_TEST
 
-/* The three kernels' arithmetic on the CPU: per chunk, each assignment's rank among its
- * expert's earlier assignments and each expert's count (k4_route); down each expert's column of
- * the count table, the exclusive scan over chunks, the total in the extra row (k4_permute's
- * count_scan); the exclusive scan of the totals, plus the column's start, plus the rank
- * (scatter). The rows must be a stable sort of the assignments by expert: expert-major,
- * (token, slot) order inside. */
+/* The three routing kernels' arithmetic on the CPU (their twin in k4_moe/k4_permutation.h: each
+ * chunk's ranks and counts, the scan down each expert's column, the scatter), at the chunk length
+ * the launchers use, must give the stable sort of the assignments by expert (k4_permutation:
+ * expert-major, (token, slot) order inside). */
 START_TEST(permutation_chunks_give_a_stable_sort) {
     static const struct { int t, topk, e; } shapes[] = {{1, 1, 1}, {333, 8, 5}, {1000, 2, 8}, {4096, 8, 128},
                                                          {700, 8, 4096}, {5000, 3, 1000}, {300, 64, 64}};
@@ -324,30 +339,19 @@ START_TEST(permutation_chunks_give_a_stable_sort) {
             const unsigned r = seed >> 8;
             expert[a] = (int)(r % 3 ? r % (unsigned)(E < 4 ? E : E / 4) : r % (unsigned)E);
         }
-        for (int c = 0; c < chunks; ++c) { /* route: ranks and counts per chunk */
-            memset(seen, 0, sizeof(int) * E);
-            const int a1 = (c + 1) * ct < T ? (c + 1) * ct * K : A;
-            for (int a = c * ct * K; a < a1; ++a) rank[a] = seen[expert[a]]++;
-            for (int e = 0; e < E; ++e) count[(size_t)c * E + e] = seen[e];
-        }
-        for (int e = 0; e < E; ++e) { /* count_scan: down each column, in place; the total below */
-            int run = 0;
-            for (int c = 0; c < chunks; ++c) {
-                const int n = count[(size_t)c * E + e];
-                count[(size_t)c * E + e] = run;
-                run += n;
-            }
-            count[(size_t)chunks * E + e] = run;
-        }
-        offset[0] = 0;
-        for (int e = 0; e < E; ++e) offset[e + 1] = offset[e] + count[(size_t)chunks * E + e];
+        k4_chunk_ranks(expert, T, K, E, ct, count, rank); /* the kernels' three passes, as one thread */
+        k4_count_scan(count, chunks, E);
+        int *src = malloc(sizeof(int) * A), *want_row = malloc(sizeof(int) * A), *want_src = malloc(sizeof(int) * A);
+        int *want_offset = malloc(sizeof(int) * (E + 1));
+        k4_scatter_rows(expert, rank, count, T, K, E, ct, offset, row, src);
         ck_assert_int_eq(offset[E], A);
-        for (int a = 0; a < A; ++a) /* scatter */
-            row[a] = offset[expert[a]] + count[(size_t)(a / K / ct) * E + expert[a]] + rank[a];
-        int *next = malloc(sizeof(int) * E); /* the stable sort, directly */
-        memcpy(next, offset, sizeof(int) * E);
-        for (int a = 0; a < A; ++a) ck_assert_int_eq(row[a], next[expert[a]]++);
-        free(next);
+        k4_permutation(expert, A, K, E, seen, want_offset, want_row, want_src); /* the stable sort, directly */
+        for (int e = 0; e <= E; ++e) ck_assert_int_eq(offset[e], want_offset[e]);
+        for (int a = 0; a < A; ++a) {
+            ck_assert_int_eq(row[a], want_row[a]);
+            ck_assert_int_eq(src[a], want_src[a]);
+        }
+        free(src), free(want_row), free(want_src), free(want_offset);
         free(expert), free(rank), free(row), free(count), free(seen), free(offset);
     }
 }
@@ -498,6 +502,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, gather_bytes_add_up_to_the_stage);
     tcase_add_test(t, router_padding_and_split);
     tcase_add_test(t, route_chunks_cover_and_bound_table);
+    tcase_add_test(t, permutation_is_expert_major_by_token_then_slot);
     tcase_add_test(t, permutation_chunks_give_a_stable_sort);
     tcase_add_test(t, route_and_permute_refuse_bad_arguments);
     tcase_add_test(t, logit_bound_holds_for_every_order);

@@ -8,6 +8,7 @@
 #include "gg_problem.h"
 #include "gg_swizzle.h"
 #include "gg_wgrad.h"
+#include "k4_moe/k4_permutation.h"
 #include "lab_cpu.h"
 
 uint32_t lab_swizzle128(uint32_t row, uint32_t chunk) { return gg_swizzle128(row, chunk); }
@@ -97,36 +98,13 @@ void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, 
     *expert = it.expert, *tile = it.tile, *split = it.split, *row0 = it.row0, *rows = it.rows;
 }
 
-/* route.c: the three passes of k4_moe_steps.cu's kernels as one thread runs them (the kernels
- * have no host twin; the grader checks the result against k4_permutation). */
+/* route.c: the routing kernels' CPU twin (k4_moe/k4_permutation.h). */
 void lab_route_ranks(const int *expert, int tokens, int topk, int experts, int chunk_tokens, int *count,
                      int *rank) {
-    for (int c = 0; c * chunk_tokens < tokens; ++c) {
-        int *seen = count + (size_t)c * experts;
-        for (int e = 0; e < experts; ++e) seen[e] = 0;
-        const int a1 = (c + 1) * chunk_tokens < tokens ? (c + 1) * chunk_tokens * topk : tokens * topk;
-        for (int a = c * chunk_tokens * topk; a < a1; ++a) rank[a] = seen[expert[a]]++;
-    }
+    k4_chunk_ranks(expert, tokens, topk, experts, chunk_tokens, count, rank);
 }
-void lab_route_scan(int *count, int chunks, int experts) {
-    for (int e = 0; e < experts; ++e) {
-        int run = 0;
-        for (int c = 0; c < chunks; ++c) {
-            const int here = count[(size_t)c * experts + e];
-            count[(size_t)c * experts + e] = run;
-            run += here;
-        }
-        count[(size_t)chunks * experts + e] = run;
-    }
-}
+void lab_route_scan(int *count, int chunks, int experts) { k4_count_scan(count, chunks, experts); }
 void lab_route_rows(const int *expert, const int *rank, const int *scanned, int tokens, int topk, int experts,
                     int chunk_tokens, int *offsets, int *row_of, int *src_token) {
-    const int chunks = (tokens + chunk_tokens - 1) / chunk_tokens;
-    offsets[0] = 0;
-    for (int e = 0; e < experts; ++e) offsets[e + 1] = offsets[e] + scanned[(size_t)chunks * experts + e];
-    for (int a = 0; a < tokens * topk; ++a) {
-        const int c = a / topk / chunk_tokens, e = expert[a];
-        row_of[a] = offsets[e] + scanned[(size_t)c * experts + e] + rank[a];
-        src_token[row_of[a]] = a / topk;
-    }
+    k4_scatter_rows(expert, rank, scanned, tokens, topk, experts, chunk_tokens, offsets, row_of, src_token);
 }

@@ -14,10 +14,11 @@
  *                    offsets[e + 1]; row_of[a] = offsets[e] + (e's assignments in earlier chunks)
  *                    + rank[a] and src_token[row_of[a]] = t (scatter: every assignment at once)
  * The result: each expert's rows by (token, slot). Repository: route_kernel, count_scan_kernel and
- * scatter_kernel (k4_moe/k4_moe_steps.cu) on the GPU; the order they must give is
- * k4_permutation (k4_moe/k4_permutation.h), a counting sort, which harness/moe.c checks them
- * against. Why three passes and not the counting sort, on a GPU? Which pass needs every chunk's
- * counts before it can start?
+ * scatter_kernel (k4_moe/k4_moe_steps.cu) on the GPU, their CPU twin k4_chunk_ranks,
+ * k4_count_scan and k4_scatter_rows (k4_moe/k4_permutation.h); the order they must give is
+ * k4_permutation there, a counting sort, which the grader and harness/moe.c check against. Why
+ * three passes and not the counting sort, on a GPU? Which pass needs every chunk's counts before
+ * it can start?
  * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu route */
 #include "lab_cpu.h"
 
