@@ -187,14 +187,17 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
 static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
     const int E = s->experts, R = s->tokens * s->topk;
     int *next = malloc(sizeof(int) * (size_t)E), *offsets = malloc(sizeof(int) * ((size_t)E + 1));
-    int *row_of = malloc(sizeof(int) * ((size_t)R + 1)), *src = malloc(sizeof(int) * ((size_t)R + 1)); /* R may be 0 */
-    int rc = GG_EXIT_OK;
+    int *row_of = malloc(sizeof(int) * (size_t)R), *src = malloc(sizeof(int) * (size_t)R);
     if (!next || !offsets || !row_of || !src) {
+        free(next);
+        free(offsets);
+        free(row_of);
+        free(src);
         gg_error_set("out of host memory");
-        rc = GG_EXIT_CHECK;
+        return GG_EXIT_CHECK;
     }
-    int bad = rc != GG_EXIT_OK;
-    if (!bad) k4_permutation(h->expert, R, s->topk, E, next, offsets, row_of, src); /* the order it must be */
+    k4_permutation(h->expert, R, s->topk, E, next, offsets, row_of, src); /* the order it must be */
+    int bad = 0;
     for (int e = 0; e <= E && !bad; ++e)
         if (h->row_offsets[e] != offsets[e]) {
             snprintf(chk->why, sizeof chk->why, "permute: row_offsets[%d] = %d, the counts give %d", e,
@@ -211,8 +214,8 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
     free(offsets);
     free(row_of);
     free(src);
-    if (rc == GG_EXIT_OK) chk->permute_ok = !bad;
-    return rc;
+    chk->permute_ok = !bad;
+    return GG_EXIT_OK;
 }
 
 void gg_moe_row_forward64(const uint16_t *x, const uint16_t *w1_e, int d, int f, double *u, double *h) {

@@ -80,7 +80,7 @@ static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of
 // source rows and their addresses, for 40 registers; with the two-level table it spilled in its
 // k loop (ptxas -v). At 56 / 224 neither table spills and the consumers' loop and SwiGLU epilogue
 // still fit; the fused GEMM1 measured faster on some layers, for reasons not yet measured
-// (k4_moe/TRIALS.md, "The fused GEMM1's extra DRAM bytes", trial 4). The budgets must add up to
+// (k4_moe/TRIALS.md, "The fused GEMM1's extra DRAM bytes", trial 4). The budgets must fit within
 // what the launch allocates (__launch_bounds__(THREADS, 1): 65536 / THREADS, in steps of 8):
 // setmaxnreg.inc waits until the registers it asks for are free.
 constexpr int GATHER_REGS = 56, MMA_REGS = 224;

@@ -17,8 +17,9 @@
 //
 // Determinism: no floating-point atomics anywhere. The permutation orders each expert's rows
 // by (token, slot), whatever order the blocks run in: a chunk's place among the chunks and an
-// assignment's place inside its chunk are fixed by index, not by arrival. The combine adds a
-// token's k rows in slot order. Same input, same bits.
+// assignment's place inside its chunk are fixed by index, not by arrival (the order and the three
+// passes on the CPU: k4_permutation.h). The combine adds a token's k rows in slot order. Same
+// input, same bits.
 #include <cuda_bf16.h>
 #include <limits.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  * Assignment a = token * topk + slot goes to expert expert[a]. Expert e owns routed rows
  * offsets[e] .. offsets[e + 1] (experts + 1 offsets, offsets[0] = 0), its assignments in order
  * of a, that is by (token, slot); row_of[a] is assignment a's row and src_token[row] its token.
- * `next` is scratch for `experts` ints. Every expert[a] must lie in [0, experts). */
+ * `next` is scratch for `experts` ints. Every expert[a] must lie in [0, experts), topk >= 1. */
 #ifndef K4_PERMUTATION_H
 #define K4_PERMUTATION_H
 #include <stddef.h>
@@ -29,7 +29,7 @@ static inline void k4_permutation(const int *expert, int assignments, int topk, 
 /* The same order in the three passes of the routing kernels (k4_moe_steps.cu), as one thread runs
  * them: their CPU twin, which tests/suite_moe.c checks against k4_permutation and the labs' route
  * exercise asks a student to write. Tokens are cut into chunks of chunk_tokens (the last may be
- * shorter), one route CTA each; `count` is [chunks + 1 x experts].
+ * shorter), one route CTA each; `count` is [chunks + 1 x experts]; topk >= 1, chunk_tokens >= 1.
  *   k4_chunk_ranks   route_kernel: count[c x experts + e] = chunk c's assignments to e, and
  *                    rank[a] = assignments to expert[a] before a in its chunk
  *   k4_count_scan    count_scan_kernel, in place: row c = each expert's assignments in chunks

@@ -285,9 +285,6 @@ START_TEST(router_padding_and_split) {
 }
 END_TEST
 
-/* Routing chunks: whole tokens, at least one token for each warp of the route CTA, exactly one
- * token per warp wherever the bounds allow, the chunks cover the tokens exactly, and the count
- * table (chunks x E) and a column (chunks) stay within K4_ROUTE_TABLE and K4_ROUTE_MAX_CHUNKS. */
 /* The permutation's definition on a worked example (3 tokens, top-2, 3 experts): expert-major,
  * each expert's rows by (token, slot): expert 0's two rows are token 0's second slot, then token
  * 1's first. */
@@ -304,6 +301,9 @@ START_TEST(permutation_is_expert_major_by_token_then_slot) {
 }
 END_TEST
 
+/* Routing chunks: whole tokens, at least one token for each warp of the route CTA, exactly one
+ * token per warp wherever the bounds allow, the chunks cover the tokens exactly, and the count
+ * table (chunks x E) and a column (chunks) stay within K4_ROUTE_TABLE and K4_ROUTE_MAX_CHUNKS. */
 START_TEST(route_chunks_cover_and_bound_table) {
     static const int tokens[] = {1, 7, 256, 1000, 4096, 16384, 1 << 20};
     static const int experts[] = {1, 8, 64, 128, 256, 512, 3000, 4096};

@@ -222,17 +222,24 @@ END_TEST
 
 /* k4_moe's routing passes, each graded on right inputs (a wrong pass does not fail the next):
  * ranks and counts and the scan against their definitions, the rows against k4_permutation, on
- * layers with a short last chunk, empty experts, top-k = experts, one token, chunks of one token. */
+ * layers with a short last chunk, empty experts, top-k = experts, one token, chunks of one token
+ * and a chunk longer than the tokens. */
 static int *route_ints(size_t n) {
     int *p = calloc(n ? n : 1, sizeof *p);
     ck_assert_msg(p != NULL, "out of memory");
     return p;
 }
+/* A student's outputs arrive holding garbage, as the GPU's workspace does between calls: a pass
+ * that counts on zeros fails. */
+static void route_garbage(int *p, size_t n) {
+    for (size_t i = 0; i < n; ++i) p[i] = -1 - (int)(i % 7);
+}
 
 START_TEST(route_passes) {
     static const int layers[][4] = {/* tokens, topk, experts, chunk_tokens */
                                     {1, 1, 1, 1},     {5, 2, 8, 2},      {33, 8, 8, 8},   {100, 3, 64, 7},
-                                    {257, 4, 256, 8}, {1000, 1, 16, 64}, {300, 2, 5, 32}, {64, 40, 256, 1}};
+                                    {257, 4, 256, 8}, {1000, 1, 16, 64}, {300, 2, 5, 32}, {64, 40, 256, 1},
+                                    {3, 2, 4, 8}};
     unsigned seed = 12345;
     for (size_t l = 0; l < sizeof layers / sizeof layers[0]; ++l) {
         const int T = layers[l][0], K = layers[l][1], E = layers[l][2], ct = layers[l][3], A = T * K;
@@ -263,6 +270,8 @@ START_TEST(route_passes) {
             for (int c = 0; c < chunks; ++c)
                 scanned[(size_t)(c + 1) * E + e] = scanned[(size_t)c * E + e] + count[(size_t)c * E + e];
         int *got_count = route_ints(table), *got_rank = route_ints(A);
+        route_garbage(got_count, table);
+        route_garbage(got_rank, (size_t)A);
         lab_route_ranks(expert, T, K, E, ct, got_count, got_rank);
         for (int i = 0; i < chunks * E; ++i)
             ck_assert_msg(got_count[i] == count[i],
@@ -273,6 +282,7 @@ START_TEST(route_passes) {
                           "layer %zu (T %d, top-%d, E %d, chunks of %d): lab_route_ranks rank of token %d slot %d "
                           "= %d, expected %d", l, T, K, E, ct, a / K, a % K, got_rank[a], rank[a]);
         memcpy(got_count, count, sizeof(int) * (size_t)chunks * E);
+        route_garbage(got_count + (size_t)chunks * E, (size_t)E); /* the totals' row: written by the scan */
         lab_route_scan(got_count, chunks, E);
         for (int i = 0; i < (chunks + 1) * E; ++i)
             ck_assert_msg(got_count[i] == scanned[i], "layer %zu (T %d, E %d, %d chunks): lab_route_scan row %d, "
@@ -280,6 +290,9 @@ START_TEST(route_passes) {
         int *next = route_ints(E), *offsets = route_ints(E + 1), *row_of = route_ints(A), *src = route_ints(A);
         int *got_offsets = route_ints(E + 1), *got_row_of = route_ints(A), *got_src = route_ints(A);
         k4_permutation(expert, A, K, E, next, offsets, row_of, src);
+        route_garbage(got_offsets, (size_t)E + 1);
+        route_garbage(got_row_of, (size_t)A);
+        route_garbage(got_src, (size_t)A);
         lab_route_rows(expert, rank, scanned, T, K, E, ct, got_offsets, got_row_of, got_src);
         for (int e = 0; e <= E; ++e)
             ck_assert_msg(got_offsets[e] == offsets[e], "layer %zu (T %d, top-%d, E %d): lab_route_rows offsets[%d] = "
