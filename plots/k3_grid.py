@@ -375,12 +375,8 @@ def dram_block(ggemm, tag, calibration, older, configs_csv, run, run_h200cal):
     if not all(os.path.exists(p) for p in (calibration, older, configs_csv, run, run_h200cal)):
         return None
     full = configs_of(configs_csv)
-    with open(calibration) as f:
-        lines_ = f.read().splitlines()
-    cal_meta = dict(line[2:].split("=", 1) for line in lines_ if line.startswith("# ") and "=" in line)
-    rows = [line.split(",") for line in lines_ if not line.startswith("#")]
-    col = rows[0].index("dram_eff")
-    eff = {r[0][len(PREFIX):]: float(r[col]) for r in rows[1:]}
+    cal_meta, cal_rows = read_results(calibration)
+    eff = {r["config"][len(PREFIX):]: float(r["dram_eff"]) for r in cal_rows}
     lines = ["| calibration | picks within 5% of the fastest | worst | geometric mean | picks changed from the row "
              "above: faster / slower / same time |", "|---|---:|---:|---:|---:|"]
     previous = None

@@ -664,9 +664,10 @@ def moe_gather():
     return "\n".join(out)
 
 
-def h100_rounds(stem, commit):
-    """The two interleaved rounds' CSVs of one build in an H100 A/B call (evidence/STEM-R-COMMIT.csv)."""
-    return [f"results/h100-80gb-hbm3/evidence/{stem}-{r}-{commit}.csv" for r in (1, 2)]
+def h100_rounds(stem, commit, ext="csv"):
+    """The two interleaved rounds' files of one build in an H100 A/B call (evidence/STEM-R-COMMIT.EXT:
+    `ggemm moe`'s CSV, or its text output for ext "log")."""
+    return [f"results/h100-80gb-hbm3/evidence/{stem}-{r}-{commit}.{ext}" for r in (1, 2)]
 
 
 # The route step's A/B (k4_moe/TRIALS.md): a tag, a caption, the before and the after files
@@ -715,10 +716,6 @@ def moe_route_ab(caption, before, after):
     return "\n".join(out)
 
 
-def h100_logs(stem, commit, rounds=(1, 2)):
-    return [f"results/h100-80gb-hbm3/evidence/{stem}-{r}-{commit}.log" for r in rounds]
-
-
 # The fused GEMM1's gather trials (k4_moe/TRIALS.md): a tag, a caption, the arms (label, the
 # `ggemm moe` logs of its interleaved rounds, the path name its lines carry; the first arm is the
 # base) and the unfused path's log from the same call (None: not run).
@@ -730,19 +727,18 @@ MOE_GATHER_AB = [
     ("k4-gather-l2hint-h100", "the `cp_async` gather at d8b74eb (base) and two trial forms of its copies built from it "
      "(`device-calls-d8b74ebe07a1/variant.sh`): `pf` = `cp.async` with `.L2::256B`; `keepx` = an `evict_last` L2 "
      "policy on X, which stopped at launch with an illegal instruction and has no rows; two interleaved rounds",
-     [("base", h100_logs("moe-l2hint-base", "d8b74ebe07a1"), "fused"),
-      ("pf", h100_logs("moe-l2hint-pf", "d8b74ebe07a1"), "fused")],
+     [(arm, h100_rounds(f"moe-l2hint-{arm}", "d8b74ebe07a1", "log"), "fused") for arm in ("base", "pf")],
      None),
     ("k4-gather-prefetch-h100", "the `cp_async` gather before (base, 6bb0705) and with each row prefetched into L2 "
      "four k-blocks ahead by `cp.async.bulk.prefetch.L2` plus the 56 / 224 register split (new, 1344fbc), the "
      "same at eight k-blocks (p8), and the register split alone (regs: the prefetch compiled out); two interleaved "
      "rounds",
-     [(arm, h100_logs(f"moe-prefetch-{arm}", "1344fbc939d1"), "fused") for arm in ("base", "new", "p8", "regs")],
+     [(arm, h100_rounds(f"moe-prefetch-{arm}", "1344fbc939d1", "log"), "fused") for arm in ("base", "new", "p8", "regs")],
      "results/h100-80gb-hbm3/evidence/moe-prefetch-unfused-1344fbc939d1.log"),
     ("k4-gather-regs-h100", "the `cp_async` gather before (base, 6bb0705), with the 56 / 224 register split (regs, "
      "61df2ff, kept) and with the split and `.L2::256B` on its copies (pf256, a trial build of 61df2ff); two "
      "interleaved rounds",
-     [(arm, h100_logs(f"moe-regs-{stem}", "61df2ffafaaf"), "fused")
+     [(arm, h100_rounds(f"moe-regs-{stem}", "61df2ffafaaf", "log"), "fused")
       for arm, stem in (("base", "base"), ("regs", "new"), ("pf256", "pf256"))],
      "results/h100-80gb-hbm3/evidence/moe-regs-unfused-61df2ffafaaf.log"),
 ]
@@ -853,24 +849,20 @@ def ncu_kernels(caption, reports, metrics):
            + ". Duration in µs; throughputs and occupancy in % of their peaks.*", "",
            "| layer | kernel | grid x block | " + " | ".join(metrics) + " |", "|---|---|---|" + "---:|" * len(metrics)]
     for label, path in reports:
-        kernel, vals = None, {}
+        kernels = []  # (name, grid x block, {metric: value}) in report order
         with open(os.path.join(ROOT, path)) as f:
-            lines = f.read().splitlines() + ["  end() (0, 0, 0)x(0, 1, 1)"]
-        for line in lines:
-            head = NCU_KERNEL_HEAD.match(line)
-            if head:
-                if kernel:
-                    out.append(f"| {label} | `{kernel[0]}` | {kernel[1]} | "
-                               + " | ".join(vals.get(m, "") for m in metrics) + " |")
-                grid = int(head.group(2)) * int(head.group(3)) * int(head.group(4))
-                kernel, vals = (head.group(1), f"{grid} x {head.group(5)}"), {}
-                continue
-            parts = line.split()
-            for m in metrics:
-                n = len(m.split())
-                if kernel and m not in vals and parts[:n] == m.split() and len(parts) >= n + 1:
-                    unit = parts[n] if len(parts) == n + 2 else ""
-                    vals[m] = parts[-1] + ("" if unit in ("", "%", "us", "cycle") else f" {unit}")
+            for line in f:
+                head = NCU_KERNEL_HEAD.match(line)
+                if head:
+                    grid = int(head.group(2)) * int(head.group(3)) * int(head.group(4))
+                    kernels.append((head.group(1), f"{grid} x {head.group(5)}", {}))
+                    continue
+                for m in metrics:
+                    got = kernels and m not in kernels[-1][2] and ncu_metric(line, m)
+                    if got:
+                        kernels[-1][2][m] = got[1] + ("" if got[0] in ("", "%", "us", "cycle") else f" {got[0]}")
+        out += [f"| {label} | `{name}` | {dims} | " + " | ".join(vals.get(m, "") for m in metrics) + " |"
+                for name, dims, vals in kernels]
     return "\n".join(out)
 
 
@@ -1249,13 +1241,14 @@ def stall_groups(caption, reports):
         hdr, data = rows[head], rows[head + 1:]
         col = {h: i for i, h in enumerate(hdr)}
         reasons = [h for h in hdr if h.startswith("stall_") and "Not Issued" not in h]
-        total = sum(int(r[col["Warp Stall Sampling (All Samples)"]]) for r in data)
+        sampled = lambda r: int(r[col["Warp Stall Sampling (All Samples)"]])  # noqa: E731
+        total = sum(map(sampled, data))
         groups = collections.defaultdict(list)
         for r in data:
             groups[int(r[col["Instructions Executed"]])].append(r)
-        ranked = sorted(groups.items(), key=lambda g: -sum(int(r[col["Warp Stall Sampling (All Samples)"]]) for r in g[1]))
+        ranked = sorted(groups.items(), key=lambda g: -sum(map(sampled, g[1])))
         for executed, members in ranked:
-            samples = sum(int(r[col["Warp Stall Sampling (All Samples)"]]) for r in members)
+            samples = sum(map(sampled, members))
             if samples < 0.02 * total:
                 break
             why = collections.Counter()
@@ -1265,8 +1258,8 @@ def stall_groups(caption, reports):
             ops = collections.Counter(r[col["Source"]].split()[1 if r[col["Source"]].split()[0].startswith("@") else 0]
                                       .split(".")[0] for r in members)
             holds = [op for op in ("HGMMA", "LDGSTS", "UTMALDG", "SYNCS") if op in ops]
-            top = max(members, key=lambda r: int(r[col["Warp Stall Sampling (All Samples)"]]))
-            top_share = 100 * int(top[col["Warp Stall Sampling (All Samples)"]]) / samples
+            top = max(members, key=sampled)
+            top_share = 100 * sampled(top) / samples
             out.append(f"| `{kernel}` | {executed} | {len(members)} | {100 * samples / total:.1f}% | "
                        + ", ".join(f"{k} {100 * v / samples:.0f}%" for k, v in why.most_common(2)) + " | "
                        + ", ".join(f"{k} {v}" for k, v in ops.most_common(3)) + " | " + (", ".join(holds) or "–")
@@ -1274,13 +1267,21 @@ def stall_groups(caption, reports):
     return "\n".join(out)
 
 
+def ncu_metric(line, metric):
+    """(unit, value) if `line` of an ncu text report is `metric unit value` (or `metric value`), else None."""
+    if not line.strip().startswith(metric + " "):
+        return None
+    parts = line.split()
+    return (parts[-2] if len(parts) - len(metric.split()) >= 2 else "", parts[-1])
+
+
 def ncu_value(path, metric):
-    """The first `metric unit value` (or `metric value`) line of an ncu text report: (unit, value)."""
+    """The first `metric` line of an ncu text report: (unit, value)."""
     with open(os.path.join(ROOT, path)) as f:
         for line in f:
-            if line.strip().startswith(metric + " "):
-                parts = line.split()
-                return (parts[-2] if len(parts) - len(metric.split()) >= 2 else "", parts[-1])
+            got = ncu_metric(line, metric)
+            if got:
+                return got
     return None
 
 

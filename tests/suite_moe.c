@@ -332,7 +332,7 @@ START_TEST(permutation_chunks_give_a_stable_sort) {
         const int T = shapes[si].t, K = shapes[si].topk, E = shapes[si].e, A = T * K;
         const int ct = k4_route_chunk_tokens(T, E), chunks = k4_route_chunks(T, E);
         int *expert = malloc(sizeof(int) * A), *rank = malloc(sizeof(int) * A), *row = malloc(sizeof(int) * A);
-        int *count = calloc((size_t)(chunks + 1) * E, sizeof(int)), *seen = malloc(sizeof(int) * E);
+        int *count = calloc((size_t)(chunks + 1) * E, sizeof(int)), *next = malloc(sizeof(int) * E);
         int *offset = malloc(sizeof(int) * (E + 1));
         for (int a = 0; a < A; ++a) { /* skewed: low experts often, so that experts repeat in a chunk */
             seed = seed * 1103515245u + 12345u;
@@ -345,14 +345,14 @@ START_TEST(permutation_chunks_give_a_stable_sort) {
         int *want_offset = malloc(sizeof(int) * (E + 1));
         k4_scatter_rows(expert, rank, count, T, K, E, ct, offset, row, src);
         ck_assert_int_eq(offset[E], A);
-        k4_permutation(expert, A, K, E, seen, want_offset, want_row, want_src); /* the stable sort, directly */
+        k4_permutation(expert, A, K, E, next, want_offset, want_row, want_src); /* the stable sort, directly */
         for (int e = 0; e <= E; ++e) ck_assert_int_eq(offset[e], want_offset[e]);
         for (int a = 0; a < A; ++a) {
             ck_assert_int_eq(row[a], want_row[a]);
             ck_assert_int_eq(src[a], want_src[a]);
         }
         free(src), free(want_row), free(want_src), free(want_offset);
-        free(expert), free(rank), free(row), free(count), free(seen), free(offset);
+        free(expert), free(rank), free(row), free(count), free(next), free(offset);
     }
 }
 END_TEST
