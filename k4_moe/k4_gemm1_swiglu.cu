@@ -158,7 +158,10 @@ __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles,
 }
 
 // The first version (K4_GATHER_CP_ASYNC): the 128 producer threads copy 16-byte chunks, thread t
-// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1.
+// chunk t % 8 of rows t / 8 + 16 i, into the swizzled positions; thread 0 also loads W1. The
+// copies carry the .L2::256B hint (gg::cp_async_16_l2_256): the rows are scattered lines of X, and
+// a miss can bring a neighbouring k-block of its row into L2 with it (k4_moe/TRIALS.md, "The fused
+// GEMM1's extra DRAM bytes": the pf256 build).
 template <class Schedule>
 __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_tiles, int k_blocks,
                                                 const CUtensorMap *tmap_w1, const uint16_t *__restrict__ x,
@@ -188,8 +191,8 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
 #pragma unroll
             for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
                 if (src[i] >= 0)
-                    gg::cp_async_16(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
-                                    x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8, 16);
+                    gg::cp_async_16_l2_256(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
+                                           x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8);
             gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
         }
     }

@@ -1,5 +1,5 @@
 // Warp-level tensor-core path (sm_80+): cp.async, ldmatrix, mma.sync.
-// Used by k1_mmasync and k2_tma_ws. Each wrapper names its PTX ISA section:
+// Used by k1_mmasync, k2_tma_ws and k4_moe's cp.async gather. Each wrapper names its PTX ISA section:
 // https://docs.nvidia.com/cuda/parallel-thread-execution/
 #pragma once
 #include <stdint.h>
@@ -16,6 +16,14 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p) {
 __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem, int src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(smem)),
                  "l"(gmem), "r"(src_bytes));
+}
+// The same copy (16 bytes, no zero-fill) with the L2 prefetch-size hint .L2::256B: a miss may fetch
+// the whole 256-byte-aligned block around the source, not only its 128-byte line. k4's gather
+// reads a row of X 128 bytes (one k-block) at a time, so a miss can bring a neighbouring k-block
+// of the row with it. Near the end of X the block can reach past it (k4_moe/TRIALS.md).
+// #data-movement-and-conversion-instructions-cp-async (.level::prefetch_size)
+__device__ __forceinline__ void cp_async_16_l2_256(void *smem, const void *gmem) {
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(smem_u32(smem)), "l"(gmem));
 }
 // #data-movement-and-conversion-instructions-cp-async-commit-group
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
