@@ -741,6 +741,11 @@ MOE_GATHER_AB = [
      [(arm, h100_rounds(f"moe-regs-{stem}", "61df2ffafaaf", "log"), "fused")
       for arm, stem in (("base", "base"), ("regs", "new"), ("pf256", "pf256"))],
      "results/h100-80gb-hbm3/evidence/moe-regs-unfused-61df2ffafaaf.log"),
+    ("k4-l2hint-merge-h100", "main at 2c23054 (the register split alone) and branch `k4-l2hint` (649f987: the split "
+     "and `.L2::256B` on the gather's copies), two interleaved rounds in one call before the merge, the "
+     "Kimi-K2-like layer (384 experts: the two-level table) included",
+     [(arm, h100_rounds(f"moe-l2hint-{arm}", "649f98764ed4", "log"), "fused") for arm in ("main", "branch")],
+     None),
 ]
 
 
