@@ -1,6 +1,6 @@
 // k4_router — the MoE layer's router logits in fp32: L [T x E] = X [T x d] · Wr [d x E], bf16
 // inputs (sm_90a). It is k3_wgmma's step 1 (k3_wgmma/step1_tile.cu: one CTA per tile, k3's ring
-// and consumer main loop from k3_wgmma.cuh) with three changes:
+// and consumer main loop from k3_wgmma.cuh) with four changes:
 //
 // 1. fp32 out. A token's experts are the top-k of its logits, and bf16 logits (8 significant
 //    bits) round nearby logits onto each other or past each other; DeepSeek-V3, Qwen3 and
@@ -12,6 +12,12 @@
 //    atomics). How many: k4_router_splits (k4_moe.h), from the shape alone.
 // 3. Any E. k4_moe_setup pads Wr to k4_router_n(E) columns (16-byte rows: TMA's stride rule);
 //    B boxes past that read zeros; columns >= E are computed and never stored.
+// 4. Staggered k. Read in step, every CTA fetches the same 128-byte offset of its rows at once;
+//    with a power-of-two row stride (d = 4096) the router then streamed X well below the GPU's
+//    read rate, and starting each row tile at its own k-block raised it (k4_moe/TRIALS.md, "The
+//    router's DRAM rate": the channel-crowding reading is a hypothesis the numbers fit). The
+//    column blocks of a row tile keep one start: the second reads the rows the first has just
+//    brought into L2 (staggering them too made the 256-expert router slower).
 //
 // Tile     128 x BLOCK_N x 64, BLOCK_N = 64, 128 or 256 (k4_router_block_n); consumer warpgroup
 //          c computes rows 64c .. 64c + 63: wgmma.m64nBLOCK_Nk16.
@@ -56,11 +62,13 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
             for (int p = 0; p < R::PANELS; ++p) b_loads += col0 + p * PANEL_N < n_pad;
             const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
             GgPipe pipe = {0, 0};
+            // Change 4 (header): row tile x starts its k range at k-block x % kbs and wraps.
+            const int rotate = blockIdx.x % kbs;
             for (int kb = 0; kb < kbs; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
                 gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
                 uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
                 gg::mbarrier_arrive_expect_tx(&full[pipe.stage], stage_tx);
-                const int k0 = (kb0 + kb) * BLOCK_K;
+                const int k0 = (kb0 + (kb + rotate) % kbs) * BLOCK_K;
                 for (int h = 0; h < a_loads; ++h)
                     gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_x, k0, row0 + h * WG_ROWS, &full[pipe.stage]);
                 for (int p = 0; p < b_loads; ++p)
