@@ -232,6 +232,10 @@ GG_HD int k4_router_splits(int tokens, int experts, int d) {
     const int kb = (d + K4_ROUTER_BLOCK_K - 1) / K4_ROUTER_BLOCK_K, per = k4_router_split_kblocks(tokens, experts, d);
     return (kb + per - 1) / per;
 }
+/* 1 if the router's row tiles stagger their k ranges (k4_router.cu, change 4): where a Wr k-block
+ * of one column block is at most a quarter real columns (E <= 16 at the narrowest tile), so that
+ * every CTA reading it in step would queue on a few L2 lines. */
+GG_HD int k4_router_stagger(int experts, int block_n) { return 4 * k4_router_n(experts) <= block_n; }
 /* Tokens per routing chunk, and the chunk count. */
 GG_HD int k4_route_chunk_tokens(int tokens, int experts) {
     const int per_warp = K4_ROUTE_THREADS / 32;    /* a token for each of the CTA's warps */

@@ -12,12 +12,12 @@
 //    atomics). How many: k4_router_splits (k4_moe.h), from the shape alone.
 // 3. Any E. k4_moe_setup pads Wr to k4_router_n(E) columns (16-byte rows: TMA's stride rule);
 //    B boxes past that read zeros; columns >= E are computed and never stored.
-// 4. Staggered k. Read in step, every CTA fetches the same 128-byte offset of its rows at once;
-//    with a power-of-two row stride (d = 4096) the router then streamed X well below the GPU's
-//    read rate, and starting each row tile at its own k-block raised it (k4_moe/TRIALS.md, "The
-//    router's DRAM rate": the channel-crowding reading is a hypothesis the numbers fit). The
-//    column blocks of a row tile keep one start: the second reads the rows the first has just
-//    brought into L2 (staggering them too made the 256-expert router slower).
+// 4. Staggered k, for few experts. Read in step, every CTA asks for the same k-block of Wr at
+//    the same moment, and with few experts that k-block is a handful of L2 lines (8 experts: 16
+//    bytes a row). Where k4_router_stagger (k4_moe.h) says so, row tile x starts its k range at
+//    k-block x % kbs and wraps; its column blocks keep one start (the second reads the rows the
+//    first has just brought into L2). Measured faster with 8 experts at every d tried, level to
+//    slower with 32 or more (k4_moe/TRIALS.md, "The router's DRAM rate"; why is a reading).
 //
 // Tile     128 x BLOCK_N x 64, BLOCK_N = 64, 128 or 256 (k4_router_block_n); consumer warpgroup
 //          c computes rows 64c .. 64c + 63: wgmma.m64nBLOCK_Nk16.
@@ -39,7 +39,8 @@ static_assert(K4_ROUTER_BLOCK_M == BLOCK_M && K4_ROUTER_BLOCK_K == BLOCK_K, "k4_
 template <int BLOCK_N>
 __global__ void __launch_bounds__(THREADS, 1)
 router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_wr,
-              float *__restrict__ partials, int tokens, int experts, int n_pad, int k_blocks, int split_kb) {
+              float *__restrict__ partials, int tokens, int experts, int n_pad, int k_blocks, int split_kb,
+              int stagger) {
     using R = Ring<BLOCK_N>;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
@@ -62,8 +63,7 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
             for (int p = 0; p < R::PANELS; ++p) b_loads += col0 + p * PANEL_N < n_pad;
             const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
             GgPipe pipe = {0, 0};
-            // Change 4 (header): row tile x starts its k range at k-block x % kbs and wraps.
-            const int rotate = blockIdx.x % kbs;
+            const int rotate = stagger ? blockIdx.x % kbs : 0;  // change 4 (header)
             for (int kb = 0; kb < kbs; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
                 gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
                 uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
@@ -100,7 +100,8 @@ cudaError_t launch(const CUtensorMap &tmap_x, const CUtensorMap &tmap_wr, float 
                     k4_router_splits(tokens, experts, d));
     router_kernel<BLOCK_N><<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_x, tmap_wr, partials, tokens, experts, n_pad,
                                                                  k_blocks_of(d),
-                                                                 k4_router_split_kblocks(tokens, experts, d));
+                                                                 k4_router_split_kblocks(tokens, experts, d),
+                                                                 k4_router_stagger(experts, BLOCK_N));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }

@@ -257,7 +257,8 @@ END_TEST
 
 /* The router's padded N and its tiles: 16-byte rows, the fewest zero columns, a tile width the
  * wgmma wrappers have; the k split covers every k-block once, no split empty, none shorter than
- * K4_ROUTER_MIN_KB unless K is, and no more splits than needed to reach K4_ROUTER_CTAS. */
+ * K4_ROUTER_MIN_KB unless K is, and no more splits than needed to reach K4_ROUTER_CTAS. The
+ * stagger: exactly the routers of 16 experts or fewer, whatever T picks for the tile. */
 START_TEST(router_padding_and_split) {
     static const int tokens[] = {1, 100, 256, 1024, 4096, 16384};
     static const int ds[] = {8, 64, 200, 2048, 4096, 7168};
@@ -271,6 +272,7 @@ START_TEST(router_padding_and_split) {
             ck_assert_int_eq(tiles, (t + 127) / 128 * ((n + bn - 1) / bn));
             if (bn > 64) ck_assert_int_ge(tiles, K4_ROUTER_CTAS); /* wide only when the tiles alone fill */
             if (bn > 64) ck_assert_int_lt(bn / 2, n); /* never a tile of zero columns' work */
+            ck_assert_int_eq(k4_router_stagger(e, bn), e <= 16);
             for (size_t j = 0; j < sizeof ds / sizeof ds[0]; ++j) {
                 const int d = ds[j], kb = (d + 63) / 64;
                 const int per = k4_router_split_kblocks(t, e, d), splits = k4_router_splits(t, e, d);
