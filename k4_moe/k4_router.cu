@@ -36,11 +36,10 @@ namespace {
 using namespace k3;  // tile constants, the ring, the consumer main loop
 static_assert(K4_ROUTER_BLOCK_M == BLOCK_M && K4_ROUTER_BLOCK_K == BLOCK_K, "k4_moe.h's split arithmetic uses k3's tile");
 
-template <int BLOCK_N>
+template <int BLOCK_N, bool STAGGER>
 __global__ void __launch_bounds__(THREADS, 1)
 router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant__ CUtensorMap tmap_wr,
-              float *__restrict__ partials, int tokens, int experts, int n_pad, int k_blocks, int split_kb,
-              int stagger) {
+              float *__restrict__ partials, int tokens, int experts, int n_pad, int k_blocks, int split_kb) {
     using R = Ring<BLOCK_N>;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[R::STAGES], empty[R::STAGES];
@@ -63,12 +62,11 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
             for (int p = 0; p < R::PANELS; ++p) b_loads += col0 + p * PANEL_N < n_pad;
             const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
             GgPipe pipe = {0, 0};
-            const int rotate = stagger ? blockIdx.x % kbs : 0;  // change 4 (header)
             for (int kb = 0; kb < kbs; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
                 gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
                 uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
                 gg::mbarrier_arrive_expect_tx(&full[pipe.stage], stage_tx);
-                const int k0 = (kb0 + (kb + rotate) % kbs) * BLOCK_K;
+                const int k0 = (kb0 + (STAGGER ? (kb + blockIdx.x % kbs) % kbs : kb)) * BLOCK_K;  // change 4
                 for (int h = 0; h < a_loads; ++h)
                     gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_x, k0, row0 + h * WG_ROWS, &full[pipe.stage]);
                 for (int p = 0; p < b_loads; ++p)
@@ -89,19 +87,17 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
     }
 }
 
-template <int BLOCK_N>
+template <int BLOCK_N, bool STAGGER = false>
 cudaError_t launch(const CUtensorMap &tmap_x, const CUtensorMap &tmap_wr, float *partials, int tokens,
                    int experts, int d, cudaStream_t st) {
     using R = Ring<BLOCK_N>;
-    const void *kernel = (const void *)router_kernel<BLOCK_N>;
+    const void *kernel = (const void *)router_kernel<BLOCK_N, STAGGER>;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, R::SMEM_BYTES));
     const int n_pad = k4_router_n(experts);
     const dim3 grid((tokens + BLOCK_M - 1) / BLOCK_M, (n_pad + BLOCK_N - 1) / BLOCK_N,
                     k4_router_splits(tokens, experts, d));
-    router_kernel<BLOCK_N><<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_x, tmap_wr, partials, tokens, experts, n_pad,
-                                                                 k_blocks_of(d),
-                                                                 k4_router_split_kblocks(tokens, experts, d),
-                                                                 k4_router_stagger(experts, BLOCK_N));
+    router_kernel<BLOCK_N, STAGGER><<<grid, THREADS, R::SMEM_BYTES, st>>>(
+        tmap_x, tmap_wr, partials, tokens, experts, n_pad, k_blocks_of(d), k4_router_split_kblocks(tokens, experts, d));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
@@ -127,6 +123,8 @@ extern "C" cudaError_t k4_router(const uint16_t *x, const uint16_t *wr_padded, i
     switch (k4_router_block_n(tokens, experts)) {
     case 256: return launch<256>(tmap_x, tmap_wr, partials, tokens, experts, d, st);
     case 128: return launch<128>(tmap_x, tmap_wr, partials, tokens, experts, d, st);
-    default: return launch<64>(tmap_x, tmap_wr, partials, tokens, experts, d, st);
+    default:  // only the 64-column tile can be a quarter real columns (k4_router_stagger)
+        return k4_router_stagger(experts, 64) ? launch<64, true>(tmap_x, tmap_wr, partials, tokens, experts, d, st)
+                                              : launch<64>(tmap_x, tmap_wr, partials, tokens, experts, d, st);
     }
 }
