@@ -16,8 +16,8 @@
 //    the same moment, and with few experts that k-block is a handful of L2 lines (8 experts: 16
 //    bytes a row). Where k4_router_stagger (k4_moe.h) says so, row tile x starts its k range at
 //    k-block x % kbs and wraps; its column blocks keep one start (the second reads the rows the
-//    first has just brought into L2). Measured faster with 8 experts at every d tried, level to
-//    slower with 32 or more (k4_moe/TRIALS.md, "The router's DRAM rate"; why is a reading).
+//    first has just brought into L2). Measured faster with 8 experts at every d tried, not faster
+//    with 32 or more (k4_moe/TRIALS.md, "The router's DRAM rate"; why is a reading).
 //
 // Tile     128 x BLOCK_N x 64, BLOCK_N = 64, 128 or 256 (k4_router_block_n); consumer warpgroup
 //          c computes rows 64c .. 64c + 63: wgmma.m64nBLOCK_Nk16.

@@ -699,6 +699,13 @@ MOE_ROUTER_ARMS = [
     ("k4-router-stagger-h100", "main before the stagger (26372d5) and the row-tile stagger on every layer (8d4698b), "
      "two interleaved rounds in one call (`device-calls-8d4698b0c670/e11.sh`)",
      [(arm, h100_rounds(f"moe-stagger-{arm}", "8d4698b0c670")) for arm in ("main", "new")]),
+    ("k4-router-rule-h100", "main before the stagger (26372d5) and the stagger as a rule, E <= 16, chosen at run time "
+     "(1f7c3e1), two interleaved rounds in one call (`device-calls-1f7c3e15b9ea/e13.sh`)",
+     [(arm, h100_rounds(f"moe-rule-{arm}", "1f7c3e15b9ea")) for arm in ("main", "new")]),
+    ("k4-router-template-h100", "main before the stagger (26372d5) and the rule as a template parameter (fd68eca: "
+     "above 16 experts the same SASS as main), both built with the release preset, two interleaved rounds in one "
+     "call (`device-calls-fd68ecab42e1/e14.sh`)",
+     [(arm, h100_rounds(f"moe-template-{arm}", "fd68ecab42e1")) for arm in ("main", "new")]),
 ]
 # The same on made-up router shapes: `ggemm moe --experts E --topk 2 --d D --f 512 --tokens 4096,16384`
 # for each (E, d) in turn, as `device-calls-8d4698b0c670/e12.sh` runs them (its CSV kept only the last
