@@ -4,7 +4,9 @@ blocks (NAME = the CSV's name without .csv), one line each, written by plots/tab
 A CSV's `# commit=` header is the commit it was measured at. If `git diff <commit> HEAD` over the
 code that produced it (SOURCES) is not empty, the block says so and gives the command that shows
 the difference; if it is empty, the block is empty. Without git, or without that commit in the
-history (a tarball, a shallow clone), it cannot tell and says only where the CSV was measured.
+history (a tarball, a shallow clone), or where the working tree's code differs from HEAD's
+(uncommitted edits; a copy of a newer tree beside an older .git, as a remote GPU machine may get),
+it cannot tell and says only where the CSV was measured.
 HEAD, not the working tree: the note is a function of the commits, so regenerating it and
 committing the result leaves it unchanged. Documentation never makes a CSV old (`:!*.md`).
 Standard library only.
@@ -87,6 +89,8 @@ def note(csv_path):
     if not _history_has(commit):
         return measured + ".", False
     specs = SOURCES[name] + [NOT_CODE]
+    if _git("diff", "--name-only", "HEAD", "--", *specs) != "":
+        return measured + ".", False  # the tree's code is not HEAD's (edits, or a copy beside an older .git)
     changed = _git("diff", "--name-only", commit, "HEAD", "--", *specs)
     if changed is None:
         return measured + ".", False

@@ -1710,7 +1710,7 @@ def main():
             write(stage_files("k5_backward"), tag, k5_pair(caption, files, before, after), check)
     for tag, text, known in results_age.blocks(results):
         if check and not known:
-            print(f"tables.py: {tag} not checked: no git history here to date the CSV against its code")
+            print(f"tables.py: {tag} not checked: git cannot date the CSV against this tree (no history, or the code differs from HEAD)")
         else:
             write(results_age.files(results), tag, text, check)
     if PAGE:  # a block of the page that nothing wrote: its table has no rows in this run, or a stale marker
