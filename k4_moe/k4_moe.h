@@ -233,8 +233,8 @@ GG_HD int k4_router_splits(int tokens, int experts, int d) {
     return (kb + per - 1) / per;
 }
 /* 1 if the router's row tiles stagger their k ranges (k4_router.cu, change 4): where a Wr k-block
- * of one column block is at most a quarter real columns (E <= 16 at the narrowest tile), so that
- * every CTA reading it in step would queue on a few L2 lines. */
+ * of one column block is at most a quarter real columns (E <= 16 at the narrowest tile), a few L2
+ * lines that every CTA reading in step would ask for at once. */
 GG_HD int k4_router_stagger(int experts, int block_n) { return 4 * k4_router_n(experts) <= block_n; }
 /* Tokens per routing chunk, and the chunk count. */
 GG_HD int k4_route_chunk_tokens(int tokens, int experts) {

@@ -15,9 +15,10 @@
 // 4. Staggered k, for few experts. Read in step, every CTA asks for the same k-block of Wr at
 //    the same moment, and with few experts that k-block is a handful of L2 lines (8 experts: 16
 //    bytes a row). Where k4_router_stagger (k4_moe.h) says so, row tile x starts its k range at
-//    k-block x % kbs and wraps; its column blocks keep one start (the second reads the rows the
-//    first has just brought into L2). Measured faster with 8 experts at every d tried, not faster
-//    with 32 or more (k4_moe/TRIALS.md, "The router's DRAM rate"; why is a reading).
+//    k-block x % kbs and wraps (such a router has one column block). Measured faster with 8
+//    experts at every d tried, not faster with 32 or more; staggering routers of several column
+//    blocks made the 256-expert one slower (k4_moe/TRIALS.md, "The router's DRAM rate"; why is a
+//    reading).
 //
 // Tile     128 x BLOCK_N x 64, BLOCK_N = 64, 128 or 256 (k4_router_block_n); consumer warpgroup
 //          c computes rows 64c .. 64c + 63: wgmma.m64nBLOCK_Nk16.

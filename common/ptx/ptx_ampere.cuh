@@ -20,7 +20,9 @@ __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem, int sr
 // The same copy (16 bytes, no zero-fill) with the L2 prefetch-size hint .L2::256B: a miss may fetch
 // the whole 256-byte-aligned block around the source, not only its 128-byte line. k4's gather
 // reads a row of X 128 bytes (one k-block) at a time, so a miss can bring a neighbouring k-block
-// of the row with it. Near the end of X the block can reach past it (k4_moe/TRIALS.md).
+// of the row with it. Near the end of X the block can reach up to 128 bytes past it: harmless,
+// since a 256-byte-aligned block never leaves the page of the copied address and the hint only
+// fills L2, never shared memory (the GPU tests and memcheck ran on such a layer: k4_moe/TRIALS.md).
 // #data-movement-and-conversion-instructions-cp-async (.level::prefetch_size)
 __device__ __forceinline__ void cp_async_16_l2_256(void *smem, const void *gmem) {
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(smem_u32(smem)), "l"(gmem));
