@@ -186,16 +186,12 @@ static int check_routing(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
 
 static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk) {
     const int E = s->experts, R = s->tokens * s->topk;
-    int *next = malloc(sizeof(int) * (size_t)E), *offsets = malloc(sizeof(int) * ((size_t)E + 1));
-    int *row_of = malloc(sizeof(int) * (size_t)R), *src = malloc(sizeof(int) * (size_t)R);
-    if (!next || !offsets || !row_of || !src) {
-        free(next);
-        free(offsets);
-        free(row_of);
-        free(src);
+    int *next = malloc(sizeof(int) * (2 * (size_t)E + 1 + 2 * (size_t)R)); /* next, offsets, row_of, src */
+    if (!next) {
         gg_error_set("out of host memory");
         return GG_EXIT_CHECK;
     }
+    int *offsets = next + E, *row_of = offsets + E + 1, *src = row_of + R;
     k4_permutation(h->expert, R, s->topk, E, next, offsets, row_of, src); /* the order it must be */
     int bad = 0;
     for (int e = 0; e <= E && !bad; ++e)
@@ -211,9 +207,6 @@ static int check_permutation(const GgMoeShape *s, const Host *h, GgMoeCheck *chk
             bad = 1;
         }
     free(next);
-    free(offsets);
-    free(row_of);
-    free(src);
     chk->permute_ok = !bad;
     return GG_EXIT_OK;
 }

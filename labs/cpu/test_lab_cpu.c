@@ -221,9 +221,9 @@ START_TEST(wgrad_deal) {
 END_TEST
 
 /* k4_moe's routing passes, each graded on right inputs (a wrong pass does not fail the next):
- * ranks and counts and the scan against their definitions, the rows against k4_permutation, on
- * layers with a short last chunk, empty experts, top-k = experts, one token, chunks of one token
- * and a chunk longer than the tokens. */
+ * ranks and counts and the scan against the repository's (k4_chunk_ranks, k4_count_scan), the
+ * rows against k4_permutation, on layers with a short last chunk, empty experts, top-k = experts,
+ * one token, chunks of one token and a chunk longer than the tokens. */
 static int *route_ints(size_t n) {
     int *p = calloc(n ? n : 1, sizeof *p);
     ck_assert_msg(p != NULL, "out of memory");
@@ -258,17 +258,12 @@ START_TEST(route_passes) {
                 expert[t * K + j] = e;
             }
         }
-        /* the definitions */
+        /* the repository's passes (tests/suite_moe.c holds them to k4_permutation) */
         const size_t table = (size_t)(chunks + 1) * E;
         int *count = route_ints(table), *rank = route_ints(A), *scanned = route_ints(table);
-        for (int a = 0; a < A; ++a) {
-            const int c = a / K / ct;
-            count[(size_t)c * E + expert[a]]++;
-            for (int b = c * ct * K; b < a; ++b) rank[a] += expert[b] == expert[a];
-        }
-        for (int e = 0; e < E; ++e)
-            for (int c = 0; c < chunks; ++c)
-                scanned[(size_t)(c + 1) * E + e] = scanned[(size_t)c * E + e] + count[(size_t)c * E + e];
+        k4_chunk_ranks(expert, T, K, E, ct, count, rank);
+        memcpy(scanned, count, sizeof(int) * table);
+        k4_count_scan(scanned, chunks, E);
         int *got_count = route_ints(table), *got_rank = route_ints(A);
         route_garbage(got_count, table);
         route_garbage(got_rank, (size_t)A);
