@@ -839,6 +839,19 @@ MOE_GATHER_AB = [
      "Kimi-K2-like layer (384 experts: the two-level table) included",
      [(arm, h100_rounds(f"moe-l2hint-{arm}", "649f98764ed4", "log"), "fused") for arm in ("main", "branch")],
      None),
+    ("k4-dynamic-tiles-h100", "main at 08af206 (the static stride), main with the gather at 80 and the consumers at "
+     "208 registers (regs80) and branch `k4-dynamic-tiles` (dyn: the tiles in the order the CTAs come free, the same "
+     "split), all three built alike (`device-calls-08af206edd3f/e15.sh`), two interleaved rounds",
+     [(arm, h100_rounds(f"moe-dyn-{arm}", "08af206edd3f", "log"), "fused") for arm in ("main", "regs80", "dyn")],
+     None),
+    ("k4-dynamic-tiles-large-h100", "main at 08af206 and branch `k4-dynamic-tiles` on the layers of d = 7168 and "
+     "the Qwen3-235B-like one again, a second call (`e16.sh`), two interleaved rounds",
+     [(arm, h100_rounds(f"moe-dyn2-{arm}", "08af206edd3f", "log"), "fused") for arm in ("main", "dyn")],
+     None),
+    ("k4-dynamic-tiles-16k-h100", "main at 08af206 and branch `k4-dynamic-tiles` on issue 27's three target layers at "
+     "T = 16384, a third call (`e17.sh`), one round each (no spread shown)",
+     [(arm, [f"results/h100-80gb-hbm3/evidence/moe-dyn3-{arm}-1-08af206edd3f.log"], "fused") for arm in ("main", "dyn")],
+     None),
 ]
 
 
@@ -918,6 +931,15 @@ MOE_NCU_BYTES = [
       "results/h100-80gb-hbm3/evidence/ncu-rotate-26372d5ebb82.txt",
       "results/h100-80gb-hbm3/evidence/ncu-stagger-8d4698b0c670.txt"],
      ROUTER_NCU_METRICS),
+    ("k4-dynamic-tiles-ncu-h100", "the fused GEMM1 of main (08af206) and of branch `k4-dynamic-tiles` (dyn) under "
+     "ncu, in three calls: `ncu-dyn` (and regs80) the process's first launch at ncu's default clock control (SM "
+     "clock at its base) with L2 flushed; `ncu-dyn2` the first launch, clocks left as they are, L2 flushed; "
+     "`ncu-dyn3` the fifth launch, clocks and L2 left as they are (the layer's earlier steps before it)",
+     [f"results/h100-80gb-hbm3/evidence/ncu-dyn{n}-08af206edd3f.txt" for n in ("", "2", "3")],
+     [("dram__bytes_read.sum", "DRAM read MB", "{:.0f}"),
+      ("gpu__time_duration.sum", "duration µs", "{:.0f}"),
+      ("lts__t_sector_hit_rate.pct", "L2 hit %", "{:.1f}"),
+      ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM % of peak", "{:.1f}")]),
 ]
 NCU_SCALE = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3, "ns": 1e-3, "us": 1.0, "ms": 1e3, "%": 1.0}
 
