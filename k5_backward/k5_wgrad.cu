@@ -96,9 +96,10 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         GgPipe pipe = {0, 0};
         float acc0[ACC], acc1[HALVES == 2 ? ACC : 1];
         for (int j = 0;; ++j) {
-            const int t = deal.take(j, lane);
-            if (t >= num_items) break;
-            const GgWgradItem it = tables.at(prm, row_offsets, t);
+            const WgradWork w = deal.take(j, lane, tables, prm, row_offsets);
+            if (w.t >= num_items) break;
+            const int t = w.t;
+            const GgWgradItem &it = w.it;
             const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
             Trace span;
             auto done = [&] {  // the item's tile, partial or fix-up stored (its TMA stores issued)

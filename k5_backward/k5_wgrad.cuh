@@ -92,42 +92,64 @@ struct WgradTables {
 //            back to 0 for the next launch. Which CTA runs an item changes no bit of dB: a
 //            split tile's partials are added in split order whoever is last.
 enum class Deal { Static, Dynamic };
+// An item's index in the list and the item (zeros past the list, where the deal ends).
+struct __align__(16) WgradWork {
+    int t;
+    GgWgradItem it;
+};
+__device__ __forceinline__ WgradWork work_of(const WgradTables &tb, const GgWgradParams &prm, const int *row_offsets,
+                                             int t) {
+    WgradWork w = {};
+    w.t = t;
+    if (t < tb.items(prm)) w.it = tb.at(prm, row_offsets, t);
+    return w;
+}
 template <Deal D>
-struct WgradDeal {  // static: nothing to share
+struct WgradDeal {  // static: nothing to share; every role decodes its items itself
     __device__ __forceinline__ void init() {}
-    __device__ __forceinline__ int draw(int *, int j, int &) const { return blockIdx.x + j * gridDim.x; }
-    __device__ __forceinline__ int take(int j, int) const { return blockIdx.x + j * gridDim.x; }
+    __device__ __forceinline__ WgradWork draw(int *, int j, int &, const WgradTables &tb, const GgWgradParams &prm,
+                                              const int *row_offsets) const {
+        return work_of(tb, prm, row_offsets, blockIdx.x + j * gridDim.x);
+    }
+    __device__ __forceinline__ WgradWork take(int j, int, const WgradTables &tb, const GgWgradParams &prm,
+                                              const int *row_offsets) const {
+        return work_of(tb, prm, row_offsets, blockIdx.x + j * gridDim.x);
+    }
     __device__ __forceinline__ void finish(int *) const {}
 };
 template <>
 struct WgradDeal<Deal::Dynamic> {
     static constexpr int QUEUE = 8;  // items drawn ahead: more than the ring's stages, for 1-block items
-    int item[QUEUE];
+    WgradWork work[QUEUE];
     __align__(8) uint64_t full[QUEUE], empty[QUEUE];
 
     // Thread 0, before the CTA's first __syncthreads.
     __device__ __forceinline__ void init() { init_ring(full, empty, 1, CONSUMER_WARPS); }
     static __device__ __forceinline__ GgPipe slot(int j) { return {j % QUEUE, (unsigned)(j / QUEUE) & 1u}; }
-    // The producer thread's j-th item, published to the consumers. The draw after it is issued
-    // at once and read at the next call (`ahead`): a round trip to L2 per item would otherwise
-    // stall the loads of every item (TRIALS.md: the first version's loss on short items).
-    __device__ __forceinline__ int draw(int *deal, int j, int &ahead) {
+    // The producer thread's j-th item, decoded and published to the consumers, who then need
+    // no lookup of their own between items (TRIALS.md: the item queue). The draw after it is
+    // issued at once and read at the next call (`ahead`): a round trip to L2 per item would
+    // otherwise stall the loads of every item (TRIALS.md: the first version's loss on short items).
+    __device__ __forceinline__ WgradWork draw(int *deal, int j, int &ahead, const WgradTables &tb,
+                                              const GgWgradParams &prm, const int *row_offsets) {
         const GgPipe q = slot(j);
         const int t = j == 0 ? atomicAdd(deal, 1) : ahead;
         ahead = atomicAdd(deal, 1);  // past the list: harmless, the counter goes back to 0
+        const WgradWork w = work_of(tb, prm, row_offsets, t);
         gg::mbarrier_wait_parity(&empty[q.stage], gg_pipe_empty_parity(q));
-        item[q.stage] = t;
+        work[q.stage] = w;
         gg::mbarrier_arrive(&full[q.stage]);  // release: the write above before the consumers' reads
-        return t;
+        return w;
     }
     // A consumer warp's j-th item (every lane); its slot released once all lanes have read it.
-    __device__ __forceinline__ int take(int j, int lane) {
+    __device__ __forceinline__ WgradWork take(int j, int lane, const WgradTables &, const GgWgradParams &,
+                                              const int *) {
         const GgPipe q = slot(j);
         gg::mbarrier_wait_parity(&full[q.stage], gg_pipe_full_parity(q));
-        const int t = item[q.stage];
+        const WgradWork w = work[q.stage];
         __syncwarp();
         if (lane == 0) gg::mbarrier_arrive(&empty[q.stage]);
-        return t;
+        return w;
     }
     // The producer thread, after drawing past the list.
     __device__ __forceinline__ void finish(int *deal) const {
@@ -162,9 +184,10 @@ __device__ __forceinline__ void produce_items(const WgradTables &tb, const GgWgr
     GgPipe pipe = {0, 0};
     int ahead = 0;  // the dynamic deal's next draw, in flight
     for (int j = 0;; ++j) {
-        const int t = deal.draw(deal_counters, j, ahead);
-        if (t >= tb.items(prm)) break;
-        const GgWgradItem it = tb.at(prm, row_offsets, t);
+        const WgradWork w = deal.draw(deal_counters, j, ahead, tb, prm, row_offsets);
+        if (w.t >= tb.items(prm)) break;
+        const int t = w.t;
+        const GgWgradItem &it = w.it;
         int a_loads = 0, b_loads = 0;
         for (int h = 0; h < R::A_PANELS; ++h) a_loads += (it.m0 + h * WG_ROWS < prm.k);
         for (int p = 0; p < R::PANELS; ++p) b_loads += (it.col0 + p * PANEL_N < prm.n);

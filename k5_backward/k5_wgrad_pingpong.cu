@@ -69,9 +69,10 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
     GgPipe pipe = {0, 0};
     float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
     for (int j = 0;; ++j) {  // the CTA's j-th item
-        const int t = deal.take(j, lane);
-        if (t >= num_items) break;
-        const GgWgradItem it = tables.at(prm, row_offsets, t);
+        const WgradWork w = deal.take(j, lane, tables, prm, row_offsets);
+        if (w.t >= num_items) break;
+        const int t = w.t;
+        const GgWgradItem &it = w.it;
         const int blocks = gg_wgrad_cdiv(it.rows, BLOCK_K);
         if (j % 2 != c) {  // the other consumer's item
             for (int kb = 0; kb < blocks; ++kb) gg_pipe_advance(&pipe, R::STAGES);
