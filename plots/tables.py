@@ -1222,6 +1222,12 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           "interleaved rounds each in one call",
           h100_rounds("wgrad-chunk-base", "769b4fc5aec0"),
           h100_rounds("wgrad-chunk-new", "769b4fc5aec0"),
+          ("k5_wgrad_m256_dyn", "k5_wgrad_pingpong_dyn")),
+         ("k5-item-queue-h100", "the dynamic deal's queue carrying the item's index (before: main at 5de5d89) against "
+          "carrying the decoded item (after: branch `k5-item-queue`, 32fe0eb), both builds alike, two interleaved "
+          "rounds each in one call (`device-calls-32fe0ebc64df/e19.sh`)",
+          h100_rounds("wgrad-queue-main", "32fe0ebc64df"),
+          h100_rounds("wgrad-queue-new", "32fe0ebc64df"),
           ("k5_wgrad_m256_dyn", "k5_wgrad_pingpong_dyn"))]
 
 
