@@ -936,10 +936,7 @@ MOE_NCU_BYTES = [
      "clock at its base) with L2 flushed; `ncu-dyn2` the first launch, clocks left as they are, L2 flushed; "
      "`ncu-dyn3` the fifth launch, clocks and L2 left as they are (the layer's earlier steps before it)",
      [f"results/h100-80gb-hbm3/evidence/ncu-dyn{n}-08af206edd3f.txt" for n in ("", "2", "3")],
-     [("dram__bytes_read.sum", "DRAM read MB", "{:.0f}"),
-      ("gpu__time_duration.sum", "duration µs", "{:.0f}"),
-      ("lts__t_sector_hit_rate.pct", "L2 hit %", "{:.1f}"),
-      ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM % of peak", "{:.1f}")]),
+     [BYTES_NCU_METRICS[i] for i in (0, 2, 3)] + ROUTER_NCU_METRICS[2:]),
 ]
 NCU_SCALE = {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3, "ns": 1e-3, "us": 1.0, "ms": 1e3, "%": 1.0}
 
