@@ -96,7 +96,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         GgPipe pipe = {0, 0};
         float acc0[ACC], acc1[HALVES == 2 ? ACC : 1];
         for (int j = 0;; ++j) {
-            const WgradWork w = deal.take(j, lane, tables, prm, row_offsets);
+            const WgradWork w = deal.take(j, lane);
             if (w.t >= num_items) break;
             const int t = w.t;
             const GgWgradItem &it = w.it;

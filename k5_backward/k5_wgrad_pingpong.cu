@@ -69,7 +69,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
     GgPipe pipe = {0, 0};
     float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
     for (int j = 0;; ++j) {  // the CTA's j-th item
-        const WgradWork w = deal.take(j, lane, tables, prm, row_offsets);
+        const WgradWork w = deal.take(j, lane);
         if (w.t >= num_items) break;
         const int t = w.t;
         const GgWgradItem &it = w.it;
