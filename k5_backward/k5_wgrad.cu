@@ -36,7 +36,8 @@
 // Smem     WgradRing<192> (k5_wgrad.cuh): stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB)
 //          as many as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB;
 //          the twin's stages hold A^T 64 x 256: 56 KiB, three of them);
-//          static: two per-expert prefix sums (8 KiB for 1024 experts) and the ticket's broadcast.
+//          static: two per-expert prefix sums (8 KiB for 1024 experts), the deal's queue of
+//          decoded items and the ticket's broadcast.
 // Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
