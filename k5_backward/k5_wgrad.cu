@@ -36,7 +36,8 @@
 // Smem     WgradRing<192> (k5_wgrad.cuh): stages of A^T 64 rows x 128 + dC 64 rows x 192 (40 KiB)
 //          as many as fit beside the epilogue staging (3 boxes of 16 x 64 per consumer warp: 48 KiB;
 //          the twin's stages hold A^T 64 x 256: 56 KiB, three of them);
-//          static: two per-expert prefix sums (8 KiB for 1024 experts) and the ticket's broadcast.
+//          static: two per-expert prefix sums (8 KiB for 1024 experts), the deal's queue of
+//          decoded items and the ticket's broadcast.
 // Preconditions  k % 8 == 0, n % 8 == 0, both > 0; 1..1024 experts (the shared-memory table);
 //          tokens >= 0. Pointers 16-byte aligned (checked at launch). Workspace: the harness
 //          allocates GgKernelInfo.workspace_bytes and zeroes it once.
@@ -96,7 +97,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
         GgPipe pipe = {0, 0};
         float acc0[ACC], acc1[HALVES == 2 ? ACC : 1];
         for (int j = 0;; ++j) {
-            const WgradWork w = deal.take(j, lane, tables, prm, row_offsets);
+            const WgradWork w = deal.take(j, lane);
             if (w.t >= num_items) break;
             const int t = w.t;
             const GgWgradItem &it = w.it;

@@ -80,13 +80,14 @@ struct WgradTables {
     }
 };
 
-// The deal: which items a CTA runs, and in what order. Its j-th item, for every role:
-//   static   item blockIdx.x + j x gridDim.x (the round robin): every role computes it alone.
-//   dynamic  the next item of a counter in the workspace (deal[0]), drawn by the producer one
-//            item ahead (the draw for item j + 1 issued when item j is taken) and passed to the
-//            consumers through a queue of QUEUE slots in shared memory (full: the producer's
-//            write; empty: every consumer warp's read). A CTA slowed by long items draws fewer,
-//            so the CTAs end within about an item of each other whatever the items cost
+// The deal: which items a CTA runs, and in what order. The producer thread draws the CTA's j-th
+// item, decodes it and passes it to the consumers through a queue of QUEUE slots in shared
+// memory (full: the producer's write; empty: every consumer warp's read), so that no consumer
+// makes a lookup of its own between items (TRIALS.md: the item queue). The j-th item is
+//   static   item blockIdx.x + j x gridDim.x (the round robin);
+//   dynamic  the next item of a counter in the workspace (deal[0]), drawn one item ahead (the
+//            draw for item j + 1 issued when item j is drawn). A CTA slowed by long items draws
+//            fewer, so the CTAs end within about an item of each other whatever the items cost
 //            (k5_backward/TRIALS.md; gg_wgrad_deal models it). Every CTA draws past the list
 //            (its last two draws), then counts itself done (deal[1]); the last one sets both
 //            back to 0 for the next launch. Which CTA runs an item changes no bit of dB: a
@@ -97,28 +98,8 @@ struct __align__(16) WgradWork {
     int t;
     GgWgradItem it;
 };
-__device__ __forceinline__ WgradWork work_of(const WgradTables &tb, const GgWgradParams &prm, const int *row_offsets,
-                                             int t) {
-    WgradWork w = {};
-    w.t = t;
-    if (t < tb.items(prm)) w.it = tb.at(prm, row_offsets, t);
-    return w;
-}
 template <Deal D>
-struct WgradDeal {  // static: nothing to share; every role decodes its items itself
-    __device__ __forceinline__ void init() {}
-    __device__ __forceinline__ WgradWork draw(int *, int j, int &, const WgradTables &tb, const GgWgradParams &prm,
-                                              const int *row_offsets) const {
-        return work_of(tb, prm, row_offsets, blockIdx.x + j * gridDim.x);
-    }
-    __device__ __forceinline__ WgradWork take(int j, int, const WgradTables &tb, const GgWgradParams &prm,
-                                              const int *row_offsets) const {
-        return work_of(tb, prm, row_offsets, blockIdx.x + j * gridDim.x);
-    }
-    __device__ __forceinline__ void finish(int *) const {}
-};
-template <>
-struct WgradDeal<Deal::Dynamic> {
+struct WgradDeal {
     static constexpr int QUEUE = 8;  // items drawn ahead: more than the ring's stages, for 1-block items
     WgradWork work[QUEUE];
     __align__(8) uint64_t full[QUEUE], empty[QUEUE];
@@ -126,24 +107,33 @@ struct WgradDeal<Deal::Dynamic> {
     // Thread 0, before the CTA's first __syncthreads.
     __device__ __forceinline__ void init() { init_ring(full, empty, 1, CONSUMER_WARPS); }
     static __device__ __forceinline__ GgPipe slot(int j) { return {j % QUEUE, (unsigned)(j / QUEUE) & 1u}; }
-    // The producer thread's j-th item, decoded and published to the consumers, who then need
-    // no lookup of their own between items (TRIALS.md: the item queue). The draw after it is
-    // issued at once and read at the next call (`ahead`): a round trip to L2 per item would
-    // otherwise stall the loads of every item (TRIALS.md: the first version's loss on short items).
+    // The index of the CTA's j-th item. The dynamic draw after it is issued at once and read at
+    // the next call (`ahead`): a round trip to L2 per item would otherwise stall the loads of
+    // every item (TRIALS.md: the first version's loss on short items).
+    __device__ __forceinline__ int next(int *deal, int j, int &ahead) const {
+        if constexpr (D == Deal::Static) {
+            return blockIdx.x + j * gridDim.x;
+        } else {
+            const int t = j == 0 ? atomicAdd(deal, 1) : ahead;
+            ahead = atomicAdd(deal, 1);  // past the list: harmless, the counter goes back to 0
+            return t;
+        }
+    }
+    // The producer thread's j-th item, decoded and published to the consumers.
     __device__ __forceinline__ WgradWork draw(int *deal, int j, int &ahead, const WgradTables &tb,
                                               const GgWgradParams &prm, const int *row_offsets) {
         const GgPipe q = slot(j);
-        const int t = j == 0 ? atomicAdd(deal, 1) : ahead;
-        ahead = atomicAdd(deal, 1);  // past the list: harmless, the counter goes back to 0
-        const WgradWork w = work_of(tb, prm, row_offsets, t);
+        const int t = next(deal, j, ahead);
+        WgradWork w = {};
+        w.t = t;
+        if (t < tb.items(prm)) w.it = tb.at(prm, row_offsets, t);
         gg::mbarrier_wait_parity(&empty[q.stage], gg_pipe_empty_parity(q));
         work[q.stage] = w;
         gg::mbarrier_arrive(&full[q.stage]);  // release: the write above before the consumers' reads
         return w;
     }
     // A consumer warp's j-th item (every lane); its slot released once all lanes have read it.
-    __device__ __forceinline__ WgradWork take(int j, int lane, const WgradTables &, const GgWgradParams &,
-                                              const int *) {
+    __device__ __forceinline__ WgradWork take(int j, int lane) {
         const GgPipe q = slot(j);
         gg::mbarrier_wait_parity(&full[q.stage], gg_pipe_full_parity(q));
         const WgradWork w = work[q.stage];
@@ -153,11 +143,13 @@ struct WgradDeal<Deal::Dynamic> {
     }
     // The producer thread, after drawing past the list.
     __device__ __forceinline__ void finish(int *deal) const {
-        __threadfence();  // this CTA's last draw before its count
-        if (atomicAdd(deal + 1, 1) == (int)gridDim.x - 1) {
-            __threadfence();
-            deal[0] = 0;  // every CTA has drawn its last item
-            deal[1] = 0;
+        if constexpr (D == Deal::Dynamic) {
+            __threadfence();  // this CTA's last draw before its count
+            if (atomicAdd(deal + 1, 1) == (int)gridDim.x - 1) {
+                __threadfence();
+                deal[0] = 0;  // every CTA has drawn its last item
+                deal[1] = 0;
+            }
         }
     }
 };

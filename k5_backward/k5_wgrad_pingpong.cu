@@ -10,9 +10,10 @@
 //
 // Tile     k5_wgrad's 128 x 192 x 64 (two 64 x 192 fp32 accumulators are 192 registers: the
 //          widest that fits a consumer, as in k3 step 4).
-// Ring     k5_wgrad's (k5_wgrad.cuh): the same producer, stages, staging and work list; empty[s]
-//          counts the owner's 4 warps, and the other consumer steps its ring position over an
-//          item it does not own.
+// Ring     k5_wgrad's (k5_wgrad.cuh): the same producer, stages, staging, work list and deal;
+//          a stage's empty[s] counts the owner's 4 warps, and the other consumer steps its ring
+//          position over an item it does not own (the deal's queue still counts all 8 warps:
+//          both consumers take every item).
 // Order    k3 step 4's turns: the owner of item j starts its loop only after item j - 1's loop
 //          has ended (named barrier TURN + j % 2, bar.arrive after a loop, bar.sync before the
 //          next). An empty expert's item has no loop but still takes its turn.
@@ -69,7 +70,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
     GgPipe pipe = {0, 0};
     float acc0[ACC], acc1[ACC];  // rows 0..63 and 64..127 of the tile
     for (int j = 0;; ++j) {  // the CTA's j-th item
-        const WgradWork w = deal.take(j, lane, tables, prm, row_offsets);
+        const WgradWork w = deal.take(j, lane);
         if (w.t >= num_items) break;
         const int t = w.t;
         const GgWgradItem &it = w.it;
