@@ -1225,7 +1225,15 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           "rounds each in one call (`device-calls-32fe0ebc64df/e19.sh`)",
           h100_rounds("wgrad-queue-main", "32fe0ebc64df"),
           h100_rounds("wgrad-queue-new", "32fe0ebc64df"),
-          ("k5_wgrad_m256_dyn", "k5_wgrad_pingpong_dyn"))]
+          ("k5_wgrad_m256_dyn", "k5_wgrad_pingpong_dyn")),
+         ("k5-static-queue-h100", "the round-robin deal decoding each item in every consumer warp (before: main at "
+          "ca97785) against the same deal through the item queue (after: branch `k5-static-queue`, 46608bc); "
+          "`k5_wgrad_m256_dyn`, whose SASS the branch leaves as main's but for one comparison written the other way "
+          "round, is the control; both builds alike, two interleaved rounds each in one call "
+          "(`device-calls-ca97785be2d6/e21.sh`)",
+          h100_rounds("wgrad-sq-main", "ca97785be2d6"),
+          h100_rounds("wgrad-sq-new", "ca97785be2d6"),
+          ("k5_wgrad", "k5_wgrad_m256", "k5_wgrad_pingpong", "k5_wgrad_m256_dyn"))]
 
 
 def backward_medians(paths, kernels):
