@@ -1261,7 +1261,7 @@ def backward_medians(paths, kernels):
 K5_LAYER_AB = [("k5-layer-ab-h100", "the layer backward's wgrad `k5_wgrad` (before) and `k5_wgrad_m256_dyn` "
                 "(after), each run on an H100 beside eager torch autograd",
                 "results/h100-80gb-hbm3/evidence/moe-backward-ab723ae7eedf.csv",
-                "results/h100-80gb-hbm3/moe_backward.csv")]
+                "results/h100-80gb-hbm3/evidence/moe_backward-5fa00baa7ac6.csv")]
 
 
 def k5_layer_ab(caption, before, after):

@@ -40,7 +40,7 @@ KERNELS = ("k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")
 # cut at the old chunk: old_chunk). The first one's rows are listed in full.
 RUNS = [("H200, bdddc46", "results/h200/evidence/wgrad-dyn-bdddc4632a2d.csv", True),
         ("H100, c7610b0", "results/h100-80gb-hbm3/evidence/wgrad-dyn-c7610b0f5cb9.csv", True),
-        ("H100, a91969b", "results/h100-80gb-hbm3/backward.csv", True),
+        ("H100, a91969b", "results/h100-80gb-hbm3/evidence/backward-a91969b51fbb.csv", True),
         ("H100, 769b4fc, today's chunk", "results/h100-80gb-hbm3/evidence/wgrad-chunk-new-1-769b4fc5aec0.csv", False)]
 FIT = [("2048", "0"), ("16384", "0"), ("16384", "1.2")]  # the backward_stages cases the constants come from
 
