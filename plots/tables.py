@@ -1356,8 +1356,8 @@ K5_NCU = [("k5-ncu-m256-h100", "the ping-pong twin's and the 256-row tile's prof
             "Local Memory Spilling Requests"]),
           ("k5-ncu-torch-h100", "the layer's wgrad (`k5_wgrad_m256_dyn`) and torch's 2D x 2D form "
            "(`torch._grouped_mm`: its CUTLASS grouped kernel, the report's second section; the first is its "
-           "`prepare_grouped_gemm_data`) on the Mixtral-like shape and the 16k case, s = 0, one launch each under "
-           "ncu (its default clock control; the SM Frequency row is the clock each ran at), session 17's third call "
+           "`prepare_grouped_gemm_data`) on the Mixtral-like shape (s = 0.8) and the 16k case (s = 0), one launch each "
+           "under ncu (its default clock control; the SM Frequency row is the clock each ran at), session 17's third call "
            "(`device-calls-37ffdec2c3e8/e22.sh`)",
            [("ours, Mixtral", "results/h100-80gb-hbm3/evidence/ncu-wgrad-ours-mixtral-37ffdec2c3e8.txt"),
             ("torch, Mixtral", "results/h100-80gb-hbm3/evidence/ncu-wgrad-torch-mixtral-37ffdec2c3e8.txt",
