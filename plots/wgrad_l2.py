@@ -1,0 +1,108 @@
+"""DRAM reads of the layer's wgrad under the two tile orders, from a model of L2 as one LRU cache.
+
+The model. The wgrad list (common/gg_wgrad.h, as `ggemm tiles --kernel k5_wgrad_m256_dyn` lists it
+with the dynamic deal's start of each item) is walked in the order the items start. An item reads
+two panels: its rows of A_e across its tile_m columns of k, and its rows of dC_e across its tile_n
+columns of n. A panel still in the cache costs nothing; otherwise its bytes come from DRAM and it
+enters the cache, which drops its least recently used panels to stay within the L2's bytes. Which
+block of k and of n tile t covers is computed here for both orders from the tile index (n block
+first: t / n_blocks, t % n_blocks; k block first: t % k_blocks, t / k_blocks), so the table is the
+same from either build. Hopper's L2 is two partitions, and a line may be held in both, so the
+cache is priced at half the L2 and at all of it: each cell is that range.
+
+It leaves out what runs in parallel (the items of one wave read their panels together, not one
+after another), partial reuse inside a panel, and the writes. Where ncu measured the reads in the
+order then built (n block first), the last column has them. Writes the `k5-order-model` block of
+k5_backward/TRIALS.md.
+
+    python3 plots/wgrad_l2.py [--ggemm build/bin/ggemm] [--check]
+
+Standard library only.
+"""
+import collections
+import csv
+import os
+import subprocess
+import sys
+
+import readme_block
+import work_lists
+from tables import load, ncu_value
+
+ROOT = readme_block.ROOT
+KERNEL = "k5_wgrad_m256_dyn"
+SETS = ["backward_stages", "backward_decode", "backward_mixtral", "backward_qwen3_30b_a3b", "backward_olmoe",
+        "backward_deepseek_v3"]
+# The GPUs' L2 bytes, from committed runs' headers (l2_bytes).
+GPUS = [("H100", "results/h100-80gb-hbm3/backward.csv"), ("H200", "results/h200/sweep.csv")]
+# ncu's DRAM reads of KERNEL in the n-first order: (set, rows, skew) -> report.
+NCU = {("backward_mixtral", 8192, 0.8): "results/h100-80gb-hbm3/evidence/ncu-wgrad-ours-mixtral-37ffdec2c3e8.txt",
+       ("backward_stages", 16384, 0.0): "results/h100-80gb-hbm3/evidence/ncu-wgrad-ours-stages-37ffdec2c3e8.txt"}
+
+
+def dram_bytes(items, tile_m, tile_n, k_blocks, n_blocks, k_first, cache):
+    """The model's DRAM reads of the list (items in the order they start) with `cache` bytes of L2."""
+    lru, held, read = collections.OrderedDict(), 0, 0
+    for r in items:
+        t = r["tile"]
+        kb, nb = (t % k_blocks, t // k_blocks) if k_first else (t // n_blocks, t % n_blocks)
+        for key, size in ((("A", r["expert"], kb, r["row0"]), r["rows"] * tile_m * 2),
+                          (("dC", r["expert"], nb, r["row0"]), r["rows"] * tile_n * 2)):
+            if size == 0:
+                continue
+            if key in lru:
+                lru.move_to_end(key)
+                continue
+            read += size
+            lru[key] = size
+            held += size
+            while held > cache:
+                held -= lru.popitem(last=False)[1]
+    return read
+
+
+def shapes(ggemm):
+    """(set, tokens, experts, k, n, skew) of each wgrad case of SETS, as `ggemm cases` lists them."""
+    out = subprocess.run([ggemm, "cases", "--set", ",".join(SETS), "--pass", "backward", "--kernels", KERNEL,
+                          "--format", "csv"], check=True, capture_output=True, text=True).stdout
+    return [(r["set"], int(r["tokens"]), int(r["experts"]), int(r["k"]), int(r["n"]), float(r["skew"]))
+            for r in csv.DictReader(out.splitlines())]
+
+
+def main():
+    a = readme_block.ggemm_args(__doc__.splitlines()[0], "the k5-order-model block is")
+    if a is None:
+        return 0
+    l2 = [(gpu, int(load(os.path.join(ROOT, path))[0]["l2_bytes"])) for gpu, path in GPUS]
+    head = "| set | rows | skew | k | n | operands MB | " + " | ".join(
+        f"{gpu} n first MB | {gpu} k first MB" for gpu, _ in l2) + " | ncu, H100, n first MB |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|" + "---:|---:|" * len(l2) + "---:|"]
+    for cset, tokens, experts, k, n, skew in shapes(a.ggemm):
+        meta, items = work_lists.tiles(a.ggemm, "--kernel", KERNEL, "--tokens", tokens, "--experts", experts,
+                                       "--k", k, "--n", n, "--skew", f"{skew:g}", "--sms", 132)
+        tile_m, tile_n = int(meta["tile_m"]), int(meta["tile_n"])
+        k_blocks, n_blocks = -(-k // tile_m), -(-n // tile_n)
+        items.sort(key=lambda r: (r["start"], r["cta"]))
+        cells = []
+        for _, size in l2:
+            for k_first in (False, True):
+                lo, hi = (dram_bytes(items, tile_m, tile_n, k_blocks, n_blocks, k_first, c) / 1e6
+                          for c in (size, size // 2))
+                cells.append(f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}")
+        report = NCU.get((cset, tokens, skew))
+        got = report and ncu_value(report, "dram__bytes_read.sum")
+        scale = {"Mbyte": 1.0, "Gbyte": 1e3}
+        measured = f"{float(got[1]) * scale[got[0]]:.0f}" if got else ""
+        lines.append(f"| {cset[len('backward_'):]} | {tokens} | {skew:g} | {k} | {n} | {tokens * (k + n) * 2 / 1e6:.0f} | "
+                     + " | ".join(cells) + f" | {measured} |")
+    note = ("*Generated by `plots/wgrad_l2.py` (its docstring has the model) from `ggemm tiles --kernel "
+            f"{KERNEL}` of this build on 132 SMs, the L2 bytes in the headers of "
+            + ", ".join(f"`{p}`" for _, p in GPUS) + " and ncu's reads in "
+            + ", ".join(f"`{p}`" for p in NCU.values()) + ". Operands: A and dC once (2 bytes x rows x (k + n)). "
+            "Each model cell: L2 priced whole, then at half; one number where both agree.*")
+    return readme_block.write_block(readme_block.stage_files("k5_backward"), "k5-order-model",
+                                    "\n".join([note, ""] + lines), a.check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
