@@ -150,9 +150,10 @@ GG_HD int gg_wgrad_grid(const GgWgradParams *p, int sms) {
 
 /* The deal of the list to the grid's CTAs, as a model in which every CTA reduces a block in the
  * same time (`ggemm tiles` and the wgrad lab deal with it). The round robin: item t on CTA
- * t % grid. The dynamic deal (k5_wgrad.cuh's WgradDeal<Deal::Dynamic>): a CTA holds one item ahead, so it
- * draws two at launch and then one each time it starts an item; the next item goes to the CTA
- * whose draw comes first, on a tie the one that has drawn fewer, then the lowest-numbered.
+ * t % grid. The dynamic deal (k5_wgrad.cuh's WgradDeal<Deal::Dynamic>): a CTA holds one item
+ * ahead, so it draws two at launch and then one each time it starts an item; the next item goes
+ * to the CTA whose draw comes first, on a tie the one that has drawn fewer, then the
+ * lowest-numbered.
  * Arrays of `grid` ints, zeroed by the caller: busy, each CTA's blocks dealt so far; draw_at,
  * when it draws next (in blocks); drawn, its items so far. */
 typedef struct GgWgradDeal {

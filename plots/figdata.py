@@ -34,6 +34,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tables  # noqa: E402  (load)
+import work_lists  # noqa: E402  (ggemm cases)
 from names import new_name  # noqa: E402  (old configuration names in the evidence -> today's)
 from readme_block import front_files, missing, replace_block, stage_files  # noqa: E402
 
@@ -726,9 +727,7 @@ def case_shape(d, label):
     `ggemm cases` (the one reader of that file), or one of the worklog's cases (WORKLOG_LABELS)."""
     if label in WORKLOG_LABELS:
         return WORKLOG_LABELS[label]
-    out = subprocess.run([d.ggemm, "cases", "--set", label, "--kernels", "k3_wgmma", "--format", "csv"],
-                         capture_output=True, text=True, check=True).stdout
-    r = next(csv.DictReader(io.StringIO(out)))
+    r = work_lists.cases(d.ggemm, "--set", label, "--kernels", "k3_wgmma")[0]
     return r["tokens"], r["experts"], r["k"], r["n"], r["skew"]
 
 

@@ -20,9 +20,7 @@ k5_backward/TRIALS.md.
 Standard library only.
 """
 import collections
-import csv
 import os
-import subprocess
 import sys
 
 import readme_block
@@ -65,10 +63,8 @@ def dram_bytes(items, k, n, tile_m, tile_n, k_first, cache):
 
 def shapes(ggemm):
     """(set, tokens, experts, k, n, skew) of each wgrad case of SETS, as `ggemm cases` lists them."""
-    out = subprocess.run([ggemm, "cases", "--set", ",".join(SETS), "--pass", "backward", "--kernels", KERNEL,
-                          "--format", "csv"], check=True, capture_output=True, text=True).stdout
     return [(r["set"], int(r["tokens"]), int(r["experts"]), int(r["k"]), int(r["n"]), float(r["skew"]))
-            for r in csv.DictReader(out.splitlines())]
+            for r in work_lists.cases(ggemm, "--set", ",".join(SETS), "--pass", "backward", "--kernels", KERNEL)]
 
 
 def main():

@@ -1,5 +1,6 @@
 """`ggemm tiles` read once for every generator that draws or counts a work list (harness/cmd_tiles.c
-writes it: a '# key=value,...' line, then CSV of integers). Standard library only."""
+writes it: a '# key=value,...' line, then CSV of integers), and `ggemm cases`, the one reader of
+harness/cases.csv, for the generators that need a set's shapes. Standard library only."""
 import csv
 import subprocess
 
@@ -10,3 +11,10 @@ def tiles(ggemm, *args):
                            text=True).stdout.splitlines()
     meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(",") if "=" in kv)
     return meta, [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])]
+
+
+def cases(ggemm, *args):
+    """The rows of `ggemm cases ARGS --format csv`, dicts of strings."""
+    out = subprocess.run([ggemm, "cases", *map(str, args), "--format", "csv"], check=True, capture_output=True,
+                         text=True).stdout
+    return list(csv.DictReader(out.splitlines()))
