@@ -682,7 +682,13 @@ MOE_ROUTE_AB = [("k4-route-h100", "the route kernel before (7b26813: a warp rout
                  "token per warp where the table allows, top-k by redux.sync, programmatic dependent launches), two "
                  "interleaved rounds of each build in one call",
                  h100_rounds("moe-scan-base", "5fa00baa7ac6"),
-                 h100_rounds("moe-scan-new", "5fa00baa7ac6"))]
+                 h100_rounds("moe-scan-new", "5fa00baa7ac6")),
+                ("k4-route-fold-h100", "the routing before (main at e8a9e63: count_scan its own launch between route "
+                 "and scatter) and after (branch `k4-route-scan`, 8e95eb9: the count scan folded into the route "
+                 "kernel's last CTAs; reverted), both builds alike, two interleaved rounds each in one call "
+                 "(`device-calls-e8a9e63fe736/e25.sh`)",
+                 h100_rounds("moe-rs-main", "e8a9e63fe736"),
+                 h100_rounds("moe-rs-new", "e8a9e63fe736"))]
 
 
 # The router trials (k4_moe/TRIALS.md, "The router's DRAM rate"): a tag, a caption and the arms
@@ -1233,7 +1239,21 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           "(`device-calls-ca97785be2d6/e21.sh`)",
           h100_rounds("wgrad-sq-main", "ca97785be2d6"),
           h100_rounds("wgrad-sq-new", "ca97785be2d6"),
-          ("k5_wgrad", "k5_wgrad_m256", "k5_wgrad_pingpong", "k5_wgrad_m256_dyn"))]
+          ("k5_wgrad", "k5_wgrad_m256", "k5_wgrad_pingpong", "k5_wgrad_m256_dyn")),
+         ("k5-order-h100", "every expert's tiles n block first (before: main at e8a9e63) against k block first "
+          "wherever k < n (after: branch `k5-wgrad-order` at 09de18b); the Qwen3- and OLMoE-like shapes (k > n) keep "
+          "their order, the control; both builds alike, two interleaved rounds each in one call "
+          "(`device-calls-e8a9e63fe736/e23.sh`)",
+          h100_rounds("wgrad-wo-main", "e8a9e63fe736"),
+          h100_rounds("wgrad-wo-new", "e8a9e63fe736"),
+          ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")),
+         ("k5-order-rule-h100", "n block first (before: main at e8a9e63) against the order per expert "
+          "(after: branch `k5-wgrad-order` at 9d71a3d, `gg_wgrad_k_first` evaluated per item), which keeps main's "
+          "list on every shape but the Mixtral-like one; both builds alike, two interleaved rounds each in one call "
+          "(`device-calls-e8a9e63fe736/e26.sh`)",
+          h100_rounds("wgrad-order-main", "9d71a3d625d6"),
+          h100_rounds("wgrad-order-new", "9d71a3d625d6"),
+          ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"))]
 
 
 def backward_medians(paths, kernels):
@@ -1367,7 +1387,32 @@ K5_NCU = [("k5-ncu-m256-h100", "the ping-pong twin's and the 256-row tile's prof
              "device_kernel")],
            ["Duration", "SM Frequency", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
             "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-            "DRAM Throughput", "Cluster Size", "Grid Size"])]
+            "DRAM Throughput", "Cluster Size", "Grid Size"]),
+          ("k5-order-ncu-h100", "`k5_wgrad_m256_dyn` in the tile orders, one launch each under ncu: the Mixtral-like "
+           "shape (s = 0.8) from main (n block first), from the all-k-first build (09de18b) and from the per-expert "
+           "rule's (9d71a3d), and the 16k case (s = 0) from main and the all-k-first build, two calls "
+           "(`device-calls-e8a9e63fe736/e23.sh`, `e26.sh`)",
+           [("Mixtral, n first", "results/h100-80gb-hbm3/evidence/ncu-wo-main-e8a9e63fe736.txt"),
+            ("Mixtral, k first", "results/h100-80gb-hbm3/evidence/ncu-wo-new-e8a9e63fe736.txt"),
+            ("Mixtral, the rule", "results/h100-80gb-hbm3/evidence/ncu-mixtral-rule-9d71a3d625d6.txt"),
+            ("16k s=0, n first", "results/h100-80gb-hbm3/evidence/ncu-16k-main-9d71a3d625d6.txt"),
+            ("16k s=0, k first", "results/h100-80gb-hbm3/evidence/ncu-16k-wo-9d71a3d625d6.txt")],
+           ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct",
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"])]
+
+# ncu reports of k3 kernels beside torch's on the same shape (k3_wgmma/TRIALS.md), as K5_NCU.
+K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `persistent_kernel<256, 0>` is "
+           "coop_m128_n256, `pingpong_kernel<192, 0, 0>` pingpong_m128_n192) and torch's `_grouped_mm` (its CUTLASS "
+           "grouped kernel, the first of the two launches profiled) on the grid's Mixtral-8x7B-like down and up "
+           "projections, one launch each under ncu (its default clock control), session 18's third call "
+           "(`device-calls-e8a9e63fe736/e24.sh`)",
+           [("ours, down", "results/h100-80gb-hbm3/evidence/ncu-fwd-ours-down-e8a9e63fe736.txt"),
+            ("torch, down", "results/h100-80gb-hbm3/evidence/ncu-fwd-torch-down-e8a9e63fe736.txt", "device_kernel"),
+            ("ours, up", "results/h100-80gb-hbm3/evidence/ncu-fwd-ours-up-e8a9e63fe736.txt"),
+            ("torch, up", "results/h100-80gb-hbm3/evidence/ncu-fwd-torch-up-e8a9e63fe736.txt", "device_kernel")],
+           ["Duration", "SM Frequency", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+            "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+            "DRAM Throughput", "Registers Per Thread", "Grid Size"])]
 
 
 # ncu source pages (--page source --csv --print-source sass, from a saved report with
@@ -1763,6 +1808,8 @@ def main():
         generated("k4_moe", tag, [f for _, files in arms for f in files], lambda: moe_route_arms(caption, arms))
     for tag, caption, reports, metrics in K5_NCU:
         generated("k5_backward", tag, [r[1] for r in reports], lambda: k5_ncu(caption, reports, metrics))
+    for tag, caption, reports, metrics in K3_NCU:
+        generated("k3_wgmma", tag, [r[1] for r in reports], lambda: k5_ncu(caption, reports, metrics))
     for tag, caption, files, before, after in K5_PAIRS:
         if all(os.path.exists(os.path.join(ROOT, f)) for f in files):
             write(stage_files("k5_backward"), tag, k5_pair(caption, files, before, after), check)
