@@ -1249,7 +1249,8 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")),
          ("k5-order-rule-h100", "n block first (before: main at e8a9e63) against the order per expert "
           "(after: branch `k5-wgrad-order` at 9d71a3d, `gg_wgrad_k_first` evaluated per item), which keeps main's "
-          "list on every shape but the Mixtral-like one; both builds alike, two interleaved rounds each in one call "
+          "list on every shape but the Mixtral-like one and the 16k, s = 1.2 case (its largest expert k first on "
+          "an H100's L2); both builds alike, two interleaved rounds each in one call "
           "(`device-calls-e8a9e63fe736/e26.sh`)",
           h100_rounds("wgrad-order-main", "9d71a3d625d6"),
           h100_rounds("wgrad-order-new", "9d71a3d625d6"),
