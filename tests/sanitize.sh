@@ -6,7 +6,8 @@
 #   ragged problem: empty experts, a 1-row expert, row counts on both sides of 64 and 128, and N
 #   that leaves a partial column tile for every BLOCK_N; k5_wgrad also on a problem whose
 #   reductions split (ggemm tiles --pass wgrad: split_tiles > 0; tests/CMakeLists.txt checks it),
-#   so its partials, tickets and fix-up run.
+#   so its partials, tickets and fix-up run, and on one run on 16 CTAs, so that each CTA draws
+#   more items than its item queue holds.
 # - --moe: `ggemm moe` on small layers that reach every path of k4_moe's kernels, each unfused
 #   and fused through every gather this build has (one line for a gather it has not).
 # Prints one "== WHAT TOOL" header per run and the tool's summary, and its report (both accesses,
@@ -93,6 +94,10 @@ if [ $moe = 0 ]; then
         # 2 (the last split 1 row) and 2 items per output tile.
         case $k in k5_wgrad*) sanitize "$k split" run --kernel "$k" \
             --m-list 3000,1400,600,200,64,3,0,1,1025,2048 --k 256 --n 384 ;; esac
+        # 64 experts of 64 rows on 16 CTAs: tens of items per CTA, so the item queue's eight
+        # slots are reused (tests/CMakeLists.txt checks the list's grid and items).
+        case $k in k5_wgrad*) sanitize "$k queue wrap" run --kernel "$k" \
+            --tokens 4096 --experts 64 --k 512 --n 768 --skew 0 --sms 16 ;; esac
     done
     exit $status
 fi
