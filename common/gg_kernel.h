@@ -94,10 +94,12 @@ typedef struct GgShape {
 } GgShape;
 
 /* What a launch rule may read of the GPU beside the shape (gg_launch_gpu): its SMs (a persistent
- * grid's size, hence how many tiles run at once) and its name (which calibration is its own). */
+ * grid's size, hence how many tiles run at once), its name (which calibration is its own) and its
+ * L2 (the wgrad tiles' order, gg_wgrad_k_first). */
 typedef struct GgGpu {
     int sms;
     const char *name; /* cudaDeviceProp.name; lives as long as the process */
+    long l2_bytes;    /* cudaDeviceProp.l2CacheSize; 0: unknown */
 } GgGpu;
 
 /* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */

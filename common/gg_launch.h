@@ -39,7 +39,7 @@ cudaError_t gg_launch_persistent_ctas(const GgLaunch *p, const void *kernel,
  * clusters = min(slots, that bound on tiles), at least 1; what `ggemm tiles` deals the tiles to. */
 long gg_persistent_clusters(long slots, long tokens, long experts, long n, int tile_m, int tile_n);
 
-/* The GgGpu (gg_kernel.h) a launch runs on: the current device's SMs and name, asked once per
+/* The GgGpu (gg_kernel.h) a launch runs on: the current device's SMs, name and L2, asked once per
  * device (up to 64; thread-safe), with the launch's own SM count (p->num_sms, the persistent
  * grid's) where it gives one. p may be NULL: the device as it is. */
 cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu);

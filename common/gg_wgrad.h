@@ -21,10 +21,22 @@
  *
  * The list is expert-major; inside expert e, local item j is split j % splits of tile
  * j / splits (the splits of one tile adjacent: they run on neighbouring CTAs at the same time, so
- * the last one waits for nothing), tile t covering rows (t / n_blocks) tile_m of k and columns
- * (t % n_blocks) tile_n of n. Items of a split expert own `tiles x splits` consecutive slots of
- * the fp32 workspace, from that expert's slot_start; the ticket of tile t is the counter of its
+ * the last one waits for nothing). Items of a split expert own `tiles x splits` consecutive slots
+ * of the fp32 workspace, from that expert's slot_start; the ticket of tile t is the counter of its
  * split 0's slot.
+ *
+ * The tiles' order inside an expert (gg_wgrad_k_first: a rule of m_e and host-known sizes, so a
+ * graph replays it with new m_e). The CTAs in flight work on neighbouring tiles: they share the
+ * panels of one operand and sweep the other across its width, and the sweep comes back for every
+ * block of the first. n block first (tile t covers rows (t / n_blocks) tile_m of k and columns
+ * (t % n_blocks) tile_n of n) sweeps dC_e (m_e x n) once per block of k; k block first (rows
+ * (t % k_blocks) tile_m, columns (t / k_blocks) tile_n) sweeps A_e (m_e x k) once per block of n.
+ * A sweep costs DRAM reads only once if the swept operand stays in L2 until it comes back. The
+ * rule prices each order's reads with that test against half the L2 (the conservative end of
+ * plots/wgrad_l2.py's LRU model) and takes k block first only where it reads less: an expert
+ * whose dC_e does not fit and whose A_e does (a Mixtral-like dW1). Where both fit the reads tie
+ * and n block first stays: on the worklog's 16k case, where every expert fits, k block first was
+ * slower at equal reads (k5_backward/TRIALS.md, `k5-order-h100`).
  *
  * The chunk (a rule, from host-known sizes only, so that a CUDA graph replays with new m_e): the
  * longest item should be at most a quarter of a CTA's share of the work, which bounds the tail;
@@ -48,7 +60,11 @@ typedef struct GgWgradParams {
     int experts, tokens, k, n;
     int tile_m, tile_n;  /* output tile: rows of k, columns of n */
     int n_blocks;        /* ceil(n / tile_n) */
-    int tiles;           /* output tiles per expert */
+    int k_blocks;        /* ceil(k / tile_m) */
+    int tiles;           /* output tiles per expert: k_blocks x n_blocks */
+    int dc_stays_rows;   /* the most rows whose dC_e sweep stays in L2 (the tile order's rule); -1: none */
+    int a_stays_rows;    /* the same for A_e */
+    int k_first_cases;   /* bit (dC_e stays) | (A_e stays) << 1: 1 where k block first reads less */
     int chunk;           /* reduction blocks per item of a split expert */
 } GgWgradParams;
 
@@ -76,8 +92,31 @@ GG_HD int gg_wgrad_chunk(int tokens, int experts, int tiles, int ctas) {
     return chunk > GG_WGRAD_MIN_CHUNK ? (int)chunk : GG_WGRAD_MIN_CHUNK;
 }
 
+/* The most rows of an operand `width` columns wide whose sweep stays in `budget` bytes beside the
+ * other operand's panel (`panel` columns) and one block of bf16 outputs (`block` x width): -1 if none. */
+GG_HD int gg_wgrad_stays_rows(long budget, long width, long panel, long block) {
+    const long room = budget - 2 * block * width, rows = room < 0 ? -1 : room / (2 * (width + panel));
+    return rows > 0x7fffffffL ? 0x7fffffff : (int)rows;
+}
+
+/* The tile order's rule for an L2 of l2_bytes (<= 0: unknown, n block first everywhere). An
+ * expert's DRAM reads, per row: n block first 2k + 2n (dC_e stays) or 2k + 2n k_blocks; k block
+ * first 2n + 2k (A_e stays) or 2n + 2k n_blocks. Which sweep stays depends on m only through the
+ * two row bounds, so the four cases are priced here once. */
+GG_HD void gg_wgrad_order(GgWgradParams *p, long l2_bytes) {
+    const long budget = l2_bytes / 2;
+    p->dc_stays_rows = gg_wgrad_stays_rows(budget, p->n, p->tile_m, p->tile_m);
+    p->a_stays_rows = gg_wgrad_stays_rows(budget, p->k, p->tile_n, p->tile_n);
+    p->k_first_cases = 0;
+    for (int c = 0; c < 4 && budget > 0; ++c) {
+        const long n_first = 2L * p->k + 2L * p->n * (c & 1 ? 1 : p->k_blocks);
+        const long k_first = 2L * p->n + 2L * p->k * (c & 2 ? 1 : p->n_blocks);
+        p->k_first_cases |= (k_first < n_first) << c;
+    }
+}
+
 GG_HD GgWgradParams gg_wgrad_params(int experts, int tokens, int k, int n, int tile_m, int tile_n,
-                                    int ctas) {
+                                    int ctas, long l2_bytes) {
     GgWgradParams p;
     p.experts = experts;
     p.tokens = tokens;
@@ -86,7 +125,9 @@ GG_HD GgWgradParams gg_wgrad_params(int experts, int tokens, int k, int n, int t
     p.tile_m = tile_m;
     p.tile_n = tile_n;
     p.n_blocks = gg_wgrad_cdiv(n, tile_n);
-    p.tiles = gg_wgrad_cdiv(k, tile_m) * p.n_blocks;
+    p.k_blocks = gg_wgrad_cdiv(k, tile_m);
+    p.tiles = p.k_blocks * p.n_blocks;
+    gg_wgrad_order(&p, l2_bytes);
     p.chunk = gg_wgrad_chunk(tokens, experts, gg_wgrad_cdiv(k, GG_WGRAD_CHUNK_TILE_M) * p.n_blocks, ctas);
     return p;
 }
@@ -186,6 +227,12 @@ GG_HD int gg_wgrad_first_block(int s, int blocks, int splits) {
     return s * q + (int)(sr <= 0xffffffffull ? (unsigned)sr / (unsigned)splits : sr / (unsigned)splits);
 }
 
+/* 1 if an expert of m rows has its tiles k block first (the rule above; gg_wgrad_params priced the
+ * four cases of which sweep stays in L2, so the kernel's producer pays two compares per item). */
+GG_HD int gg_wgrad_k_first(const GgWgradParams *p, int m) {
+    return m > 0 && (p->k_first_cases >> ((m <= p->dc_stays_rows) | (m <= p->a_stays_rows) << 1) & 1);
+}
+
 /* Item `local` of expert e (m rows from row0), whose slots start at slot_start. */
 GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, int local,
                                 int slot_start) {
@@ -200,8 +247,10 @@ GG_HD GgWgradItem gg_wgrad_item(const GgWgradParams *p, int e, int row0, int m, 
     const long end = GG_WGRAD_BLOCK_R * past < m ? GG_WGRAD_BLOCK_R * past : m; /* the last block: m */
     it.row0 = row0 + (int)(GG_WGRAD_BLOCK_R * first);
     it.rows = end > GG_WGRAD_BLOCK_R * first ? (int)(end - GG_WGRAD_BLOCK_R * first) : 0;
-    it.m0 = (it.tile / p->n_blocks) * p->tile_m;
-    it.col0 = (it.tile % p->n_blocks) * p->tile_n;
+    const int k_first = gg_wgrad_k_first(p, m), inner = k_first ? p->k_blocks : p->n_blocks;
+    const int outer = it.tile / inner, in = it.tile - outer * inner; /* one division */
+    it.m0 = (k_first ? in : outer) * p->tile_m;
+    it.col0 = (k_first ? outer : in) * p->tile_n;
     it.slot = splits > 1 ? slot_start + local : -1;
     it.ticket = splits > 1 ? slot_start + it.tile * splits : -1;
     return it;

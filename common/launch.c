@@ -107,7 +107,7 @@ cudaError_t gg_launch_gpu(const GgLaunch *p, GgGpu *gpu) {
         pthread_mutex_lock(&seen_lock);
         if (known[device].sms == 0) {
             snprintf(names[device], sizeof names[device], "%s", prop.name);
-            known[device] = (GgGpu){prop.multiProcessorCount, names[device]};
+            known[device] = (GgGpu){prop.multiProcessorCount, names[device], prop.l2CacheSize};
         }
         g = known[device];
         pthread_mutex_unlock(&seen_lock);

@@ -25,7 +25,7 @@ enum {
     OPT_TOKENS, OPT_EXPERTS, OPT_K, OPT_N, OPT_SKEW, OPT_SKEWS, OPT_M_LIST, OPT_BLOCK_M, OPT_BLOCK_N,
     OPT_FORMAT, OPT_KERNEL, OPT_KERNELS, OPT_SET, OPT_OUT, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_NO_CHECK,
     OPT_CASES, OPT_MODEL, OPT_TOPK, OPT_D, OPT_F, OPT_FUSED, OPT_UNFUSED, OPT_NO_RENORM, OPT_LIST, OPT_SMS, OPT_FROM,
-    OPT_GATHER, OPT_PASS, OPT_BACKWARD, OPT_ROUNDS, OPT_CHUNK, OPT_COUNT
+    OPT_GATHER, OPT_PASS, OPT_BACKWARD, OPT_ROUNDS, OPT_CHUNK, OPT_L2_MIB, OPT_COUNT
 };
 
 static const struct {
@@ -44,6 +44,7 @@ static const struct {
     [OPT_SMS] = {"--sms", 1},         [OPT_FROM] = {"--from", 1},       [OPT_GATHER] = {"--gather", 1},
     [OPT_PASS] = {"--pass", 1},       [OPT_BACKWARD] = {"--backward", 0}, [OPT_ROUNDS] = {"--rounds", 1},
     [OPT_CHUNK] = {"--chunk", 1},
+    [OPT_L2_MIB] = {"--l2-mib", 1},
 };
 
 #define BIT(o) (1ull << (o))
@@ -108,12 +109,14 @@ static const struct {
      "           --backward: also the layer's backward (k5_moe_backward) after each case's forward rows,\n"
      "           checked and timed (with --list: the backward's floors)"},
     {"tiles", GG_CMD_TILES,
-     SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS) | BIT(OPT_KERNEL) | BIT(OPT_CHUNK), 0,
+     SHAPE | BIT(OPT_SKEW) | BIT(OPT_M_LIST) | BIT(OPT_SMS) | BIT(OPT_PASS) | BIT(OPT_KERNEL) | BIT(OPT_CHUNK) |
+         BIT(OPT_L2_MIB), 0,
      "tiles    [--pass wgrad | --kernel NAME] [shape: as problem] [--sms N]   a work list as CSV, no GPU:\n"
      "           k5_wgrad's per item (CTA, expert, K and N block, split, fix-up; common/gg_wgrad.h), or a\n"
      "           persistent k3_wgmma configuration's tiles per CTA (common/gg_schedule.h); --kernel of a wgrad\n"
      "           kernel: its own list (k5_wgrad_m256's 256-row tiles); N SMs (default 132); --chunk C: a wgrad\n"
-     "           list cut at C 64-row blocks instead of gg_wgrad_chunk's (a what-if: no kernel runs it)"},
+     "           list cut at C 64-row blocks instead of gg_wgrad_chunk's (a what-if: no kernel runs it); --l2-mib L:\n"
+     "           a wgrad list's tile order for an L2 of L MiB (default 60, the H200's)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, write, read, GEMM, FFMA and mma.sync peaks"},
     {"calibrate", GG_CMD_CALIBRATE, BIT(OPT_OUT) | TIMING | BIT(OPT_FROM), 0,
@@ -445,6 +448,9 @@ int gg_parse_args(int argc, char **argv, GgOptions *o, char *err, size_t err_len
             break;
         case OPT_CHUNK:
             if (gg_parse_int(v, 1, 1 << 20, &o->chunk)) FAIL("--chunk: '%s' is not an integer in [1, 1048576]", v);
+            break;
+        case OPT_L2_MIB:
+            if (gg_parse_int(v, 1, 1 << 20, &o->l2_mib)) FAIL("--l2-mib: '%s' is not an integer in [1, 1048576]", v);
             break;
         case OPT_MODEL: o->model = v; break;
         case OPT_TOPK:

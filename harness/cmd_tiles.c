@@ -31,11 +31,15 @@
 
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
 #define TILES_DEFAULT_SMS 132
+/* The H200's L2 (results/h200/sweep.csv's l2_bytes) in MiB: a wgrad list's tile order when
+ * --l2-mib is not given. */
+#define TILES_DEFAULT_L2_MIB 60
 
 /* The deal: gg_wgrad_deal's model, the round robin or (dynamic_deal) the dynamic deal; chunk > 0
  * replaces gg_wgrad_chunk's (--chunk: what a different split rule would list). */
-static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int dynamic_deal, int chunk) {
-    GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms);
+static int write_list(const GgProblem *pr, int sms, long l2_bytes, int tile_m, int tile_n, int dynamic_deal,
+                      int chunk) {
+    GgWgradParams p = gg_wgrad_params(pr->experts, pr->tokens, pr->k, pr->n, tile_m, tile_n, sms, l2_bytes);
     if (chunk > 0) p.chunk = chunk;
     const int grid = gg_wgrad_grid(&p, sms);
     int *item_start = malloc(sizeof(int) * (size_t)(pr->experts + 1));
@@ -47,8 +51,11 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
     }
     GgWgradDeal deal = {grid, dynamic_deal, deal_state, deal_state + grid, deal_state + 2 * grid};
     gg_wgrad_tables(&p, pr->m, item_start, slot_start); /* the kernel's two prefix sums */
-    int split_tiles = 0;
-    for (int e = 0; e < pr->experts; ++e) split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
+    int split_tiles = 0, k_first_experts = 0;
+    for (int e = 0; e < pr->experts; ++e) {
+        split_tiles += gg_wgrad_splits(&p, pr->m[e]) > 1 ? p.tiles : 0;
+        k_first_experts += gg_wgrad_k_first(&p, pr->m[e]);
+    }
     const int items = item_start[pr->experts];
     GgWgradItem *list = malloc(sizeof(GgWgradItem) * (size_t)(items > 0 ? items : 1));
     int *start = malloc(sizeof(int) * (size_t)(items > 0 ? items : 1));
@@ -62,10 +69,10 @@ static int write_list(const GgProblem *pr, int sms, int tile_m, int tile_n, int 
         cta[t] = gg_wgrad_deal(&deal, t, gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R), &start[t]);
     }
     printf("# pass=wgrad,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,tile_n=%d,block_r=%d,sms=%d,grid=%d,chunk=%d,"
-           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,deal=%s,m_e=",
+           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,deal=%s,l2_bytes=%ld,k_first_experts=%d,m_e=",
            pr->tokens, pr->experts, pr->k, pr->n, p.tile_m, p.tile_n, GG_WGRAD_BLOCK_R, sms, grid, p.chunk, items,
            split_tiles, slot_start[pr->experts], items > 0 ? gg_wgrad_workspace_bytes(&p) : 0L,
-           dynamic_deal ? "dynamic" : "round_robin");
+           dynamic_deal ? "dynamic" : "round_robin", l2_bytes, k_first_experts);
     for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
     puts("\nitem,cta,expert,tile,k_block,n_block,split,splits,row0,rows,start,end,slot,ticket,fixup_cta");
     for (int t = 0; t < items; ++t) {
@@ -135,7 +142,7 @@ static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
         return GG_EXIT_USAGE;
     }
     if (impl.kernel && impl.kernel->choose == k3_wgmma_choose) { /* on `sms` SMs, no GPU asked */
-        const GgGpu gpu = {sms, NULL};
+        const GgGpu gpu = {sms, NULL, 0};
         char why[512];
         const char *name = k3_wgmma_choose_on(shape, &gpu, why, sizeof why);
         if (!name) {
@@ -190,8 +197,9 @@ int gg_cmd_tiles(const GgOptions *o) {
                             "--pass or give the kernel's pass\n");
             return GG_EXIT_USAGE;
         }
-        if (o->chunk) {
-            fprintf(stderr, "ggemm: tiles --chunk cuts a wgrad list; %s is a forward configuration\n", o->kernel);
+        if (o->chunk || o->l2_mib) {
+            fprintf(stderr, "ggemm: tiles %s a wgrad list; %s is a forward configuration\n",
+                    o->chunk ? "--chunk cuts" : "--l2-mib orders", o->kernel);
             return GG_EXIT_USAGE;
         }
         return forward_tiles(o, &shape, sms);
@@ -210,7 +218,8 @@ int gg_cmd_tiles(const GgOptions *o) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
-    const int rc = write_list(&p, sms, wgrad.kernel ? wgrad.info.block_m : K5_WGRAD_TILE_M,
+    const long l2_bytes = (long)(o->l2_mib > 0 ? o->l2_mib : TILES_DEFAULT_L2_MIB) << 20;
+    const int rc = write_list(&p, sms, l2_bytes, wgrad.kernel ? wgrad.info.block_m : K5_WGRAD_TILE_M,
                               wgrad.kernel ? wgrad.info.block_n : K5_WGRAD_TILE_N,
                               wgrad.kernel && wgrad.info.dynamic_deal, o->chunk);
     gg_problem_free(&p);

@@ -80,6 +80,7 @@ typedef struct GgOptions {
     int check;                /* 0 with --no-check */
     int sms;                  /* run, trace: --sms N, persistent grids of at most N CTAs; 0 = every SM */
     int chunk;                /* tiles: --chunk C, a wgrad list's chunk in 64-row blocks; 0 = gg_wgrad_chunk's */
+    int l2_mib;               /* tiles: --l2-mib L, the L2 a wgrad list's tile order is chosen for; 0 = 60 */
     int cases;                /* fuzz: how many random problems */
     unsigned passes;          /* --pass: bit 1 << GgPass of each pass selected; 0: not given */
     /* moe: a named model (or "all"), or the layer's sizes; which paths; renormalisation */

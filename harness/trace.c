@@ -17,9 +17,9 @@ long gg_trace_capacity(const GgKernelInfo *info, const GgLaunch *l) {
     if (info->host_tiles) {
         tiles = ctas = l->num_tiles;  /* one CTA per tile of the host list */
     } else if (info->pass == GG_PASS_WGRAD) {
-        /* k5_wgrad: one event per role and work item. */
+        /* k5_wgrad: one event per role and work item (the count: the tiles' order, hence L2, aside). */
         const GgWgradParams w =
-            gg_wgrad_params(l->experts, l->tokens, l->k, l->n, info->block_m, info->block_n, l->num_sms);
+            gg_wgrad_params(l->experts, l->tokens, l->k, l->n, info->block_m, info->block_n, l->num_sms, 0);
         tiles = gg_wgrad_max_items(&w);
         ctas = l->num_sms;
     } else {

@@ -30,7 +30,8 @@ static cudaError_t (*const wgrad_launch)(const GgLaunch *) = k5_wgrad_m256_dyn_l
 cudaError_t k5_moe_wgrad_info(GgKernelInfo *info) { return k5_wgrad_m256_dyn_info(info); } /* constants: no error */
 
 /* The launch description of each wgrad (experts, reduction rows, k, n), as k5_moe_backward
- * issues them, and its work list's parameters (gg_wgrad.h's rule, as the kernel asks it). */
+ * issues them, and its work list's parameters (gg_wgrad.h's rule, as the kernel asks it), for
+ * the sizes: the tiles' order, which L2 picks, changes none. */
 static GgWgradParams wgrad_params(const GgMoeShape *s, int num_sms, K5MoeWgrad which) {
     GgKernelInfo info = {0};
     k5_moe_wgrad_info(&info);
@@ -38,7 +39,7 @@ static GgWgradParams wgrad_params(const GgMoeShape *s, int num_sms, K5MoeWgrad w
     const int experts = which == K5_MOE_WGRAD_DWR ? 1 : s->experts, m = which == K5_MOE_WGRAD_DWR ? s->tokens : rows;
     const int k = which == K5_MOE_WGRAD_DW2 ? s->f : s->d;
     const int n = which == K5_MOE_WGRAD_DW2 ? s->d : which == K5_MOE_WGRAD_DW1 ? 2 * s->f : k4_router_n(s->experts);
-    return gg_wgrad_params(experts, m, k, n, info.block_m, info.block_n, num_sms);
+    return gg_wgrad_params(experts, m, k, n, info.block_m, info.block_n, num_sms, 0);
 }
 
 enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_WGRAD,

@@ -295,7 +295,7 @@ template <class R>
 cudaError_t wgrad_params(const GgLaunch *p, GgWgradParams *prm) {
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(p, &gpu));
-    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, R::TILE_M, R::BLOCK_N, gpu.sms);
+    *prm = gg_wgrad_params(p->experts, p->tokens, p->k, p->n, R::TILE_M, R::BLOCK_N, gpu.sms, gpu.l2_bytes);
     return cudaSuccess;
 }
 

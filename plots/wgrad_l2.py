@@ -7,7 +7,8 @@ columns of n. A panel still in the cache costs nothing; otherwise its bytes come
 enters the cache, which drops its least recently used panels to stay within the L2's bytes. Which
 block of k and of n tile t covers is computed here for both orders from the tile index (n block
 first: t / n_blocks, t % n_blocks; k block first: t % k_blocks, t / k_blocks), so the table is the
-same from either build. Hopper's L2 is two partitions, and a line may be held in both, so the
+same from either build; the rule's order (gg_wgrad_k_first, per expert) is the list's own k_block and
+n_block, listed with `--l2-mib` of each GPU's L2. Hopper's L2 is two partitions, and a line may be held in both, so the
 cache is priced at half the L2 and at all of it: each cell is that range.
 
 It leaves out what runs in parallel (the items of one wave read their panels together, not one
@@ -38,13 +39,15 @@ NCU = {("backward_mixtral", 8192, 0.8): "results/h100-80gb-hbm3/evidence/ncu-wgr
        ("backward_stages", 16384, 0.0): "results/h100-80gb-hbm3/evidence/ncu-wgrad-ours-stages-37ffdec2c3e8.txt"}
 
 
-def dram_bytes(items, k, n, tile_m, tile_n, k_first, cache):
-    """The model's DRAM reads of the list (items in the order they start) with `cache` bytes of L2."""
+def dram_bytes(items, k, n, tile_m, tile_n, order, cache):
+    """The model's DRAM reads of the list (items in the order they start) with `cache` bytes of L2;
+    order: "n" or "k" (that block first for every expert) or "rule" (the list's own blocks)."""
     k_blocks, n_blocks = -(-k // tile_m), -(-n // tile_n)
     lru, held, read = collections.OrderedDict(), 0, 0
     for r in items:
         t = r["tile"]
-        kb, nb = (t % k_blocks, t // k_blocks) if k_first else (t // n_blocks, t % n_blocks)
+        kb, nb = {"k": (t % k_blocks, t // k_blocks), "n": (t // n_blocks, t % n_blocks),
+                  "rule": (r["k_block"], r["n_block"])}[order]
         width_k, width_n = min(tile_m, k - kb * tile_m), min(tile_n, n - nb * tile_n)  # the last blocks' part
         for key, size in ((("A", r["expert"], kb, r["row0"]), r["rows"] * width_k * 2),
                           (("dC", r["expert"], nb, r["row0"]), r["rows"] * width_n * 2)):
@@ -73,21 +76,21 @@ def main():
         return 0
     l2 = [(gpu, int(load(os.path.join(ROOT, path))[0]["l2_bytes"])) for gpu, path in GPUS]
     head = "| set | rows | skew | k | n | operands MB | " + " | ".join(
-        f"{gpu} n first MB | {gpu} k first MB" for gpu, _ in l2) + " | ncu, H100, n first |"
-    lines = [head, "|---|---:|---:|---:|---:|---:|" + "---:|---:|" * len(l2) + "---:|"]
+        f"{gpu} n first MB | {gpu} k first MB | {gpu} rule MB (k first experts) " for gpu, _ in l2) + \
+        " | ncu, H100, n first |"
+    lines = [head, "|---|---:|---:|---:|---:|---:|" + "---:|---:|---:|" * len(l2) + "---:|"]
     for cset, tokens, experts, k, n, skew in shapes(a.ggemm):
-        meta, items = work_lists.tiles(a.ggemm, "--kernel", KERNEL, "--tokens", tokens, "--experts", experts,
-                                       "--k", k, "--n", n, "--skew", f"{skew:g}", "--sms", 132)
-        tile_m, tile_n = int(meta["tile_m"]), int(meta["tile_n"])
-        items.sort(key=lambda r: (r["start"], r["cta"]))
         cells = []
         for _, size in l2:
-            for k_first in (False, True):
-                if k_first and k >= n:  # the rule keeps n block first here: nothing to price
-                    cells.append("")
-                    continue
-                lo, hi = (dram_bytes(items, k, n, tile_m, tile_n, k_first, c) / 1e6 for c in (size, size // 2))
-                cells.append(f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}")
+            meta, items = work_lists.tiles(a.ggemm, "--kernel", KERNEL, "--tokens", tokens, "--experts", experts,
+                                           "--k", k, "--n", n, "--skew", f"{skew:g}", "--sms", 132,
+                                           "--l2-mib", size >> 20)
+            tile_m, tile_n = int(meta["tile_m"]), int(meta["tile_n"])
+            items.sort(key=lambda r: (r["start"], r["cta"]))
+            for order in ("n", "k", "rule"):
+                lo, hi = (dram_bytes(items, k, n, tile_m, tile_n, order, c) / 1e6 for c in (size, size // 2))
+                cell = f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}"
+                cells.append(cell + (f" ({meta['k_first_experts']})" if order == "rule" else ""))
         report = NCU.get((cset, tokens, skew))
         got = report and ncu_value(report, "dram__bytes_read.sum")
         measured = f"{got[1]} {got[0]}" if got else ""  # as ncu printed it
@@ -97,8 +100,8 @@ def main():
             f"{KERNEL}` of this build on 132 SMs, the L2 bytes in the headers of "
             + ", ".join(f"`{p}`" for _, p in GPUS) + " and ncu's reads in "
             + ", ".join(f"`{p}`" for p in NCU.values()) + ". Operands: A and dC once (2 bytes x rows x (k + n)). "
-            "Each model cell: L2 priced whole, then at half; one number where both agree. k first is priced where "
-            "k < n only, the shapes the branch changes.*")
+            "Each model cell: L2 priced whole, then at half; one number where both agree. The rule: each expert's "
+            "order as gg_wgrad_k_first picks it for that GPU's L2, with how many experts it puts k block first.*")
     return readme_block.write_block(readme_block.stage_files("k5_backward"), "k5-order-model",
                                     "\n".join([note, ""] + lines), a.check)
 

@@ -12,7 +12,7 @@
 #include "k3_wgmma/k3_wgmma.h"
 #include "k3_wgmma/k3_wgmma_model.h"
 
-static const GgGpu h200 = {132, "NVIDIA H200"}; /* results/h200/sweep.csv */
+static const GgGpu h200 = {132, "NVIDIA H200", 62914560}; /* results/h200/sweep.csv */
 
 /* Synthetic constants in, their calibration times out (the model itself, DRAM at the H200's copy
  * bandwidth), fit: the same constants back, for every configuration (each has its own tile
@@ -257,7 +257,7 @@ START_TEST(gpu_given_or_calibrations_own) {
     char why[1024];
     ck_assert_ptr_nonnull(k3_wgmma_choose_on(&s, NULL, why, sizeof why));
     ck_assert_msg(strstr(why, "(no GPU here: for the 132 SMs of the NVIDIA H200 it was measured on)"), "%s", why);
-    const GgGpu half = {66, "NVIDIA H200"}, other = {132, "Other GPU"};
+    const GgGpu half = {66, "NVIDIA H200", 62914560}, other = {132, "Other GPU", 62914560};
     for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
         const char *name = k3_wgmma_choice_name(i);
         double none, full, on_half, on_other;

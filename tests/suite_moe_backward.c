@@ -207,9 +207,9 @@ static void wgrad_launches(const GgMoeShape *s, int num_sms, GgWgradParams p[K5_
     const int r = s->tokens * s->topk;
     GgKernelInfo w = {0};
     ck_assert_int_eq(k5_moe_wgrad_info(&w), cudaSuccess); /* the layer's wgrad configuration's tile */
-    p[K5_MOE_WGRAD_DW2] = gg_wgrad_params(s->experts, r, s->f, s->d, w.block_m, w.block_n, num_sms);
-    p[K5_MOE_WGRAD_DW1] = gg_wgrad_params(s->experts, r, s->d, 2 * s->f, w.block_m, w.block_n, num_sms);
-    p[K5_MOE_WGRAD_DWR] = gg_wgrad_params(1, s->tokens, s->d, k4_router_n(s->experts), w.block_m, w.block_n, num_sms);
+    p[K5_MOE_WGRAD_DW2] = gg_wgrad_params(s->experts, r, s->f, s->d, w.block_m, w.block_n, num_sms, 0);
+    p[K5_MOE_WGRAD_DW1] = gg_wgrad_params(s->experts, r, s->d, 2 * s->f, w.block_m, w.block_n, num_sms, 0);
+    p[K5_MOE_WGRAD_DWR] = gg_wgrad_params(1, s->tokens, s->d, k4_router_n(s->experts), w.block_m, w.block_n, num_sms, 0);
 }
 
 /* Layers whose wgrad launches split (long experts beside few output tiles): the one that showed

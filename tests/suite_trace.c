@@ -225,7 +225,7 @@ START_TEST(capacity_bounds_backward) {
             const long dgrad_tiles = gg_m_tiles(&p, 128) * ((p.k + 255) / 256);
             ck_assert_int_ge(gg_trace_capacity(&dgrad, &l), dgrad_tiles * GG_TRACE_ROLES + sms);
             GgKernelInfo wgrad = {.block_m = 128, .block_n = 192, .block_k = 64, .pass = GG_PASS_WGRAD};
-            const GgWgradParams w = gg_wgrad_params(p.experts, p.tokens, p.k, p.n, 128, 192, sms);
+            const GgWgradParams w = gg_wgrad_params(p.experts, p.tokens, p.k, p.n, 128, 192, sms, 0);
             long items = 0;
             for (int e = 0; e < p.experts; ++e) items += gg_wgrad_items(&w, p.m[e]);
             ck_assert_int_ge(gg_trace_capacity(&wgrad, &l), items * GG_TRACE_ROLES + sms);

@@ -9,13 +9,15 @@
 #include "gg_problem.h"
 #include "gg_wgrad.h"
 
+#define H100_L2 (50L << 20) /* results/h100-80gb-hbm3/backward.csv's l2_bytes */
+
 /* Every item of a split: each (expert, tile) has splits items, split 0.. in order, covering the
  * expert's rows exactly, in chunks of at most 64 chunk rows; slots are distinct, inside the
  * bound from sizes; the ticket is split 0's slot; empty experts have one item of no rows. */
 static void check_list(const int *m, int experts, int k, int n, int ctas) {
     GgProblem pr;
     ck_assert_int_eq(gg_problem_from_counts(&pr, m, experts, k, n), 0);
-    const GgWgradParams p = gg_wgrad_params(experts, pr.tokens, k, n, 128, 192, ctas);
+    const GgWgradParams p = gg_wgrad_params(experts, pr.tokens, k, n, 128, 192, ctas, H100_L2);
     ck_assert_int_ge(p.chunk, GG_WGRAD_MIN_CHUNK);
     int *item_start = malloc(sizeof(int) * (size_t)(experts + 1)), *slot_start = malloc(sizeof(int) * (size_t)(experts + 1));
     gg_wgrad_tables(&p, m, item_start, slot_start);
@@ -68,6 +70,68 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
     gg_problem_free(&pr);
 }
 
+/* The rule priced per expert, as gg_wgrad.h states it: each order's DRAM reads, a sweep costing
+ * once if the swept operand, the other's panel and one block of outputs fit in half the L2. */
+static int k_first_priced(long l2, int m, int k, int n, int tile_m, int tile_n) {
+    const long budget = l2 / 2, a = 2L * m * k, dc = 2L * m * n;
+    if (budget <= 0 || m <= 0) return 0;
+    const int dc_stays = dc + 2L * m * tile_m + 2L * tile_m * n <= budget;
+    const int a_stays = a + 2L * m * tile_n + 2L * k * tile_n <= budget;
+    const long k_blocks = (k + tile_m - 1) / tile_m, n_blocks = (n + tile_n - 1) / tile_n;
+    return dc + a * (a_stays ? 1 : n_blocks) < a + dc * (dc_stays ? 1 : k_blocks);
+}
+
+/* gg_wgrad_k_first's two row bounds and four cases give that pricing for every m, on both GPUs'
+ * L2, on shapes wide, narrow and square, a tile wider than k, and an L2 too small for any sweep. */
+START_TEST(test_tile_order_priced) {
+    const int shapes[][2] = {{4096, 14336}, {14336, 4096}, {2048, 1536}, {1024, 2688}, {7168, 4096}, {64, 57344}, {3000, 3000}};
+    const long l2s[] = {50L << 20, 60L << 20, 1L << 20, 0};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i)
+        for (size_t j = 0; j < sizeof l2s / sizeof *l2s; ++j) {
+            const int k = shapes[i][0], n = shapes[i][1];
+            const GgWgradParams p = gg_wgrad_params(1, 100, k, n, 256, 192, 132, l2s[j]);
+            for (int m = 0; m <= 40000; m += m < 2000 ? 1 : 37)
+                ck_assert_msg(gg_wgrad_k_first(&p, m) == k_first_priced(l2s[j], m, k, n, 256, 192),
+                              "k %d n %d l2 %ld m %d", k, n, l2s[j], m);
+        }
+}
+END_TEST
+
+/* The tiles' order inside an expert (gg_wgrad_k_first) on an H100's L2: k block first only where
+ * dC_e's sweep would leave L2 and A_e's would not; whichever order, the tiles of an expert cover
+ * its k x n once, and neighbouring tiles step along the order's first dimension. */
+START_TEST(test_tile_order) {
+    const struct { int m, k, n; long l2; int k_first; } cases[] = {
+        {2535, 4096, 14336, H100_L2, 1}, /* Mixtral-like dW1, largest expert: dC_e 73 MB, A_e 21 MB */
+        {1052, 4096, 14336, H100_L2, 1}, /* dC_e 30 MB: above half the L2 */
+        {479, 4096, 14336, H100_L2, 0},  /* dC_e 14 MB: both stay, a tie, n first */
+        {256, 1024, 2688, H100_L2, 0},   /* the worklog's 16k, s = 0: every expert fits */
+        {20000, 2048, 1536, H100_L2, 0}, /* neither stays: n first re-reads the narrower dC_e */
+        {2535, 4096, 14336, 0, 0},       /* L2 unknown: n first */
+        {0, 4096, 14336, H100_L2, 0},    /* an empty expert */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        const int k = cases[i].k, n = cases[i].n, m = cases[i].m;
+        const GgWgradParams p = gg_wgrad_params(1, m, k, n, 256, 192, 132, cases[i].l2);
+        const int k_blocks = gg_wgrad_cdiv(k, 256), k_first = gg_wgrad_k_first(&p, m);
+        ck_assert_msg(k_first == cases[i].k_first, "m %d k %d n %d: k first %d", m, k, n, k_first);
+        ck_assert_int_eq(p.k_blocks, k_blocks);
+        ck_assert_int_eq(p.tiles, k_blocks * p.n_blocks);
+        char *seen = calloc((size_t)p.tiles, 1);
+        for (int t = 0; t < p.tiles; ++t) {
+            const GgWgradItem it = gg_wgrad_item(&p, 0, 0, m, t * gg_wgrad_splits(&p, m), 0);
+            ck_assert_int_eq(it.tile, t);
+            ck_assert(it.m0 % 256 == 0 && it.m0 < k && it.col0 % 192 == 0 && it.col0 < n);
+            const int kb = it.m0 / 256, nb = it.col0 / 192;
+            ck_assert(!seen[kb * p.n_blocks + nb]);
+            seen[kb * p.n_blocks + nb] = 1;
+            ck_assert_int_eq(k_first ? kb : nb, k_first ? t % k_blocks : t % p.n_blocks);
+        }
+        free(seen);
+    }
+}
+END_TEST
+
 START_TEST(test_list_edge_splits) {
     const int a[] = {0, 1, 130, 0, 64, 1, 257, 3};
     check_list(a, 8, 256, 384, 132);
@@ -115,8 +179,8 @@ START_TEST(test_chunk_rule) {
      * (k5_backward/TRIALS.md, k5-chunk-h100), whatever k's tail. */
     const int ks[] = {64, 128, 1024, 1032, 2880, 7168};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; ++i) {
-        const GgWgradParams p128 = gg_wgrad_params(64, 16384, ks[i], 2688, 128, 192, 132);
-        const GgWgradParams p256 = gg_wgrad_params(64, 16384, ks[i], 2688, 256, 192, 132);
+        const GgWgradParams p128 = gg_wgrad_params(64, 16384, ks[i], 2688, 128, 192, 132, 0);
+        const GgWgradParams p256 = gg_wgrad_params(64, 16384, ks[i], 2688, 256, 192, 132, 0);
         ck_assert_int_eq(p256.chunk, p128.chunk);
     }
 }
@@ -138,7 +202,7 @@ START_TEST(test_item_arithmetic) {
                 ck_assert_int_eq(gg_wgrad_first_block(s, blocks, splits), (int)((long long)s * blocks / splits));
             }
         }
-    GgWgradParams p = gg_wgrad_params(1, 1 << 30, 128, 192, 128, 192, 132);
+    GgWgradParams p = gg_wgrad_params(1, 1 << 30, 128, 192, 128, 192, 132, 0);
     const int ms[] = {0, 1, 64 * p.chunk, 64 * p.chunk + 1, 1 << 29, 2147483647};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; ++i) {
         const long long rows = 64LL * p.chunk, m = ms[i];
@@ -261,6 +325,8 @@ END_TEST
 Suite *wgrad_suite(void) {
     Suite *s = suite_create("wgrad");
     TCase *tc = tcase_create("work_list");
+    tcase_add_test(tc, test_tile_order);
+    tcase_add_test(tc, test_tile_order_priced);
     tcase_add_test(tc, test_list_edge_splits);
     tcase_add_test(tc, test_list_random);
     tcase_add_test(tc, test_chunk_rule);

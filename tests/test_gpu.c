@@ -90,6 +90,29 @@ START_TEST(edge_shapes) {
 }
 END_TEST
 
+/* The wgrad tiles' two orders in one launch (gg_wgrad_k_first on this GPU's L2): the experts of
+ * 2100 and 1025 rows have a dC_e too wide to stay in half an H100's or H200's L2, so their tiles go
+ * k block first; the one of 300 rows and the tiny ones stay n block first. k = 320 leaves a partial
+ * k block, n = 14344 a partial n block. cuBLAS only: fp64 on the CPU would take seconds per kernel. */
+START_TEST(wgrad_tile_orders) {
+    GgImpl impl;
+    ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
+    if (impl.info.pass != GG_PASS_WGRAD) return;
+    const int m[] = {2100, 0, 1, 300, 1025};
+    GgProblem p;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 5, 320, 14344), 0);
+    GgGpu gpu;
+    ck_assert_int_eq(gg_launch_gpu(NULL, &gpu), cudaSuccess);
+    const GgWgradParams w =
+        gg_wgrad_params(p.experts, p.tokens, p.k, p.n, impl.info.block_m, impl.info.block_n, gpu.sms, gpu.l2_bytes);
+    for (int e = 0; e < 5; ++e)
+        ck_assert_msg(gg_wgrad_k_first(&w, m[e]) == (e == 0 || e == 4), "expert %d of %d rows: k first %d on %ld L2 bytes",
+                      e, m[e], gg_wgrad_k_first(&w, m[e]), gpu.l2_bytes);
+    check_case(impl.name, &p, 4321, 0, "two tile orders");
+    gg_problem_free(&p);
+}
+END_TEST
+
 /* K tails: a kernel that accepts the shape computes it right; k3_wgmma must accept it. */
 START_TEST(tail_shapes) {
     GgImpl impl;
@@ -160,7 +183,7 @@ static void trace_wgrad_items(const GgImpl *impl) {
     ck_assert_msg(gg_trace_case(impl, &p, &dev, &ro, 0, &chk, &tr, why, sizeof why) == GG_EXIT_OK, "%s: %s",
                   impl->name, why);
     const GgWgradParams w = gg_wgrad_params(p.experts, p.tokens, p.k, p.n, impl->info.block_m, impl->info.block_n,
-                                            dev.sms);
+                                            dev.sms, 0);
     int item_start[11] = {0}, slot_start[11] = {0}, splits = 0;
     for (int e = 0; e < p.experts; ++e) {
         item_start[e + 1] = item_start[e] + gg_wgrad_items(&w, p.m[e]);
@@ -495,8 +518,8 @@ START_TEST(moe_backward_again_and_in_a_graph) {
     const GgMoeShape s = {20000, 128, 128, 8, 2, 1};
     GgKernelInfo w = {0};
     ck_assert_int_eq(k5_moe_wgrad_info(&w), cudaSuccess); /* the layer's wgrad configuration's tile */
-    const GgWgradParams dw2 = gg_wgrad_params(s.experts, s.tokens * s.topk, s.f, s.d, w.block_m, w.block_n, dev.sms),
-                        dwr = gg_wgrad_params(1, s.tokens, s.d, k4_router_n(s.experts), w.block_m, w.block_n, dev.sms);
+    const GgWgradParams dw2 = gg_wgrad_params(s.experts, s.tokens * s.topk, s.f, s.d, w.block_m, w.block_n, dev.sms, 0),
+                        dwr = gg_wgrad_params(1, s.tokens, s.d, k4_router_n(s.experts), w.block_m, w.block_n, dev.sms, 0);
     ck_assert_msg(gg_wgrad_max_slots(&dw2) > 0 && gg_wgrad_max_slots(&dwr) > 0, "the layer must split on %d SMs",
                   dev.sms);
     GgMoeRun r;
@@ -583,6 +606,7 @@ int main(int argc, char **argv) {
         tcase_add_loop_test(t, edge_shapes, 0, gg_kernel_count + gg_peer_count);
         tcase_add_loop_test(t, tail_shapes, 0, gg_kernel_count + gg_peer_count);
         tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
+        tcase_add_loop_test(t, wgrad_tile_orders, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_every_tile_once, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_overflow_reported, 0, 2);
         tcase_add_test(t, gpu_asked_from_threads);

@@ -56,7 +56,7 @@ int lab_adaptive_m_tiles(int m, int *tiles_128, int *tiles_64) { return gg_adapt
 /* The work list's parameters with `tiles` and `chunk` given (the tile shape does not change the
  * list's order, only where each tile sits in dB_e). */
 static GgWgradParams wgrad_params(const int *m, int experts, int tiles, int chunk) {
-    GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1);
+    GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1, 0);
     for (int e = 0; e < experts; ++e) p.tokens += m[e];
     p.tiles = tiles;
     p.n_blocks = 1;

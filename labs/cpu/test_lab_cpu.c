@@ -140,7 +140,7 @@ START_TEST(wgrad_list) {
     gg_split_rows(2048, LAB_WGRAD_MAX_EXPERTS, 1.2, worklog);
     for (int m = 0; m <= 2200; ++m)
         for (int c = 0; c < 3; ++c) {
-            GgWgradParams p = gg_wgrad_params(1, m, 8, 8, 8, 8, 1);
+            GgWgradParams p = gg_wgrad_params(1, m, 8, 8, 8, 8, 1, 0);
             p.chunk = chunks[c];
             ck_assert_msg(lab_wgrad_splits(m, chunks[c]) == gg_wgrad_splits(&p, m),
                           "lab_wgrad_splits(m %d, chunk %d) = %d, expected %d", m, chunks[c],
@@ -151,7 +151,7 @@ START_TEST(wgrad_list) {
         int offsets[LAB_WGRAD_MAX_EXPERTS + 1], item_start[LAB_WGRAD_MAX_EXPERTS + 1], slot_start[LAB_WGRAD_MAX_EXPERTS + 1];
         for (int t = 0; t < 3; ++t)
             for (int c = 0; c < 3; ++c) {
-                GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1);
+                GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1, 0);
                 p.tiles = tiles[t], p.n_blocks = 1, p.chunk = chunks[c];
                 long fixups = 0;
                 offsets[0] = item_start[0] = slot_start[0] = 0;
@@ -188,7 +188,7 @@ START_TEST(wgrad_deal) {
     int worklog[LAB_WGRAD_MAX_EXPERTS], offsets[LAB_WGRAD_MAX_EXPERTS + 1], item_start[LAB_WGRAD_MAX_EXPERTS + 1],
         slot_start[LAB_WGRAD_MAX_EXPERTS + 1], lists[3][ITEMS];
     gg_split_rows(2048, LAB_WGRAD_MAX_EXPERTS, 1.2, worklog);
-    GgWgradParams p = gg_wgrad_params(LAB_WGRAD_MAX_EXPERTS, 2048, 8, 8, 8, 8, 1);
+    GgWgradParams p = gg_wgrad_params(LAB_WGRAD_MAX_EXPERTS, 2048, 8, 8, 8, 8, 1, 0);
     p.tiles = 4, p.n_blocks = 1, p.chunk = 2;
     offsets[0] = item_start[0] = slot_start[0] = 0;
     for (int e = 0; e < LAB_WGRAD_MAX_EXPERTS; ++e) {
