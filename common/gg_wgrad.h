@@ -34,9 +34,10 @@
  * A sweep costs DRAM reads only once if the swept operand stays in L2 until it comes back. The
  * rule prices each order's reads with that test against half the L2 (the conservative end of
  * plots/wgrad_l2.py's LRU model) and takes k block first only where it reads less: an expert
- * whose dC_e does not fit and whose A_e does (a Mixtral-like dW1). Where both fit the reads tie
- * and n block first stays: on the worklog's 16k case, where every expert fits, k block first was
- * slower at equal reads (k5_backward/TRIALS.md, `k5-order-h100`).
+ * whose dC_e does not stay and whose A_e does (a Mixtral-like dW1), or one where neither stays and
+ * k block first re-reads fewer bytes. Where both stay the reads tie and n block first stays: on
+ * the worklog's 16k case, where every expert fits, k block first was slower at equal reads
+ * (k5_backward/TRIALS.md, `k5-order-h100`).
  *
  * The chunk (a rule, from host-known sizes only, so that a CUDA graph replays with new m_e): the
  * longest item should be at most a quarter of a CTA's share of the work, which bounds the tail;

@@ -6,10 +6,10 @@ two panels: its rows of A_e across its tile_m columns of k, and its rows of dC_e
 columns of n. A panel still in the cache costs nothing; otherwise its bytes come from DRAM and it
 enters the cache, which drops its least recently used panels to stay within the L2's bytes. Which
 block of k and of n tile t covers is computed here for both orders from the tile index (n block
-first: t / n_blocks, t % n_blocks; k block first: t % k_blocks, t / k_blocks), so the table is the
-same from either build; the rule's order (gg_wgrad_k_first, per expert) is the list's own k_block and
-n_block, listed with `--l2-mib` of each GPU's L2. Hopper's L2 is two partitions, and a line may be held in both, so the
-cache is priced at half the L2 and at all of it: each cell is that range.
+first: t / n_blocks, t % n_blocks; k block first: t % k_blocks, t / k_blocks); the rule's order
+(gg_wgrad_k_first, per expert) is the list's own k_block and n_block, listed with `--l2-mib` of
+each GPU's L2. Hopper's L2 is two partitions, and a line may be held in both, so the cache is
+priced at half the L2 and at all of it: each cell is that range.
 
 It leaves out what runs in parallel (the items of one wave read their panels together, not one
 after another), partial reuse inside a panel, and the writes. Where ncu measured the reads in the

@@ -13,7 +13,8 @@
 
 /* Every item of a split: each (expert, tile) has splits items, split 0.. in order, covering the
  * expert's rows exactly, in chunks of at most 64 chunk rows; slots are distinct, inside the
- * bound from sizes; the ticket is split 0's slot; empty experts have one item of no rows. */
+ * bound from sizes; the ticket is split 0's slot; empty experts have one item of no rows; the
+ * tiles of each expert, in whichever order gg_wgrad_k_first gives it, cover its k x n once. */
 static void check_list(const int *m, int experts, int k, int n, int ctas) {
     GgProblem pr;
     ck_assert_int_eq(gg_problem_from_counts(&pr, m, experts, k, n), 0);
@@ -26,7 +27,7 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
     /* The launch's grid: at most the SMs, and its bound (any SM count) is at least the items. */
     ck_assert_int_le(gg_wgrad_grid(&p, ctas), ctas);
     ck_assert_int_ge(gg_wgrad_grid(&p, 1 << 30), items);
-    char *slot_seen = calloc((size_t)slots + 1, 1);
+    char *slot_seen = calloc((size_t)slots + 1, 1), *covered = calloc((size_t)experts * p.tiles, 1);
     int *next_row = malloc(sizeof(int) * (size_t)experts * p.tiles);
     for (int e = 0; e < experts; ++e)
         for (int t = 0; t < p.tiles; ++t) next_row[e * p.tiles + t] = pr.offsets[e];
@@ -45,6 +46,11 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
         ck_assert_int_le(it.rows, GG_WGRAD_BLOCK_R * p.chunk);
         ck_assert(it.rows > 0 || m[it.expert] == 0);
         next_row[it.expert * p.tiles + it.tile] += it.rows;
+        if (it.split == 0) { /* its block pair, once per expert */
+            char *c = &covered[(long)it.expert * p.tiles + it.m0 / 128 * p.n_blocks + it.col0 / 192];
+            ck_assert(!*c);
+            *c = 1;
+        }
         if (it.splits > 1) {
             ck_assert(it.slot >= 0 && it.slot < slots && !slot_seen[it.slot]);
             slot_seen[it.slot] = 1;
@@ -63,6 +69,8 @@ static void check_list(const int *m, int experts, int k, int n, int ctas) {
     for (int e = 0; e < experts; ++e) /* every tile reduced over all of its expert's rows */
         for (int t = 0; t < p.tiles; ++t) ck_assert_int_eq(next_row[e * p.tiles + t], pr.offsets[e + 1]);
     for (int s = 0; s < slots; ++s) ck_assert(slot_seen[s]);
+    for (long c = 0; c < (long)experts * p.tiles; ++c) ck_assert(covered[c]);
+    free(covered);
     free(next_row);
     free(slot_seen);
     free(item_start);
@@ -82,23 +90,26 @@ static int k_first_priced(long l2, int m, int k, int n, int tile_m, int tile_n) 
 }
 
 /* gg_wgrad_k_first's two row bounds and four cases give that pricing for every m, on both GPUs'
- * L2, on shapes wide, narrow and square, a tile wider than k, and an L2 too small for any sweep. */
+ * L2, on shapes wide, narrow and square, a tile wider than k, both tile heights, an L2 too small
+ * for any sweep and one so large that the row bounds are clamped. */
 START_TEST(test_tile_order_priced) {
     const int shapes[][2] = {{4096, 14336}, {14336, 4096}, {2048, 1536}, {1024, 2688}, {7168, 4096}, {64, 57344}, {3000, 3000}};
-    const long l2s[] = {50L << 20, 60L << 20, 1L << 20, 0};
+    const long l2s[] = {50L << 20, 60L << 20, 1L << 20, 0, 1L << 40};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i)
-        for (size_t j = 0; j < sizeof l2s / sizeof *l2s; ++j) {
-            const int k = shapes[i][0], n = shapes[i][1];
-            const GgWgradParams p = gg_wgrad_params(1, 100, k, n, 256, 192, 132, l2s[j]);
-            for (int m = 0; m <= 40000; m += m < 2000 ? 1 : 37)
-                ck_assert_msg(gg_wgrad_k_first(&p, m) == k_first_priced(l2s[j], m, k, n, 256, 192),
-                              "k %d n %d l2 %ld m %d", k, n, l2s[j], m);
-        }
+        for (size_t j = 0; j < sizeof l2s / sizeof *l2s; ++j)
+            for (int tile_m = 128; tile_m <= 256; tile_m += 128) {
+                const int k = shapes[i][0], n = shapes[i][1];
+                const GgWgradParams p = gg_wgrad_params(1, 100, k, n, tile_m, 192, 132, l2s[j]);
+                for (int m = 0; m <= 40000; m += m < 2000 ? 1 : 37)
+                    ck_assert_msg(gg_wgrad_k_first(&p, m) == k_first_priced(l2s[j], m, k, n, tile_m, 192),
+                                  "k %d n %d tile_m %d l2 %ld m %d", k, n, tile_m, l2s[j], m);
+            }
 }
 END_TEST
 
-/* The tiles' order inside an expert (gg_wgrad_k_first) on an H100's L2: k block first only where
- * dC_e's sweep would leave L2 and A_e's would not; whichever order, the tiles of an expert cover
+/* The tiles' order inside an expert (gg_wgrad_k_first) on an H100's L2: k block first where it
+ * reads less (dC_e's sweep leaves L2, A_e's does not; or neither stays and k first re-reads
+ * less); whichever order, the tiles of an expert cover
  * its k x n once, and neighbouring tiles step along the order's first dimension. */
 START_TEST(test_tile_order) {
     const struct { int m, k, n; long l2; int k_first; } cases[] = {

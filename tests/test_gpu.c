@@ -105,9 +105,13 @@ START_TEST(wgrad_tile_orders) {
     ck_assert_int_eq(gg_launch_gpu(NULL, &gpu), cudaSuccess);
     const GgWgradParams w =
         gg_wgrad_params(p.experts, p.tokens, p.k, p.n, impl.info.block_m, impl.info.block_n, gpu.sms, gpu.l2_bytes);
-    for (int e = 0; e < 5; ++e)
-        ck_assert_msg(gg_wgrad_k_first(&w, m[e]) == (e == 0 || e == 4), "expert %d of %d rows: k first %d on %ld L2 bytes",
-                      e, m[e], gg_wgrad_k_first(&w, m[e]), gpu.l2_bytes);
+    if (gpu.l2_bytes >= 50L << 20 && gpu.l2_bytes <= 60L << 20) /* an H100's to an H200's: as above */
+        for (int e = 0; e < 5; ++e)
+            ck_assert_msg(gg_wgrad_k_first(&w, m[e]) == (e == 0 || e == 4), "expert %d of %d rows: k first %d on %ld "
+                          "L2 bytes", e, m[e], gg_wgrad_k_first(&w, m[e]), gpu.l2_bytes);
+    else
+        printf("  %s: an L2 of %ld bytes, not an H100's or H200's: the orders are not asserted\n", impl.name,
+               gpu.l2_bytes);
     check_case(impl.name, &p, 4321, 0, "two tile orders");
     gg_problem_free(&p);
 }
@@ -183,7 +187,7 @@ static void trace_wgrad_items(const GgImpl *impl) {
     ck_assert_msg(gg_trace_case(impl, &p, &dev, &ro, 0, &chk, &tr, why, sizeof why) == GG_EXIT_OK, "%s: %s",
                   impl->name, why);
     const GgWgradParams w = gg_wgrad_params(p.experts, p.tokens, p.k, p.n, impl->info.block_m, impl->info.block_n,
-                                            dev.sms, 0);
+                                            dev.sms, dev.l2_bytes);
     int item_start[11] = {0}, slot_start[11] = {0}, splits = 0;
     for (int e = 0; e < p.experts; ++e) {
         item_start[e + 1] = item_start[e] + gg_wgrad_items(&w, p.m[e]);

@@ -58,7 +58,7 @@ int lab_adaptive_m_tiles(int m, int *tiles_128, int *tiles_64) { return gg_adapt
 static GgWgradParams wgrad_params(const int *m, int experts, int tiles, int chunk) {
     GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1, 0);
     for (int e = 0; e < experts; ++e) p.tokens += m[e];
-    p.tiles = tiles;
+    p.tiles = p.k_blocks = tiles; /* tile t is k block t (no L2 given: n block first) */
     p.n_blocks = 1;
     p.chunk = chunk;
     return p;

@@ -152,7 +152,7 @@ START_TEST(wgrad_list) {
         for (int t = 0; t < 3; ++t)
             for (int c = 0; c < 3; ++c) {
                 GgWgradParams p = gg_wgrad_params(experts, 0, 8, 8, 8, 8, 1, 0);
-                p.tiles = tiles[t], p.n_blocks = 1, p.chunk = chunks[c];
+                p.tiles = p.k_blocks = tiles[t], p.n_blocks = 1, p.chunk = chunks[c];
                 long fixups = 0;
                 offsets[0] = item_start[0] = slot_start[0] = 0;
                 for (int e = 0; e < experts; ++e) {
@@ -189,7 +189,7 @@ START_TEST(wgrad_deal) {
         slot_start[LAB_WGRAD_MAX_EXPERTS + 1], lists[3][ITEMS];
     gg_split_rows(2048, LAB_WGRAD_MAX_EXPERTS, 1.2, worklog);
     GgWgradParams p = gg_wgrad_params(LAB_WGRAD_MAX_EXPERTS, 2048, 8, 8, 8, 8, 1, 0);
-    p.tiles = 4, p.n_blocks = 1, p.chunk = 2;
+    p.tiles = p.k_blocks = 4, p.n_blocks = 1, p.chunk = 2;
     offsets[0] = item_start[0] = slot_start[0] = 0;
     for (int e = 0; e < LAB_WGRAD_MAX_EXPERTS; ++e) {
         offsets[e + 1] = offsets[e] + worklog[e];
