@@ -30,6 +30,7 @@ long lab_wgrad_fixups(const int *m, int experts, int tiles, int chunk);
 void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
                     int *row0, int *rows);
 long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic);
+int lab_wgrad_k_first(long l2_bytes, int k, int n, int tile_m, int tile_n, int m);
 /* route.c: count is [chunks + 1 x experts] (chunks = ceil(tokens / chunk_tokens)); rank, row_of
  * [tokens x topk]; offsets [experts + 1]; src_token [tokens x topk]. lab_route_rows reads the
  * table lab_route_scan leaves (`scanned`). */

@@ -84,6 +84,10 @@ long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic) {
     }
     return busiest;
 }
+int lab_wgrad_k_first(long l2_bytes, int k, int n, int tile_m, int tile_n, int m) {
+    const GgWgradParams p = gg_wgrad_params(1, m, k, n, tile_m, tile_n, 1, l2_bytes);
+    return gg_wgrad_k_first(&p, m);
+}
 void lab_wgrad_item(const int *m, int experts, int tiles, int chunk, int index, int *expert, int *tile, int *split,
                     int *row0, int *rows) {
     const GgWgradParams p = wgrad_params(m, experts, tiles, chunk);

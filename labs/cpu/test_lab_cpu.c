@@ -220,6 +220,27 @@ START_TEST(wgrad_deal) {
 }
 END_TEST
 
+/* The tile order's rule against gg_wgrad_k_first: both tile heights, shapes with k < n and k > n
+ * (the Mixtral-like dW1 and dW2, the worklog's 16k case, a narrow one), an H100's and an H200's
+ * L2, a clamped one, none; every m up to 40000 rows, so each row bound is crossed. */
+START_TEST(wgrad_order) {
+    static const int shapes[][2] = {{4096, 28672}, {14336, 4096}, {1024, 2688}, {320, 14344}, {2048, 768}};
+    static const int tile_m[] = {128, 256};
+    static const long l2[] = {50L << 20, 60L << 20, 4L << 20, 0, -1};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (int t = 0; t < 2; ++t)
+            for (int l = 0; l < 5; ++l)
+                for (int m = 0; m <= 40000; ++m) {
+                    const int k = shapes[s][0], n = shapes[s][1];
+                    const GgWgradParams p = gg_wgrad_params(1, m, k, n, tile_m[t], 192, 1, l2[l]);
+                    const int want = gg_wgrad_k_first(&p, m), got = lab_wgrad_k_first(l2[l], k, n, tile_m[t], 192, m);
+                    ck_assert_msg(got == want,
+                                  "lab_wgrad_k_first(l2_bytes %ld, k %d, n %d, tile_m %d, tile_n 192, m %d) = %d, expected %d",
+                                  l2[l], k, n, tile_m[t], m, got, want);
+                }
+}
+END_TEST
+
 /* k4_moe's routing passes, each graded on right inputs (a wrong pass does not fail the next):
  * ranks and counts and the scan against the repository's (k4_chunk_ranks, k4_count_scan), the
  * rows against k4_permutation, on layers with a short last chunk, empty experts, top-k = experts,
@@ -313,7 +334,7 @@ static const struct {
     {"ldmatrix", "lab_ldsm_x4_row lab_ldsm_x4_chunk lab_mma_c_row lab_mma_c_col"},
     {"desc", "lab_wgmma_desc lab_sm100_smem_desc"},
     {"eta", "lab_m_tiles lab_tile_count lab_eta lab_adaptive_m_tiles"},
-    {"wgrad", "lab_wgrad_splits lab_wgrad_fixups lab_wgrad_item lab_wgrad_busiest"},
+    {"wgrad", "lab_wgrad_splits lab_wgrad_fixups lab_wgrad_item lab_wgrad_busiest lab_wgrad_k_first"},
     {"route", "lab_route_ranks lab_route_scan lab_route_rows"},
 };
 enum { EXERCISES = sizeof exercises / sizeof exercises[0] };
@@ -352,11 +373,12 @@ static int stale_sources(const char *argv0, const char *only) {
     return 0;
 }
 
-static Suite *exercise(const char *name, const TTest *a, const TTest *b) {
+static Suite *exercise(const char *name, const TTest *a, const TTest *b, const TTest *c) {
     Suite *s = suite_create(name);
     TCase *t = tcase_create(name);
     tcase_add_test(t, a);
     if (b) tcase_add_test(t, b);
+    if (c) tcase_add_test(t, c);
     suite_add_tcase(s, t);
     return s;
 }
@@ -378,12 +400,12 @@ int main(int argc, char **argv) {
         if (!only || !strcmp(only, exercises[i].name))
             printf("grading %s.c: %s\n", exercises[i].name, exercises[i].functions);
     fflush(stdout); /* before Check's own lines, whichever stream they take */
-    SRunner *r = srunner_create(exercise("swizzle", swizzle, NULL));
-    srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator));
-    srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor));
-    srunner_add_suite(r, exercise("eta", tile_model, NULL));
-    srunner_add_suite(r, exercise("wgrad", wgrad_list, wgrad_deal));
-    srunner_add_suite(r, exercise("route", route_passes, NULL));
+    SRunner *r = srunner_create(exercise("swizzle", swizzle, NULL, NULL));
+    srunner_add_suite(r, exercise("ldmatrix", ldmatrix_addresses, mma_accumulator, NULL));
+    srunner_add_suite(r, exercise("desc", wgmma_descriptor, sm100_descriptor, NULL));
+    srunner_add_suite(r, exercise("eta", tile_model, NULL, NULL));
+    srunner_add_suite(r, exercise("wgrad", wgrad_list, wgrad_deal, wgrad_order));
+    srunner_add_suite(r, exercise("route", route_passes, NULL, NULL));
     srunner_run(r, only, NULL, CK_NORMAL);
     const int failed = srunner_ntests_failed(r), run = srunner_ntests_run(r);
     srunner_free(r);

@@ -1,6 +1,7 @@
 /* Exercise: write lab_wgrad_splits, lab_wgrad_fixups and lab_wgrad_item, the work list of the
  * weight gradient dB_e = A_e^T dC_e (k5_backward), whose reduction runs over each expert's rows,
- * and lab_wgrad_busiest, how two deals hand that list to the CTAs.
+ * lab_wgrad_busiest, how two deals hand that list to the CTAs, and lab_wgrad_k_first, the order
+ * of an expert's tiles that reads the fewest DRAM bytes.
  *
  * Expert e owns m[e] consecutive rows (0 allowed), expert 0 from row 0. Its k x n output dB_e is
  * `tiles` tiles, the same count for every expert. The reduction is in 64-row blocks; an expert
@@ -20,10 +21,24 @@
  *                     two at launch, then one when it starts an item; the next item goes to the
  *                     CTA whose draw comes first, counted in blocks, on a tie the one that has
  *                     drawn fewer, then the lowest-numbered); at most 256 CTAs
- * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at, gg_wgrad_deal (common/gg_wgrad.h),
+ *   lab_wgrad_k_first 1 if an expert of m rows walks its tiles k block first, 0 if n block first.
+ *                     The tiles are tile_m rows of k by tile_n columns of n: k_blocks =
+ *                     ceil(k / tile_m), n_blocks = ceil(n / tile_n). n block first sweeps dC_e
+ *                     (m x n, bf16) once per block of k beside one panel of A_e (m x tile_m); k
+ *                     block first sweeps A_e (m x k) once per block of n beside a panel of dC_e
+ *                     (m x tile_n). A sweep "stays" when the swept operand, the other's panel
+ *                     and one block of bf16 outputs (tile_m x n, or tile_n x k) fit in half of
+ *                     l2_bytes; then it is read from DRAM once, else once per block of the other
+ *                     dimension. Price each order's DRAM bytes per row of m, 2k + 2n x (1 or
+ *                     k_blocks) and 2n + 2k x (1 or n_blocks), and go k block first only where
+ *                     it is strictly cheaper. An empty expert is n block first, and so is every
+ *                     expert where half of l2_bytes (rounded down) is 0 or less (no L2 known)
+ * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at, gg_wgrad_deal, gg_wgrad_k_first (common/gg_wgrad.h),
  * which k5_wgrad runs on the GPU; `build/bin/ggemm tiles --m-list ... --k K --n N` prints the list it
  * builds (`--kernel k5_wgrad_m256_dyn`: dealt dynamically). Which deal has the lower busiest CTA on
- * the list sorted long-first, and on the same list reversed?
+ * the list sorted long-first, and on the same list reversed? For the Mixtral-like dW1 (k 4096, n
+ * 28672) on 256 x 192 tiles, from which m up to which m does an expert go k block first on an
+ * H100's 50 MiB of L2, and on an H200's 60 MiB (`ggemm tiles --l2-mib` prints k_first_experts)?
  * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu wgrad */
 #include "lab_cpu.h"
 
@@ -56,5 +71,15 @@ long lab_wgrad_busiest(const int *blocks, int items, int grid, int dynamic) {
     (void)items;
     (void)grid;
     (void)dynamic;
+    return 0; /* your code here */
+}
+
+int lab_wgrad_k_first(long l2_bytes, int k, int n, int tile_m, int tile_n, int m) {
+    (void)l2_bytes;
+    (void)k;
+    (void)n;
+    (void)tile_m;
+    (void)tile_n;
+    (void)m;
     return 0; /* your code here */
 }
