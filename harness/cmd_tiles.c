@@ -69,10 +69,11 @@ static int write_list(const GgProblem *pr, int sms, long l2_bytes, int tile_m, i
         cta[t] = gg_wgrad_deal(&deal, t, gg_wgrad_cdiv(list[t].rows, GG_WGRAD_BLOCK_R), &start[t]);
     }
     printf("# pass=wgrad,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,tile_n=%d,block_r=%d,sms=%d,grid=%d,chunk=%d,"
-           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,deal=%s,l2_bytes=%ld,k_first_experts=%d,m_e=",
+           "items=%d,split_tiles=%d,slots=%d,workspace_bytes=%ld,deal=%s,l2_bytes=%ld,dc_stays_rows=%d,"
+           "a_stays_rows=%d,k_first_experts=%d,m_e=",
            pr->tokens, pr->experts, pr->k, pr->n, p.tile_m, p.tile_n, GG_WGRAD_BLOCK_R, sms, grid, p.chunk, items,
            split_tiles, slot_start[pr->experts], items > 0 ? gg_wgrad_workspace_bytes(&p) : 0L,
-           dynamic_deal ? "dynamic" : "round_robin", l2_bytes, k_first_experts);
+           dynamic_deal ? "dynamic" : "round_robin", l2_bytes, p.dc_stays_rows, p.a_stays_rows, k_first_experts);
     for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
     puts("\nitem,cta,expert,tile,k_block,n_block,split,splits,row0,rows,start,end,slot,ticket,fixup_cta");
     for (int t = 0; t < items; ++t) {

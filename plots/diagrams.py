@@ -9,7 +9,8 @@ the fragment layouts (gg_fragments.h), the swizzle (gg_swizzle.h), the mbarrier 
 (gg_pipeline.h) and the kernels' GgKernelInfo; fig13 also reads k3's registers and setmaxnreg
 budgets from BIN_DIR/ggemm with cuobjdump; fig23 is k5_wgrad's work list as `ggemm tiles`
 prints it (common/gg_wgrad.h), fig25 a k3 configuration's tiles per CTA as `ggemm tiles --kernel`
-prints them (common/gg_schedule.h). Prints one line per figure written, or one line
+prints them (common/gg_schedule.h), fig27 the tiles' order of a wgrad list on a given L2
+(gg_wgrad_k_first). Prints one line per figure written, or one line
 saying why a figure was skipped. Needs python3-matplotlib.
 """
 import argparse
@@ -593,6 +594,47 @@ def fig_wgrad_deal(bin_dir, out, ex=dict(WGRAD_EXAMPLE, sms=8)):
     fig.savefig(out, dpi=DPI)
 
 
+# ---------------------------------------------------------------- fig27: the tiles' order inside an expert
+ORDER_EXAMPLE = dict(m_list="400,1500,3000", k=768, n=2304, l2_mib=8, sms=4)
+
+
+def fig_wgrad_order(bin_dir, out, ex=ORDER_EXAMPLE):
+    """Each expert's tiles numbered in the order the list visits them, as `ggemm tiles --l2-mib`
+    gives it (gg_wgrad_order, gg_wgrad_k_first): one expert per case of the rule, on an L2 small
+    enough that the three cases fall on a few thousand rows."""
+    meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", "k5_wgrad_m256_dyn", "--m-list",
+                                   ex["m_list"], "--k", ex["k"], "--n", ex["n"], "--l2-mib", ex["l2_mib"],
+                                   "--sms", ex["sms"])
+    m_e = [int(m) for m in meta["m_e"].split()]
+    dc_rows, a_rows, grid = int(meta["dc_stays_rows"]), int(meta["a_stays_rows"]), int(meta["grid"])
+    k_blocks = max(it["k_block"] for it in items) + 1
+    n_blocks = max(it["n_block"] for it in items) + 1
+    fig, axes = plt.subplots(len(m_e), 1, figsize=(12, 2.3 * len(m_e) + 1.2))
+    for e, (ax, m) in enumerate(zip(axes, m_e)):
+        order = [it for it in items if it["expert"] == e and it["split"] == 0]  # list order inside the expert
+        k_first = len(order) > 1 and order[1]["k_block"] != order[0]["k_block"]
+        for i, it in enumerate(order):
+            x, y = it["n_block"], it["k_block"]
+            cell(ax, x, y, str(i), plt.cm.Blues(0.15 + 0.7 * (i // grid) / max(1, (len(order) - 1) // grid)),
+                 fontsize=8)
+        path = [(it["n_block"] + 0.5, it["k_block"] + 0.8) for it in order]  # under the numbers
+        ax.plot(*zip(*path), color="#d95f02", linewidth=1, alpha=0.7)
+        dc, a = m <= dc_rows, m <= a_rows
+        why = {(True, True): "both sweeps stay: the bytes tie, n block first kept",
+               (False, True): "dC_e does not stay, A_e does: k block first reads A_e once",
+               (True, False): "dC_e stays, A_e does not: n block first reads dC_e once",
+               (False, False): "neither stays: the order that re-reads fewer bytes"}[(dc, a)]
+        grid_axes(ax, n_blocks, k_blocks, f"n block ({meta['tile_n']} columns of dB_e)",
+                  f"k block ({meta['tile_m']} rows)",
+                  f"expert {e}, m_e = {m}: {'k' if k_first else 'n'} block first ({why})")
+    fig.suptitle(f"The tiles' order inside an expert (gg_wgrad_k_first; `ggemm tiles --kernel k5_wgrad_m256_dyn "
+                 f"--m-list {ex['m_list']} --k {ex['k']} --n {ex['n']} --l2-mib {ex['l2_mib']} --sms {ex['sms']}`)\n"
+                 f"half the L2 holds dC_e's sweep up to {dc_rows} rows and A_e's up to {a_rows}; numbers: the visit "
+                 f"order, each shade a wave of {grid} CTAs in flight; the line follows the list", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
+
+
 # ---------------------------------------------------------------- fig25: how the static stride deals B
 FORWARD_EXAMPLE = dict(tokens=1536, experts=12, k=64, n=1024, sms=12)
 
@@ -648,6 +690,7 @@ FIGURES = {
     "fig23-wgrad-work-list.png": fig_wgrad_list,
     "fig25-k3-forward-deal.png": fig_forward_deal,
     "fig26-wgrad-deal.png": fig_wgrad_deal,
+    "fig27-wgrad-order.png": fig_wgrad_order,
 }
 
 
