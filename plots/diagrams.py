@@ -600,8 +600,9 @@ ORDER_EXAMPLE = dict(m_list="400,1500,3000", k=768, n=2304, l2_mib=8, sms=4)
 
 def fig_wgrad_order(bin_dir, out, ex=ORDER_EXAMPLE):
     """Each expert's tiles numbered in the order the list visits them, as `ggemm tiles --l2-mib`
-    gives it (gg_wgrad_order, gg_wgrad_k_first): one expert per case of the rule, on an L2 small
-    enough that the three cases fall on a few thousand rows."""
+    gives it (gg_wgrad_order, gg_wgrad_k_first): one expert in each of three of the rule's four
+    cases (the fourth, dC_e staying and A_e not, needs k wider than n), on an L2 small enough
+    that they fall on a few thousand rows."""
     meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", "k5_wgrad_m256_dyn", "--m-list",
                                    ex["m_list"], "--k", ex["k"], "--n", ex["n"], "--l2-mib", ex["l2_mib"],
                                    "--sms", ex["sms"])
@@ -617,16 +618,15 @@ def fig_wgrad_order(bin_dir, out, ex=ORDER_EXAMPLE):
             x, y = it["n_block"], it["k_block"]
             cell(ax, x, y, str(i), plt.cm.Blues(0.15 + 0.7 * (i // grid) / max(1, (len(order) - 1) // grid)),
                  fontsize=8)
-        path = [(it["n_block"] + 0.5, it["k_block"] + 0.8) for it in order]  # under the numbers
+        path = [(it["n_block"] + 0.2, it["k_block"] + 0.8) for it in order]  # beside the numbers
         ax.plot(*zip(*path), color="#d95f02", linewidth=1, alpha=0.7)
         dc, a = m <= dc_rows, m <= a_rows
-        why = {(True, True): "both sweeps stay: the bytes tie, n block first kept",
-               (False, True): "dC_e does not stay, A_e does: k block first reads A_e once",
-               (True, False): "dC_e stays, A_e does not: n block first reads dC_e once",
-               (False, False): "neither stays: the order that re-reads fewer bytes"}[(dc, a)]
+        stays = {(True, True): "both sweeps stay", (False, True): "A_e's sweep stays, dC_e's does not",
+                 (True, False): "dC_e's sweep stays, A_e's does not", (False, False): "neither sweep stays"}[(dc, a)]
+        why = "the bytes tie, n block first kept" if dc and a else "it reads fewer DRAM bytes"
         grid_axes(ax, n_blocks, k_blocks, f"n block ({meta['tile_n']} columns of dB_e)",
-                  f"k block ({meta['tile_m']} rows)",
-                  f"expert {e}, m_e = {m}: {'k' if k_first else 'n'} block first ({why})")
+                  f"k block ({meta['tile_m']} rows of dB_e)",
+                  f"expert {e}, m_e = {m}: {stays}; {'k' if k_first else 'n'} block first ({why})")
     fig.suptitle(f"The tiles' order inside an expert (gg_wgrad_k_first; `ggemm tiles --kernel k5_wgrad_m256_dyn "
                  f"--m-list {ex['m_list']} --k {ex['k']} --n {ex['n']} --l2-mib {ex['l2_mib']} --sms {ex['sms']}`)\n"
                  f"half the L2 holds dC_e's sweep up to {dc_rows} rows and A_e's up to {a_rows}; numbers: the visit "

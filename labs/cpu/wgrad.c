@@ -23,22 +23,26 @@
  *                     drawn fewer, then the lowest-numbered); at most 256 CTAs
  *   lab_wgrad_k_first 1 if an expert of m rows walks its tiles k block first, 0 if n block first.
  *                     The tiles are tile_m rows of k by tile_n columns of n: k_blocks =
- *                     ceil(k / tile_m), n_blocks = ceil(n / tile_n). n block first sweeps dC_e
- *                     (m x n, bf16) once per block of k beside one panel of A_e (m x tile_m); k
- *                     block first sweeps A_e (m x k) once per block of n beside a panel of dC_e
- *                     (m x tile_n). A sweep "stays" when the swept operand, the other's panel
- *                     and one block of bf16 outputs (tile_m x n, or tile_n x k) fit in half of
- *                     l2_bytes; then it is read from DRAM once, else once per block of the other
- *                     dimension. Price each order's DRAM bytes per row of m, 2k + 2n x (1 or
- *                     k_blocks) and 2n + 2k x (1 or n_blocks), and go k block first only where
- *                     it is strictly cheaper. An empty expert is n block first, and so is every
- *                     expert where half of l2_bytes (rounded down) is 0 or less (no L2 known)
+ *                     ceil(k / tile_m), n_blocks = ceil(n / tile_n); every operand and output
+ *                     is bf16 (2 bytes). n block first sweeps dC_e (m x n) once per block of k
+ *                     beside one panel of A_e (m x tile_m); k block first sweeps A_e (m x k) once
+ *                     per block of n beside a panel of dC_e (m x tile_n). A sweep "stays" when
+ *                     the swept operand, the other's panel and one block of outputs (tile_m x n,
+ *                     or tile_n x k) fit in half of l2_bytes; then it is read from DRAM once,
+ *                     else once per block of the other dimension. Price each order's DRAM bytes
+ *                     per row of m (n block first: 2k + 2n x (1 if dC_e stays, else k_blocks);
+ *                     k block first: 2n + 2k x (1 if A_e stays, else n_blocks)) and go k block
+ *                     first only where it is strictly cheaper. An empty expert is n block first,
+ *                     and so is every expert where half of l2_bytes (rounded down) is 0 or less
+ *                     (no L2 known). The byte counts pass 2^31 on real shapes: use long
  * Repository: gg_wgrad_splits, gg_wgrad_items, gg_wgrad_at, gg_wgrad_deal, gg_wgrad_k_first (common/gg_wgrad.h),
  * which k5_wgrad runs on the GPU; `build/bin/ggemm tiles --m-list ... --k K --n N` prints the list it
  * builds (`--kernel k5_wgrad_m256_dyn`: dealt dynamically). Which deal has the lower busiest CTA on
- * the list sorted long-first, and on the same list reversed? For the Mixtral-like dW1 (k 4096, n
- * 28672) on 256 x 192 tiles, from which m up to which m does an expert go k block first on an
- * H100's 50 MiB of L2, and on an H200's 60 MiB (`ggemm tiles --l2-mib` prints k_first_experts)?
+ * the list sorted long-first, and on the same list reversed? For the Mixtral-like wgrad shape (k
+ * 4096, n 14336) on 256 x 192 tiles, from which m up to which m does an expert go k block first
+ * on an H100's 50 MiB of L2, and on an H200's 60 MiB (`ggemm tiles --kernel k5_wgrad_m256_dyn
+ * --l2-mib L` prints the two row bounds, dc_stays_rows and a_stays_rows; k5_backward's README,
+ * exercise 6)?
  * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu wgrad */
 #include "lab_cpu.h"
 
