@@ -71,7 +71,8 @@ def dram_bytes(items, k, n, tile_m, tile_n, order, cache):
             if key in lru:
                 lru.move_to_end(key)
                 continue
-            read += 0 if ends else size
+            if not ends:
+                read += size
             lru[key] = size
             held += size
             while held > cache:

@@ -231,16 +231,17 @@ START_TEST(wgrad_order) {
     static const long l2[] = {50L << 20, 60L << 20, 4L << 20, 0, -1};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int t = 0; t < 2; ++t)
-            for (int l = 0; l < 5; ++l)
+            for (int l = 0; l < 5; ++l) {
+                const int k = shapes[s][0], n = shapes[s][1];
+                const GgWgradParams p = gg_wgrad_params(1, 1, k, n, tile_m[t], 192, 1, l2[l]); /* the order: m aside */
                 for (int m = 0; m <= 40000; ++m) {
-                    const int k = shapes[s][0], n = shapes[s][1];
-                    const GgWgradParams p = gg_wgrad_params(1, m, k, n, tile_m[t], 192, 1, l2[l]);
                     const int want = gg_wgrad_k_first(&p, m), got = lab_wgrad_k_first(l2[l], k, n, tile_m[t], 192, m);
                     if (got != want)
                         ck_abort_msg("lab_wgrad_k_first(l2_bytes %ld, k %d, n %d, tile_m %d, tile_n 192, m %d) = %d, "
                                      "expected %d",
                                      l2[l], k, n, tile_m[t], m, got, want);
                 }
+            }
 }
 END_TEST
 
