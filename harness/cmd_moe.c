@@ -100,7 +100,8 @@ static int select_gather(const GgOptions *o, K4Gather *gather) {
 static void csv_header(FILE *f) {
     fputs("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,time_us_p10,"
           "time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,roofline_pct,useful_tflops,check,"
-          "max_abs_err,rel_err,seed,pass\n",
+          "max_abs_err,rel_err,seed,pass,power_capped_pct,thermal_capped_pct,sm_clock_mhz,steps_power_capped_pct,"
+          "steps_sm_clock_mhz\n",
           f);
 }
 
@@ -117,10 +118,12 @@ static int active_experts(const GgMoeRun *r) {
 }
 
 /* One moe.csv row (no file: none): the case, its times and step times, the roofline from the
- * pass's floor_us and GEMM FLOPs, the check's errors; `pass`: forward or backward. */
+ * pass's floor_us and GEMM FLOPs, the check's errors; `pass`: forward or backward; the board's
+ * power state over the layer's series (tm) and over the steps' (steps_power), empty without NVML. */
 static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun *r, const char *path,
-                    const char *pass, const GgTiming *tm, const double steps[GG_MOE_STEPS], double floor_us,
-                    double flops, double max_abs_err, double rel_err) {
+                    const char *pass, const GgTiming *tm, const double steps[GG_MOE_STEPS],
+                    const GgTelemetry *steps_power, double floor_us, double flops, double max_abs_err,
+                    double rel_err) {
     if (!csv) return;
     const GgMoeShape *s = &c->s;
     const double t = tm->median_us;
@@ -129,8 +132,14 @@ static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun
             s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm->median_us, tm->p10_us,
             tm->p90_us);
     for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
-    fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,%s\n", floor_us, roof, tflops, o->check ? "pass" : "unchecked",
+    fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,%s", floor_us, roof, tflops, o->check ? "pass" : "unchecked",
             max_abs_err, rel_err, o->seed, pass);
+    const GgTelemetry *power = &tm->telemetry;
+    if (power->valid)
+        fprintf(csv, ",%.1f,%.1f,%d", power->power_capped_pct, power->thermal_capped_pct, power->sm_clock_mhz);
+    else fputs(",,,", csv);
+    if (steps_power->valid) fprintf(csv, ",%.1f,%d\n", steps_power->power_capped_pct, steps_power->sm_clock_mhz);
+    else fputs(",,\n", csv);
     fflush(csv);
 }
 
@@ -143,6 +152,7 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
              ablation ? k4_gather_names[r->layer.gather] : "");
     GgMoeCheck chk = {.pass = 1};
     GgTiming tm = {0};
+    GgTelemetry steps_power = {0};
     double steps[GG_MOE_STEPS] = {0};
     int rc = gg_moe_poison(r);
     if (!rc && k4_moe_forward(&r->layer, fused, NULL) != cudaSuccess) {
@@ -163,11 +173,11 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
         fprintf(stderr, "ggemm: moe %s T=%d %s: check failed: %s\n", c->model, s->tokens, path, chk.why);
         return GG_EXIT_CHECK;
     }
-    if (gg_moe_time(r, fused, o->warmup, o->reps, &tm, steps)) {
+    if (gg_moe_time(r, fused, o->warmup, o->reps, &tm, steps, &steps_power)) {
         fprintf(stderr, "ggemm: moe %s T=%d %s: %s\n", c->model, s->tokens, path, gg_error());
         return GG_EXIT_CHECK;
     }
-    csv_row(csv, o, c, r, path, "forward", &tm, steps, k4_moe_floor_us(s, d->gemm_tflops, d->bw_gbps),
+    csv_row(csv, o, c, r, path, "forward", &tm, steps, &steps_power, k4_moe_floor_us(s, d->gemm_tflops, d->bw_gbps),
             k4_moe_gemm_flops(s), chk.max_abs_err, chk.rel_err);
     const char *verdict = o->check ? "pass" : "unchecked";
     printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, tm.median_us, tm.p10_us, tm.p90_us);
@@ -185,6 +195,7 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
     GgMoeBwdRun b;
     GgMoeBwdCheck chk = {.pass = 1};
     GgTiming tm = {0};
+    GgTelemetry steps_power = {0};
     double steps[GG_MOE_STEPS] = {0};
     int rc = gg_moe_bwd_open(&b, r);
     if (!rc) rc = gg_moe_bwd_fill(&b, o->seed + 1);
@@ -205,14 +216,15 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
         gg_moe_bwd_close(&b);
         return GG_EXIT_CHECK;
     }
-    if (!rc) rc = gg_moe_bwd_time(&b, o->warmup, o->reps, &tm, steps);
+    if (!rc) rc = gg_moe_bwd_time(&b, o->warmup, o->reps, &tm, steps, &steps_power);
     gg_moe_bwd_close(&b);
     if (rc) {
         fprintf(stderr, "ggemm: moe %s T=%d backward: %s\n", c->model, s->tokens, gg_error());
         return rc;
     }
-    csv_row(csv, o, c, r, "unfused", "backward", &tm, steps, k5_moe_backward_floor_us(s, d->gemm_tflops, d->bw_gbps),
-            k5_moe_backward_gemm_flops(s), chk.max_abs_err, chk.rel_err);
+    csv_row(csv, o, c, r, "unfused", "backward", &tm, steps, &steps_power,
+            k5_moe_backward_floor_us(s, d->gemm_tflops, d->bw_gbps), k5_moe_backward_gemm_flops(s), chk.max_abs_err,
+            chk.rel_err);
     const char *verdict = o->check ? "pass" : "unchecked";
     printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < K5_MOE_BWD_STEPS; ++i)

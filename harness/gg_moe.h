@@ -68,12 +68,15 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk);
  * and Wr from seed, their buffers poisoned, the two steps, then parts 1 and 2 of the check
  * (fp64 logits on the CPU where cpu_ref and small). GG_EXIT_USAGE for a shape it cannot route. */
 int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long seed, int cpu_ref, GgMoeCheck *chk);
-/* The layer timed with gg_time's protocol, then the per-step medians (events between steps). */
-int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);
+/* The layer timed with gg_time's protocol, then the per-step medians (events between steps);
+ * steps_power: the board's power state over the second series (tm->telemetry: the first's). */
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+                GgTelemetry *steps_power);
 /* The per-step breakdown of either direction: reps runs of run(ctx, marks) (steps + 1 events, at
- * most 16 steps), each after the L2 flush; median_us[s] the median time of step s. */
+ * most 16 steps), each after the L2 flush; median_us[s] the median time of step s; power (may be
+ * NULL): the board's power state over the series. */
 int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
-                      int tokens, int reps, double *median_us);
+                      int tokens, int reps, double *median_us, GgTelemetry *power);
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */
 int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
                               GgMoeCheck *second);
@@ -132,5 +135,6 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
 const char *gg_moe_bwd_margins(const GgMoeBwdCheck *chk, char *buf, size_t len);
 /* The backward timed with gg_time's protocol (the forward's state in place), then per step;
  * step_us[s] is the backward of forward step s (k5_moe_bwd_step_of), moe.csv's columns. */
-int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]);
+int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+                    GgTelemetry *steps_power);
 #endif

@@ -488,7 +488,7 @@ static cudaError_t forward_marked(void *p, cudaEvent_t *marks) {
 static cudaError_t forward(void *p) { return forward_marked(p, NULL); }
 
 int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
-                      int tokens, int reps, double *median_us) {
+                      int tokens, int reps, double *median_us, GgTelemetry *power) {
     enum { MOST = 16 };
     cudaEvent_t marks[MOST + 1];
     int made = 0, rc = GG_EXIT_OK;
@@ -499,6 +499,8 @@ int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *c
         gg_error_set("events or host memory for the step timing");
         rc = GG_EXIT_CHECK;
     }
+    GgTelemetryMark start;
+    gg_telemetry_mark(&start);
     for (int i = 0; !rc && i < reps; ++i) {
         if (gg_flush_l2() || run(ctx, marks) != cudaSuccess || cudaEventSynchronize(marks[steps]) != cudaSuccess) {
             gg_error_set("a %s failed while timing its steps", what);
@@ -514,6 +516,7 @@ int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *c
             t[s * reps + i] = ms * 1e3;
         }
     }
+    if (power) gg_telemetry_since(&start, power);
     for (int s = 0; !rc && s < steps; ++s) {
         GgTiming step;
         gg_timing_summarize(t + s * reps, reps, &step);
@@ -524,11 +527,13 @@ int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *c
     return rc;
 }
 
-int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS]) {
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+                GgTelemetry *steps_power) {
     Ctx c = {r, fused};
     if (gg_time(forward, &c, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
     /* The breakdown: the same protocol, events between the steps, medians per step. */
-    return gg_moe_time_steps(forward_marked, &c, "forward", GG_MOE_STEPS, r->layer.s.tokens, reps, step_us);
+    return gg_moe_time_steps(forward_marked, &c, "forward", GG_MOE_STEPS, r->layer.s.tokens, reps, step_us,
+                             steps_power);
 }
 
 /* ---- graph replay ---- */
