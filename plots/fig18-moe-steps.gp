@@ -17,9 +17,10 @@ impls = "k4_moe/fused k4_moe/unfused liger_moe/fused torch_moe/eager"
 ni = words(impls)
 array labels[ni] = ["k4_moe\nfused", "k4_moe\nunfused", "Liger\nfused MoE", "torch_moe\neager"]
 device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
-# The forward's rows only: the layer backward's (`ggemm moe --backward`) end in ,backward (its
-# pass column, the last), and so do those of its peers.
-forward = "< grep -v ',backward$' '".csv."'"
+# The forward's rows only: the layer backward's (`ggemm moe --backward`) say backward in their
+# pass column, and so do those of its peers: the last column in older files, followed by the
+# power-state columns since those were added.
+forward = "< grep -Ev ',backward(,|$)' '".csv."'"
 set datafile separator ","
 
 # One pass over the CSV: each panel's highest point (bar top, whole-layer tick or floor), each

@@ -6,9 +6,10 @@
 models = "mixtral qwen3 olmoe"
 nm = words(models)
 device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
-# The forward's rows only: the layer backward's (`ggemm moe --backward`) end in ,backward (its
-# pass column, the last), and so do those of its peers.
-forward = "< grep -v ',backward$' '".csv."'"
+# The forward's rows only: the layer backward's (`ggemm moe --backward`) say backward in their
+# pass column, and so do those of its peers: the last column in older files, followed by the
+# power-state columns since those were added.
+forward = "< grep -Ev ',backward(,|$)' '".csv."'"
 set datafile separator ","
 
 # One pass over the CSV into arrays indexed by model and log2(T) (T up to 2^20): the median time

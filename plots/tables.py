@@ -875,8 +875,8 @@ MOE_EXPERTS_ROUNDS = [
         for e in (256, 257)]),
     ("k4-experts-kimi-h100", "the same layer at 256, 257 and 384 experts, one round each (`device-calls-fb473958ee31/"
      "e38.sh`), and the Kimi-K2-like layer (384 experts, the same d, F and top-k) in two rounds, fused and unfused "
-     "interleaved with the order swapped (`e36.sh`); both calls from branch `k5-queue-release`'s build at 76c24f6, "
-     "whose k4 is main's",
+     "interleaved with the order swapped (`e36.sh`); both calls ran main's tree at fb47395, although their files "
+     "carry branch `k5-queue-release`'s tag (76c24f6ad32d: the k5 TRIALS, `k5-queue-aa-h100`, says how)",
      [f"results/h100-80gb-hbm3/evidence/experts-{e}-{path}-76c24f6ad32d.csv" for e in (256, 257, 384)
       for path in ("fused", "unfused")]
      + [f"results/h100-80gb-hbm3/evidence/kimi-{path}-{r}-76c24f6ad32d.csv" for path in ("fused", "unfused")
@@ -1345,11 +1345,10 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           h100_rounds("wgrad-lanes-main", "ac72a96f0d32"),
           h100_rounds("wgrad-lanes-lanes", "ac72a96f0d32"),
           ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn")),
-         ("k5-queue-shfl-h100", "the item queue's slot read and released by lane 0 after `__syncwarp` with every lane "
-          "reading (before: main at fb47395) against lane 0 alone waiting, reading and releasing, the item passed to "
-          "the warp by shuffles (after: branch `k5-queue-release` at 76c24f6, not merged); both builds alike, three "
-          "interleaved rounds each in one call (`device-calls-fb473958ee31/e35.sh`, which ran "
-          "`device-calls-ac72a96f0d32/e33.sh`)",
+         ("k5-queue-aa-h100", "an A/A: main at fb47395 built twice alike, from a tarball of main (before) and from the "
+          "tree the device received (after; meant to be branch `k5-queue-release`, but main's, so the after side's "
+          "CSVs carry the branch's tag 76c24f6ad32d as their commit), three interleaved rounds each in one call "
+          "(`device-calls-fb473958ee31/e35.sh`, which ran `device-calls-ac72a96f0d32/e33.sh`)",
           [f"results/h100-80gb-hbm3/evidence/wgrad-shfl-main-{r}-76c24f6ad32d.csv" for r in (1, 2, 3)],
           [f"results/h100-80gb-hbm3/evidence/wgrad-shfl-new-{r}-76c24f6ad32d.csv" for r in (1, 2, 3)],
           ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"))]
@@ -1390,14 +1389,13 @@ K5_SANITIZER_RUNS = [("k5-queue-racecheck-h100", "racecheck on the problem whose
                        for tool, arms in (("racecheck", (("main", "one lane"), ("lanes", "every lane"))),
                                           ("synccheck", (("lanes", "every lane"),)))
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn") for arm, label in arms]),
-                     ("k5-queue-shfl-racecheck-h100", "racecheck on the same problem from branch `k5-queue-release` at "
-                      "76c24f6 (`lane 0 alone`: lane 0 waits, reads the slot and releases it, the warp gets the item by "
-                      "shuffles; `device-calls-fb473958ee31/e35.sh`), beside main's report from the earlier call "
-                      "(`one lane`, `device-calls-ac72a96f0d32/e28.sh`)",
+                     ("k5-queue-rerun-racecheck-h100", "racecheck on the same problem, main's queue both times: session "
+                      "19's run (`device-calls-ac72a96f0d32/e28.sh`) and session 20's (`device-calls-fb473958ee31/"
+                      "e35.sh`, main's tree although its logs carry branch `k5-queue-release`'s tag, 76c24f6ad32d)",
                       [(k, label, "racecheck", f"results/h100-80gb-hbm3/evidence/{log}")
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn")
-                       for label, log in (("one lane", f"racecheck-wrap-{k}-main-ac72a96f0d32.log"),
-                                          ("lane 0 alone", f"racecheck-wrap-{k}-shfl-76c24f6ad32d.log"))])]
+                       for label, log in (("main, session 19", f"racecheck-wrap-{k}-main-ac72a96f0d32.log"),
+                                          ("main, session 20", f"racecheck-wrap-{k}-shfl-76c24f6ad32d.log"))])]
 
 
 def sanitizer_reports(caption, runs):
