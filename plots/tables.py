@@ -876,7 +876,7 @@ MOE_EXPERTS_ROUNDS = [
     ("k4-experts-kimi-h100", "the same layer at 256, 257 and 384 experts, one round each (`device-calls-fb473958ee31/"
      "e38.sh`), and the Kimi-K2-like layer (384 experts, the same d, F and top-k) in two rounds, fused and unfused "
      "interleaved with the order swapped (`e36.sh`); both calls ran main's tree at fb47395, although their files "
-     "carry branch `k5-queue-release`'s tag (76c24f6ad32d: the k5 TRIALS, `k5-queue-aa-h100`, says how)",
+     "carry branch `k5-queue-release`'s tag (76c24f6ad32d: the k5 TRIALS, above `k5-queue-rerun-racecheck-h100`, says how)",
      [f"results/h100-80gb-hbm3/evidence/experts-{e}-{path}-76c24f6ad32d.csv" for e in (256, 257, 384)
       for path in ("fused", "unfused")]
      + [f"results/h100-80gb-hbm3/evidence/kimi-{path}-{r}-76c24f6ad32d.csv" for path in ("fused", "unfused")
