@@ -134,10 +134,7 @@ static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun
     for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
     fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,%s", floor_us, roof, tflops, o->check ? "pass" : "unchecked",
             max_abs_err, rel_err, o->seed, pass);
-    const GgTelemetry *power = &tm->telemetry;
-    if (power->valid)
-        fprintf(csv, ",%.1f,%.1f,%d", power->power_capped_pct, power->thermal_capped_pct, power->sm_clock_mhz);
-    else fputs(",,,", csv);
+    gg_csv_power(csv, &tm->telemetry);
     if (steps_power->valid) fprintf(csv, ",%.1f,%d\n", steps_power->power_capped_pct, steps_power->sm_clock_mhz);
     else fputs(",,\n", csv);
     fflush(csv);

@@ -73,11 +73,13 @@ void gg_csv_row(FILE *f, const GgRow *r) {
             r->scheduled_tflops, r->gbps, r->roofline_pct, r->inst_ceiling_pct,
             r->check_pass ? "pass" : "fail", r->max_abs_err, r->rel_err, r->seed);
     gg_csv_text(f, r->set ? r->set : "cli");
-    const GgTelemetry *t = &r->telemetry;
-    if (t->valid)
-        fprintf(f, ",%.1f,%.1f,%d\n", t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
-    else
-        fputs(",,,\n", f);
+    gg_csv_power(f, &r->telemetry);
+    fputc('\n', f);
+}
+
+void gg_csv_power(FILE *f, const GgTelemetry *t) {
+    if (t->valid) fprintf(f, ",%.1f,%.1f,%d", t->power_capped_pct, t->thermal_capped_pct, t->sm_clock_mhz);
+    else fputs(",,,", f);
 }
 
 static double inst_ceiling(const GgImpl *impl, const GgDeviceInfo *d) {

@@ -427,6 +427,8 @@ void gg_csv_header(FILE *f);
 void gg_csv_row(FILE *f, const GgRow *r);
 /* A text field, quoted (RFC 4180) when it holds a comma or a quote. */
 void gg_csv_text(FILE *f, const char *s);
+/* ",power_capped_pct,thermal_capped_pct,sm_clock_mhz" of a timed series, empty fields without NVML. */
+void gg_csv_power(FILE *f, const GgTelemetry *t);
 /* Fill a row from impl, the problem, the check, the time and the ceilings. */
 void gg_row_fill(GgRow *r, const GgImpl *impl, const GgProblem *p, const GgDeviceInfo *d, const GgCheck *chk,
                  const GgTiming *tm, unsigned long long seed);

@@ -102,7 +102,6 @@ def main():
                                            "--k", k, "--n", n, "--skew", f"{skew:g}", "--sms", 132,
                                            "--l2-mib", size >> 20)
             tile_m, tile_n = int(meta["tile_m"]), int(meta["tile_n"])
-            items.sort(key=lambda r: (r["start"], r["cta"]))
             for order in ORDERS:
                 lo, hi = (dram_bytes(items, k, n, tile_m, tile_n, order, c) / 1e6 for c in (size, size // 2))
                 cell = f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}"
