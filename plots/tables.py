@@ -694,6 +694,12 @@ MOE_ROUTE_AB = [("k4-route-h100", "the route kernel before (7b26813: a warp rout
 # The router trials (k4_moe/TRIALS.md, "The router's DRAM rate"): a tag, a caption and the arms
 # (label, the `ggemm moe` CSVs of its interleaved rounds); the first arm is the base.
 MOE_ROUTER_ARMS = [
+    ("k4-router-colfirst-h100", "the router's grid with row tiles fastest (main at 30fe695) and with a row tile's "
+     "column blocks side by side (colfirst; `device-calls-30fe69541064/router-colfirst.patch`), both built alike, two "
+     "interleaved rounds in one call (`device-calls-30fe69541064/e43.sh`): the layer of d = 7168, F = 2048, top-8 "
+     "at T = 16384 with 256, 257 and 384 experts, and four model layers at T = 4096",
+     [(arm, [f for x in (256, 257, 384, "models") for f in h100_rounds(f"router-{arm}-{x}", "30fe69541064")])
+      for arm in ("main", "colfirst")]),
     ("k4-router-refill-h100", "the router's producer refilling its ring one stage at a time (rb1, the tree at "
      "26372d5) and in batches of two and four consecutive k-blocks (rb2, rb4; `refill.patch`), two interleaved rounds "
      "in one call",
@@ -739,7 +745,8 @@ def moe_csv_steps(paths, columns, pass_=None):
         metas.append((meta, p))
         for r in rows:
             if r.get("impl") == "k4_moe" and r["check"] == "pass" and pass_ in (None, r.get("pass", "forward")):
-                key = (r["model"], int(r["tokens"]), r["path"])
+                model = r["model"] if r["model"] != "custom" else f"custom, {r['experts']} experts"  # --experts --d ..
+                key = (model, int(r["tokens"]), r["path"])
                 steps.setdefault(key, []).append(tuple(float(r[c]) for c in columns))
     return {k: tuple(statistics.median(x[i] for x in v) for i in range(len(columns))) for k, v in steps.items()}, metas
 
@@ -881,20 +888,30 @@ MOE_EXPERTS_ROUNDS = [
       for path in ("fused", "unfused")]
      + [f"results/h100-80gb-hbm3/evidence/kimi-{path}-{r}-76c24f6ad32d.csv" for path in ("fused", "unfused")
         for r in (1, 2)]),
+    ("k4-two-level-always-h100", "the same layer, fused, on main at 30fe695 (`main`) and on main + "
+     "`two-level-always.patch` (`always`: the fused GEMM1 built for 4096 experts whatever the layer; at 256 experts "
+     "its table's span is 1, so it never walks), both built alike, 256 experts on both and 257 on main, interleaved "
+     "in one call (`device-calls-30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`; main's third "
+     "257-expert round was cut by the call's time limit)",
+     [(b, f"results/h100-80gb-hbm3/evidence/twolevel-{b}-{e}-{r}-30fe69541064.csv")
+      for r in (1, 2, 3) for b, e in (("main", 256), ("always", 256), ("main", 257)) if (b, e, r) != ("main", 257, 3)]),
 ]
 
 
 def moe_experts_rounds(caption, files):
-    """Per model, expert count and path: the rounds' GEMM1 step (median, least and most), that over the same
-    model and path at 256 experts, and the whole layer's and the route step's medians."""
-    rounds = {}
-    for p in files:
+    """Per model, expert count and path (and build, where `files` has (build, file) pairs: the first build is the
+    base): the rounds' GEMM1 step (median, least and most), that over the same model and path at 256 experts, and
+    the whole layer's and the route step's medians."""
+    rounds, builds = {}, list(dict.fromkeys(f[0] for f in files if isinstance(f, tuple)))
+    for f in files:
+        build, p = f if isinstance(f, tuple) else (None, f)
         for r in load(os.path.join(ROOT, p))[1]:
             if r.get("impl") == "k4_moe" and r["check"] == "pass":
-                key = (r["model"], int(r["experts"]), r["path"])
+                key = (r["model"], int(r["experts"]), r["path"]) + ((build,) if builds else ())
                 steps = sum(float(r[c]) for c in ("route_us", "permute_us", "gemm1_us", "gemm2_us", "combine_us"))
-                power = tuple(float(r[c]) if r.get(c) else None
-                              for c in ("power_capped_pct", "steps_power_capped_pct"))  # moe.csv after fdc1362
+                power = tuple(float(r[c]) if r.get(c) else None  # moe.csv after fdc1362
+                              for c in ("power_capped_pct", "steps_power_capped_pct", "sm_clock_mhz",
+                                        "steps_sm_clock_mhz"))
                 rounds.setdefault(key, []).append((float(r["gemm1_us"]), float(r["time_us_median"]),
                                                    float(r["route_us"]), steps / float(r["time_us_median"]),
                                                    float(r["time_us_p90"]), power))
@@ -910,22 +927,29 @@ def moe_experts_rounds(caption, files):
            "with 256 experts; layer: the whole layer's median (its own series of reps) and p90, medians over the rounds; "
            "steps / layer: the sum of the step medians (a second series, events between the steps) over the "
            "layer's median, the rounds' median" + ("; power-capped %: the share of the layer's series and of the step "
-                                                   "series the clocks were held down for power, the rounds' median"
+                                                   "series the clocks were held down for power, and SM clock: the "
+                                                   "clock at each series' end, the rounds' medians"
                                                    if has_power else "")
-           + ". From " + ", ".join(f"`{os.path.basename(f)}`" for f in files) + ".*", "",
-           "| model | experts | path | rounds | GEMM1 µs | GEMM1 / 256 | layer µs | layer p90 µs | steps / layer | "
-           "route µs |" + (" power-capped % layer / steps |" if has_power else ""),
-           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if has_power else "")]
-    for key in sorted(rounds, key=lambda k: (k[0], k[2], k[1])):
+           + (f"; / 256 is over the {builds[0]} build's" if builds else "")
+           + ". From " + ", ".join(f"`{os.path.basename(f[1] if isinstance(f, tuple) else f)}`" for f in files)
+           + ".*", "",
+           "| model | experts | path | " + ("build | " if builds else "") + "rounds | GEMM1 µs | GEMM1 / 256 | "
+           "layer µs | layer p90 µs | steps / layer | route µs |"
+           + (" power-capped % layer / steps | SM clock MHz layer / steps |" if has_power else ""),
+           "|---|---:|---|" + ("---|" if builds else "") + "---:|---:|---:|---:|---:|---:|---:|"
+           + ("---:|---:|" if has_power else "")]
+    for key in sorted(rounds, key=lambda k: (k[0], k[2], k[1], builds.index(k[3]) if builds else 0)):
         v = rounds[key]
         g = [x[0] for x in v]
-        base = rounds.get((key[0], 256, key[2]))
+        base = rounds.get((key[0], 256, key[2]) + ((builds[0],) if builds else ()))
         ratio = f"{statistics.median(g) / statistics.median(x[0] for x in base):.3f}" if base else ""
         spread = f" ({min(g):.0f}–{max(g):.0f})" if len(g) > 1 else ""
-        out.append(f"| {key[0]} | {key[1]} | `{key[2]}` | {len(v)} | {statistics.median(g):.1f}{spread} | {ratio} | "
+        out.append(f"| {key[0]} | {key[1]} | `{key[2]}` | " + (f"{key[3]} | " if builds else "")
+                   + f"{len(v)} | {statistics.median(g):.1f}{spread} | {ratio} | "
                    f"{statistics.median(x[1] for x in v):.1f} | {statistics.median(x[4] for x in v):.1f} | "
                    f"{statistics.median(x[3] for x in v):.3f} | {statistics.median(x[2] for x in v):.1f} |"
-                   + (f" {power_cell(v, 0)} / {power_cell(v, 1)} |" if has_power else ""))
+                   + (f" {power_cell(v, 0)} / {power_cell(v, 1)} | {power_cell(v, 2)} / {power_cell(v, 3)} |"
+                      if has_power else ""))
     return "\n".join(out)
 
 
@@ -936,7 +960,15 @@ K4_NCU = [("k4-two-level-ncu-h100", "the fused GEMM1 (`cp_async` gather) of the 
             ("257 experts", "results/h100-80gb-hbm3/evidence/ncu-gemm1-experts-257-fb473958ee31.txt")],
            ["Duration", "SM Frequency", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
             "DRAM Throughput", "L2 Hit Rate", "L2 Cache Throughput", "Compute (SM) Throughput",
-            "Warp Cycles Per Issued Instruction", "Registers Per Thread"])]
+            "Warp Cycles Per Issued Instruction", "Registers Per Thread"]),
+          ("k4-router-colfirst-ncu-h100", "the router kernel of the layer of d = 7168, F = 2048, top-8 at T = 16384, one "
+           "launch each under ncu (its default clock control), main at 30fe695 and main + `router-colfirst.patch` "
+           "(`device-calls-30fe69541064/e43.sh`); the padded router width is 256 columns at 256 experts (one column "
+           "block of 256), 264 at 257 and 384 at 384 (two each)",
+           [(f"{arm}, {e} experts", f"results/h100-80gb-hbm3/evidence/ncu-router-{arm}-{e}-30fe69541064.csv")
+            for e in (256, 257, 384) for arm in ("main", "colfirst")],
+           ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed"])]
 
 
 def moe_log_steps(path, path_name):
@@ -1354,7 +1386,16 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
           "(`device-calls-fb473958ee31/e35.sh`, which ran `device-calls-ac72a96f0d32/e33.sh`)",
           [f"results/h100-80gb-hbm3/evidence/wgrad-shfl-main-{r}-76c24f6ad32d.csv" for r in (1, 2, 3)],
           [f"results/h100-80gb-hbm3/evidence/wgrad-shfl-new-{r}-76c24f6ad32d.csv" for r in (1, 2, 3)],
-          ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"))]
+          ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"))] + [
+         (f"k5-queue-{arm}-h100", f"main at 30fe695 (before) against main + `queue-{arm}.patch` (after: {what}, not "
+          "merged), both built alike, two interleaved rounds each in one call with a third build (`device-calls-"
+          "30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`)",
+          h100_rounds("wgrad-q-main", "30fe69541064"), h100_rounds(f"wgrad-q-{arm}", "30fe69541064"),
+          ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"))
+         for arm, what in (("lane0", "lane 0 alone waits, reads and releases the slot, the warp gets the item by "
+                                     "shuffles"),
+                           ("count32", "lane 0 releases the slot with one arrival of count 32 after `__syncwarp`, on "
+                                       "a barrier expecting 32 per consumer warp"))]
 
 
 # The layer backward before and after a change, in interleaved rounds of one call without torch:
@@ -1398,7 +1439,14 @@ K5_SANITIZER_RUNS = [("k5-queue-racecheck-h100", "racecheck on the problem whose
                       [(k, label, "racecheck", f"results/h100-80gb-hbm3/evidence/{log}")
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn")
                        for label, log in (("main, session 19", f"racecheck-wrap-{k}-main-ac72a96f0d32.log"),
-                                          ("main, session 20", f"racecheck-wrap-{k}-shfl-76c24f6ad32d.log"))])]
+                                          ("main, session 20", f"racecheck-wrap-{k}-shfl-76c24f6ad32d.log"))]),
+                     ("k5-queue-candidates-racecheck-h100", "racecheck on the same problem, main at 30fe695 + "
+                      "`queue-lane0.patch` (`lane 0`: lane 0 alone waits, reads and releases) and + "
+                      "`queue-count32.patch` (`count 32`: lane 0 arrives once with count 32 after `__syncwarp`) "
+                      "(`device-calls-30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`)",
+                      [(k, label, "racecheck", f"results/h100-80gb-hbm3/evidence/racecheck-wrap-{k}-{arm}-30fe69541064.log")
+                       for k in ("k5_wgrad", "k5_wgrad_m256_dyn")
+                       for arm, label in (("lane0", "lane 0"), ("count32", "count 32"))])]
 
 
 def sanitizer_reports(caption, runs):
@@ -1646,7 +1694,16 @@ def ncu_metric(line, metric):
 
 def ncu_value(path, metric, kernel=None):
     """The first `metric` line of an ncu text report, or of the first report section whose kernel
-    header (a line indented by two spaces) contains `kernel`: (unit, value)."""
+    header (a line indented by two spaces) contains `kernel`: (unit, value). An `ncu --csv` report
+    (one row per metric, after the program's own output) is read by its columns."""
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    head = text.find('"ID","Process ID"')
+    if head >= 0:
+        for r in csv.DictReader(io.StringIO(text[head:])):
+            if r["Metric Name"] == metric and (kernel is None or kernel in r["Kernel Name"]):
+                return (r["Metric Unit"], r["Metric Value"])
+        return None
     with open(os.path.join(ROOT, path)) as f:
         inside = kernel is None
         for line in f:
@@ -1975,7 +2032,8 @@ def main():
     for tag, caption, arms in MOE_ROUTER_ARMS:
         generated("k4_moe", tag, [f for _, files in arms for f in files], lambda: moe_route_arms(caption, arms))
     for tag, caption, files in MOE_EXPERTS_ROUNDS:
-        generated("k4_moe", tag, files, lambda: moe_experts_rounds(caption, files))
+        generated("k4_moe", tag, [f[1] if isinstance(f, tuple) else f for f in files],
+                  lambda: moe_experts_rounds(caption, files))
     for stage, specs in (("k5_backward", K5_NCU), ("k3_wgmma", K3_NCU), ("k4_moe", K4_NCU)):
         for tag, caption, reports, metrics in specs:
             generated(stage, tag, [r[1] for r in reports], lambda: ncu_columns(caption, reports, metrics))
