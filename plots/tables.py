@@ -891,8 +891,8 @@ MOE_EXPERTS_ROUNDS = [
     ("k4-two-level-always-h100", "the same layer, fused, on main at 30fe695 (`main`) and on main + "
      "`two-level-always.patch` (`always`: the fused GEMM1 built for 4096 experts whatever the layer; at 256 experts "
      "its table's span is 1, so it never walks), both built alike, 256 experts on both and 257 on main, interleaved "
-     "in one call (`device-calls-30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`; main's third "
-     "257-expert round was cut by the call's time limit)",
+     "in one call (`device-calls-30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`, three rounds of "
+     "each 256-expert build and two of main at 257)",
      [(b, f"results/h100-80gb-hbm3/evidence/twolevel-{b}-{e}-{r}-30fe69541064.csv")
       for r in (1, 2, 3) for b, e in (("main", 256), ("always", 256), ("main", 257)) if (b, e, r) != ("main", 257, 3)]),
 ]
