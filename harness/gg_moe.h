@@ -73,8 +73,8 @@ int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long se
 int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
                 GgTelemetry *steps_power);
 /* The per-step breakdown of either direction: reps runs of run(ctx, marks) (steps + 1 events, at
- * most 16 steps), each after the L2 flush; median_us[s] the median time of step s; power (may be
- * NULL): the board's power state over the series. */
+ * most 16 steps), each after the L2 flush; median_us[s] the median time of step s; power: the
+ * board's power state over the series. */
 int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
                       int tokens, int reps, double *median_us, GgTelemetry *power);
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */

@@ -516,7 +516,7 @@ int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *c
             t[s * reps + i] = ms * 1e3;
         }
     }
-    if (power) gg_telemetry_since(&start, power);
+    gg_telemetry_since(&start, power);
     for (int s = 0; !rc && s < steps; ++s) {
         GgTiming step;
         gg_timing_summarize(t + s * reps, reps, &step);

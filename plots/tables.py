@@ -745,7 +745,8 @@ def moe_csv_steps(paths, columns, pass_=None):
         metas.append((meta, p))
         for r in rows:
             if r.get("impl") == "k4_moe" and r["check"] == "pass" and pass_ in (None, r.get("pass", "forward")):
-                model = r["model"] if r["model"] != "custom" else f"custom, {r['experts']} experts"  # --experts --d ..
+                # layers given by --experts/--d/... are all "custom": the expert count tells them apart
+                model = r["model"] if r["model"] != "custom" else f"custom, {r['experts']} experts"
                 key = (model, int(r["tokens"]), r["path"])
                 steps.setdefault(key, []).append(tuple(float(r[c]) for c in columns))
     return {k: tuple(statistics.median(x[i] for x in v) for i in range(len(columns))) for k, v in steps.items()}, metas
@@ -869,7 +870,7 @@ MOE_GATHER_AB = [
 
 
 # One layer shape at several expert counts (k4_moe/TRIALS.md, "Above 256 experts"): a tag, a caption, the
-# `ggemm moe` CSVs (each a round of one path and expert count).
+# `ggemm moe` CSVs (each a round of one path and expert count), or (build, CSV) pairs where builds differ.
 MOE_EXPERTS_ROUNDS = [
     ("k4-two-level-h100", "the layer of d = 7168, F = 2048, top-8 at T = 16384 with 256 experts (the one-level schedule "
      "table) and 257 (the first count that gets the two-level one), main at fb47395, the default gather "
@@ -898,13 +899,18 @@ MOE_EXPERTS_ROUNDS = [
 ]
 
 
+def build_files(files):
+    """MOE_EXPERTS_ROUNDS' files as (build, CSV) pairs, build None where the spec names files alone."""
+    return [f if isinstance(f, tuple) else (None, f) for f in files]
+
+
 def moe_experts_rounds(caption, files):
     """Per model, expert count and path (and build, where `files` has (build, file) pairs: the first build is the
     base): the rounds' GEMM1 step (median, least and most), that over the same model and path at 256 experts, and
     the whole layer's and the route step's medians."""
-    rounds, builds = {}, list(dict.fromkeys(f[0] for f in files if isinstance(f, tuple)))
-    for f in files:
-        build, p = f if isinstance(f, tuple) else (None, f)
+    files = build_files(files)
+    rounds, builds = {}, [b for b in dict.fromkeys(b for b, _ in files) if b is not None]
+    for build, p in files:
         for r in load(os.path.join(ROOT, p))[1]:
             if r.get("impl") == "k4_moe" and r["check"] == "pass":
                 key = (r["model"], int(r["experts"]), r["path"]) + ((build,) if builds else ())
@@ -931,7 +937,7 @@ def moe_experts_rounds(caption, files):
                                                    "clock at each series' end, the rounds' medians"
                                                    if has_power else "")
            + (f"; / 256 is over the {builds[0]} build's" if builds else "")
-           + ". From " + ", ".join(f"`{os.path.basename(f[1] if isinstance(f, tuple) else f)}`" for f in files)
+           + ". From " + ", ".join(f"`{os.path.basename(p)}`" for _, p in files)
            + ".*", "",
            "| model | experts | path | " + ("build | " if builds else "") + "rounds | GEMM1 µs | GEMM1 / 256 | "
            "layer µs | layer p90 µs | steps / layer | route µs |"
@@ -1704,15 +1710,14 @@ def ncu_value(path, metric, kernel=None):
             if r["Metric Name"] == metric and (kernel is None or kernel in r["Kernel Name"]):
                 return (r["Metric Unit"], r["Metric Value"])
         return None
-    with open(os.path.join(ROOT, path)) as f:
-        inside = kernel is None
-        for line in f:
-            if not inside:
-                inside = line.startswith("  ") and not line.startswith("   ") and kernel in line
-                continue
-            got = ncu_metric(line, metric)
-            if got:
-                return got
+    inside = kernel is None
+    for line in text.splitlines():
+        if not inside:
+            inside = line.startswith("  ") and not line.startswith("   ") and kernel in line
+            continue
+        got = ncu_metric(line, metric)
+        if got:
+            return got
     return None
 
 
@@ -2032,8 +2037,7 @@ def main():
     for tag, caption, arms in MOE_ROUTER_ARMS:
         generated("k4_moe", tag, [f for _, files in arms for f in files], lambda: moe_route_arms(caption, arms))
     for tag, caption, files in MOE_EXPERTS_ROUNDS:
-        generated("k4_moe", tag, [f[1] if isinstance(f, tuple) else f for f in files],
-                  lambda: moe_experts_rounds(caption, files))
+        generated("k4_moe", tag, [p for _, p in build_files(files)], lambda: moe_experts_rounds(caption, files))
     for stage, specs in (("k5_backward", K5_NCU), ("k3_wgmma", K3_NCU), ("k4_moe", K4_NCU)):
         for tag, caption, reports, metrics in specs:
             generated(stage, tag, [r[1] for r in reports], lambda: ncu_columns(caption, reports, metrics))
