@@ -14,8 +14,8 @@
 //    B boxes past that read zeros; columns >= E are computed and never stored.
 // 4. Staggered k, for few experts. Read in step, every CTA asks for the same k-block of Wr at
 //    the same moment, and with few experts that k-block is a handful of L2 lines (8 experts: 16
-//    bytes a row). Where k4_router_stagger (k4_moe.h) says so, row tile x starts its k range at
-//    k-block x % kbs and wraps (such a router has one column block). Measured faster with 8
+//    bytes a row). Where k4_router_stagger (k4_moe.h) says so, row tile r starts its k range at
+//    k-block r % kbs and wraps (such a router has one column block). Measured faster with 8
 //    experts at every d tried, not faster with 32 or more; staggering routers of several column
 //    blocks made the 256-expert one slower (k4_moe/TRIALS.md, "The router's DRAM rate"; why is a
 //    reading).
@@ -24,7 +24,11 @@
 //          c computes rows 64c .. 64c + 63: wgmma.m64nBLOCK_Nk16.
 // Threads  384: k3's producer warpgroup (thread 0 issues every TMA load) and two consumers.
 // Smem     k3's Ring<BLOCK_N> (its epilogue staging unused: the fp32 store needs none).
-// Grid     (row tiles, column blocks, splits): one tile and one split per CTA.
+// Grid     (row tiles x column blocks, 1, splits): one tile and one split per CTA, a row tile's
+//          column blocks at consecutive x, so they run side by side (as CTAs were observed to
+//          start in index order) and a row of X came from DRAM about once (ncu: k4_moe/TRIALS.md,
+//          "The router's grid"); with row tiles consecutive, a row tile's column blocks are a
+//          row-tile count apart, and where that is more than a wave each reads X again.
 // Preconditions  d % 8 == 0, d >= 8 (X's TMA row stride; a k tail reads zeros); 1 <= E <=
 //          K4_ROUTE_MAX_EXPERTS; X and the padded Wr 16-byte aligned: checked below.
 // Run it   build/bin/ggemm moe --model qwen3 --tokens 4096 (its time is in the "route" step)
@@ -48,7 +52,8 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
     init_ring(full, empty, 1, CONSUMER_WARPS);  // full: the producer's expect_tx; empty: each consumer warp
     __syncthreads();
     gg::griddep_launch_dependents();  // the route kernel's CTAs may take what SMs are left; they wait for us
-    const int row0 = blockIdx.x * BLOCK_M, col0 = blockIdx.y * BLOCK_N;
+    const int col_blocks = (n_pad + BLOCK_N - 1) / BLOCK_N;  // a row tile's CTAs are consecutive (the header, Grid)
+    const int row_tile = blockIdx.x / col_blocks, row0 = row_tile * BLOCK_M, col0 = blockIdx.x % col_blocks * BLOCK_N;
     const int kb0 = blockIdx.z * split_kb, kbs = min(split_kb, k_blocks - kb0);  // >= 1 (k4_router_splits)
     const int wg = threadIdx.x / WG_THREADS;
 
@@ -67,7 +72,7 @@ router_kernel(const __grid_constant__ CUtensorMap tmap_x, const __grid_constant_
                 gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
                 uint8_t *a_box = smem + pipe.stage * R::STAGE_BYTES, *b_box = a_box + A_BYTES;
                 gg::mbarrier_arrive_expect_tx(&full[pipe.stage], stage_tx);
-                const int k0 = (kb0 + (STAGGER ? (kb + blockIdx.x % kbs) % kbs : kb)) * BLOCK_K;  // change 4
+                const int k0 = (kb0 + (STAGGER ? (kb + row_tile % kbs) % kbs : kb)) * BLOCK_K;  // change 4
                 for (int h = 0; h < a_loads; ++h)
                     gg::tma_load_2d(a_box + h * HALF_A_BYTES, &tmap_x, k0, row0 + h * WG_ROWS, &full[pipe.stage]);
                 for (int p = 0; p < b_loads; ++p)
@@ -95,7 +100,7 @@ cudaError_t launch(const CUtensorMap &tmap_x, const CUtensorMap &tmap_wr, float 
     const void *kernel = (const void *)router_kernel<BLOCK_N, STAGGER>;
     CUDA_TRY(gg_launch_smem_opt_in(kernel, R::SMEM_BYTES));
     const int n_pad = k4_router_n(experts);
-    const dim3 grid((tokens + BLOCK_M - 1) / BLOCK_M, (n_pad + BLOCK_N - 1) / BLOCK_N,
+    const dim3 grid((tokens + BLOCK_M - 1) / BLOCK_M * ((n_pad + BLOCK_N - 1) / BLOCK_N), 1,
                     k4_router_splits(tokens, experts, d));
     router_kernel<BLOCK_N, STAGGER><<<grid, THREADS, R::SMEM_BYTES, st>>>(
         tmap_x, tmap_wr, partials, tokens, experts, n_pad, k_blocks_of(d), k4_router_split_kblocks(tokens, experts, d));
