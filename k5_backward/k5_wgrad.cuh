@@ -132,13 +132,20 @@ struct WgradDeal {
         gg::mbarrier_arrive(&full[q.stage]);  // release: the write above before the consumers' reads
         return w;
     }
-    // A consumer warp's j-th item (every lane); its slot released once all lanes have read it.
+    // A consumer warp's j-th item: every lane waits for the slot, lane 0 reads and releases it,
+    // the other lanes get the item by shuffles (the thread that releases is the one that read).
     __device__ __forceinline__ WgradWork take(int j, int lane) {
         const GgPipe q = slot(j);
         gg::mbarrier_wait_parity(&full[q.stage], gg_pipe_full_parity(q));
-        const WgradWork w = work[q.stage];
-        __syncwarp();
-        if (lane == 0) gg::mbarrier_arrive(&empty[q.stage]);
+        __syncwarp();  // every lane past this phase before the release lets the producer refill the slot
+        WgradWork w = {};
+        if (lane == 0) {
+            w = work[q.stage];
+            gg::mbarrier_arrive(&empty[q.stage]);  // release: the read above before the next draw
+        }
+        int *word = reinterpret_cast<int *>(&w);
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(WgradWork) / sizeof(int)); ++i) word[i] = __shfl_sync(~0u, word[i], 0);
         return w;
     }
     // The producer thread, after drawing past the list.

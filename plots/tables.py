@@ -1401,7 +1401,15 @@ K5_AB = [("k5-tma-store-h100", "wgrad's epilogue as TMA stores (and its 32-bit i
          for arm, what in (("lane0", "lane 0 alone waits, reads and releases the slot, the warp gets the item by "
                                      "shuffles"),
                            ("count32", "lane 0 releases the slot with one arrival of count 32 after `__syncwarp`, on "
-                                       "a barrier expecting 32 per consumer warp"))]
+                                       "a barrier expecting 32 per consumer warp"))] + [
+         ("k5-queue-allwait-h100", "branch `s21` at 241e5d3 (before: main's queue) against the same tree + "
+          "`device-calls-30fe69541064/queue-allwait.patch` (after: every lane waits for the slot, `__syncwarp`, lane 0 "
+          "reads and releases, the warp gets the item by shuffles; merged), both built alike, in one call in the order "
+          "before, after, after (`device-calls-241e5d3003c9/e45.sh`, which ran `device-calls-30fe69541064/e44.sh`; "
+          "its second before round and the decode rows of the second after round were cut by the call's limit)",
+          ["results/h100-80gb-hbm3/evidence/wgrad-aw-main-1-241e5d3003c9.csv"],
+          [f"results/h100-80gb-hbm3/evidence/wgrad-aw-allwait-{r}-241e5d3003c9.csv" for r in (1, 2)],
+          ("k5_wgrad", "k5_wgrad_pingpong_dyn", "k5_wgrad_m256_dyn"))]
 
 
 # The layer backward before and after a change, in interleaved rounds of one call without torch:
@@ -1452,7 +1460,14 @@ K5_SANITIZER_RUNS = [("k5-queue-racecheck-h100", "racecheck on the problem whose
                       "(`device-calls-30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`)",
                       [(k, label, "racecheck", f"results/h100-80gb-hbm3/evidence/racecheck-wrap-{k}-{arm}-30fe69541064.log")
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn")
-                       for arm, label in (("lane0", "lane 0"), ("count32", "count 32"))])]
+                       for arm, label in (("lane0", "lane 0"), ("count32", "count 32"))]),
+                     ("k5-queue-allwait-racecheck-h100", "racecheck on the same problem, branch `s21` at 241e5d3 + "
+                      "`queue-allwait.patch` (`every lane waits`: every lane waits for the slot, `__syncwarp`, lane 0 "
+                      "reads and releases) (`device-calls-241e5d3003c9/e45.sh`, which ran "
+                      "`device-calls-30fe69541064/e44.sh`)",
+                      [(k, "every lane waits", "racecheck",
+                        f"results/h100-80gb-hbm3/evidence/racecheck-wrap-{k}-allwait-241e5d3003c9.log")
+                       for k in ("k5_wgrad", "k5_wgrad_m256_dyn")])]
 
 
 def sanitizer_reports(caption, runs):
