@@ -46,7 +46,10 @@ def shape(r):
 
 def load():
     configs, old_pick, torch, first, ablations, entry = {}, {}, {}, {}, {}, {}
-    sources = sorted(glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv")))
+    # oldest run first (by its date line, not its name: names carry commit hashes), so a later run of a shape and
+    # configuration replaces an earlier one
+    sources = sorted(glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv")),
+                     key=lambda p: (read_results(p)[0].get("date", ""), p))
     for path in sources:
         for r in read_results(path)[1]:
             k, name = shape(r), r["kernel"]
