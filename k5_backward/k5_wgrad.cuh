@@ -98,6 +98,7 @@ struct __align__(16) WgradWork {
     int t;
     GgWgradItem it;
 };
+static_assert(sizeof(WgradWork) % sizeof(int) == 0, "take() hands the item to its warp one 32-bit word at a time");
 template <Deal D>
 struct WgradDeal {
     static constexpr int QUEUE = 8;  // items drawn ahead: more than the ring's stages, for 1-block items
