@@ -48,10 +48,10 @@ def load():
     configs, old_pick, torch, first, ablations, entry = {}, {}, {}, {}, {}, {}
     # oldest run first (by its date line, not its name: names carry commit hashes), so a later run of a shape and
     # configuration replaces an earlier one
-    sources = sorted(glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv")),
-                     key=lambda p: (read_results(p)[0].get("date", ""), p))
+    sweeps = {p: read_results(p) for p in glob.glob(os.path.join(EVIDENCE, "grid-configs-*.csv"))}
+    sources = sorted(sweeps, key=lambda p: (sweeps[p][0].get("date", ""), p))
     for path in sources:
-        for r in read_results(path)[1]:
+        for r in sweeps[path][1]:
             k, name = shape(r), r["kernel"]
             if name.startswith(PREFIX) and name[len(PREFIX):] in CHOICES:
                 configs.setdefault(k, {})[name[len(PREFIX):]] = float(r["time_us_median"])
