@@ -174,12 +174,16 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
     for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
         const gg::SchedTile tile = sched.at(t);
         const int passes = tile.height / ROWS_PER_PASS;
-        // This thread's source rows for the whole tile (-1: past the expert's rows, not loaded).
-        int src[BLOCK_M / ROWS_PER_PASS];
+        // This thread's chunk of each source row at k-block 0, for the whole tile (null: past the
+        // expert's rows, not loaded). Addresses, not token indices: the loop below then adds one
+        // offset per copy (k4_moe/TRIALS.md, "Gather pointers": the build for 4096 experts lost its
+        // slowdown at 256 experts with them).
+        const uint16_t *src[BLOCK_M / ROWS_PER_PASS];
 #pragma unroll
         for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i) {
             const int r = row_in_pass + i * ROWS_PER_PASS;
-            src[i] = (i < passes && r < tile.rows) ? __ldg(src_token + tile.row0 + r) : -1;
+            src[i] = (i < passes && r < tile.rows) ? x + (size_t)__ldg(src_token + tile.row0 + r) * d + chunk * 8
+                                                   : nullptr;
         }
         for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, STAGES)) {
             gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
@@ -190,9 +194,9 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
             }
 #pragma unroll
             for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
-                if (src[i] >= 0)
+                if (src[i])
                     gg::cp_async_16_l2_256(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
-                                           x + (size_t)src[i] * d + kb * BLOCK_K + chunk * 8);
+                                           src[i] + kb * BLOCK_K);
             gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
         }
     }
