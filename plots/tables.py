@@ -700,6 +700,23 @@ MOE_ROUTER_ARMS = [
      "at T = 16384 with 256, 257 and 384 experts, and four model layers at T = 4096",
      [(arm, [f for x in (256, 257, 384, "models") for f in h100_rounds(f"router-{arm}-{x}", "30fe69541064")])
       for arm in ("main", "colfirst")]),
+    ("k4-router-grid-4096-h100", "the router's grid at T = 4096 on four model layers: main at 015919f (`main`: a row "
+     "tile's column blocks at consecutive CTAs) and main with `router-consecutive.patch` reversed (`rowfirst`: row "
+     "tiles fastest), both built alike, three interleaved rounds in one call (`device-calls-241e5d3003c9/e47.sh`); at "
+     "this T the Mixtral- and OLMoE-like routers have one column block, so both builds launch them alike (an A/A), "
+     "the Qwen3-like one two and the DeepSeek-V3-like one four (64-wide blocks)",
+     [(arm, [f"results/h100-80gb-hbm3/evidence/route4096-{a}-{r}-015919f859e2.csv" for r in (1, 2, 3)])
+      for arm, a in (("main", "colfirst"), ("rowfirst", "rowfirst"))]),
+    ("k4-router-257-h100", "the layer of d = 7168, F = 2048, top-8 at T = 16384 with 257 experts: main at 015919f, main "
+     "+ `router-pad64.patch` (`pad64`: Wr padded to whole 128-byte rows above 64 experts, 320 columns) and main + "
+     "`router-width-cols.patch` (`widthcols`: the tile width that computes the fewest columns, three of 128), built "
+     "alike, two interleaved rounds in one call (`device-calls-241e5d3003c9/e47.sh`)",
+     [(arm, [f"results/h100-80gb-hbm3/evidence/router257-{arm}-{r}-015919f859e2.csv" for r in (1, 2)])
+      for arm in ("main", "pad64", "widthcols")]),
+    ("k4-router-384-h100", "the same layer with 384 experts: main at 015919f (two column blocks of 256) and main + "
+     "`router-width-cols.patch` (three of 128), two interleaved rounds in the same call",
+     [(arm, [f"results/h100-80gb-hbm3/evidence/router384-{arm}-{r}-015919f859e2.csv" for r in (1, 2)])
+      for arm in ("main", "widthcols")]),
     ("k4-router-refill-h100", "the router's producer refilling its ring one stage at a time (rb1, the tree at "
      "26372d5) and in batches of two and four consecutive k-blocks (rb2, rb4; `refill.patch`), two interleaved rounds "
      "in one call",
@@ -896,6 +913,14 @@ MOE_EXPERTS_ROUNDS = [
      "each 256-expert build and two of main at 257)",
      [(b, f"results/h100-80gb-hbm3/evidence/twolevel-{b}-{e}-{r}-30fe69541064.csv")
       for r in (1, 2, 3) for b, e in (("main", 256), ("always", 256), ("main", 257)) if (b, e, r) != ("main", 257, 3)]),
+    ("k4-gather-pointers-h100", "the same layer, fused, on main at 015919f (`main`), on main + "
+     "`two-level-always.patch` (`always`, as above), on main + `gather-pointers.patch` (`pointers`: the `cp_async` "
+     "gather keeps each source row's address for the tile) and on main + both (`alwaysptr`), all built alike, 256 "
+     "experts on each and 384 (the two-level table on every build) on main and pointers, two interleaved rounds in "
+     "one call (`device-calls-241e5d3003c9/e47.sh`)",
+     [(b, f"results/h100-80gb-hbm3/evidence/ptr-{b}-{e}-{r}-015919f859e2.csv")
+      for r in (1, 2) for b, e in (("main", 256), ("always", 256), ("alwaysptr", 256), ("pointers", 256),
+                                   ("main", 384), ("pointers", 384))]),
 ]
 
 
@@ -974,7 +999,24 @@ K4_NCU = [("k4-two-level-ncu-h100", "the fused GEMM1 (`cp_async` gather) of the 
            [(f"{arm}, {e} experts", f"results/h100-80gb-hbm3/evidence/ncu-router-{arm}-{e}-30fe69541064.csv")
             for e in (256, 257, 384) for arm in ("main", "colfirst")],
            ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-            "sm__throughput.avg.pct_of_peak_sustained_elapsed"])]
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed"]),
+          ("k4-router-1d-ncu-h100", "the same router, one launch each under ncu, main at 015919f (the one-dimensional "
+           "grid, a row tile's column blocks consecutive; two column blocks of 256 at 257 and 384 experts), main with "
+           "`router-consecutive.patch` reversed (`rowfirst`: row tiles fastest), main + `router-width-cols.patch` "
+           "(`widthcols`: three column blocks of 128) and, at 257 experts, main + `router-pad64.patch` (`pad64`: 320 "
+           "columns, two blocks of 256) (`device-calls-241e5d3003c9/e47.sh`)",
+           [(f"{arm}, {e} experts", f"results/h100-80gb-hbm3/evidence/ncu-router-{arm}-{e}-015919f859e2.csv")
+            for e in (257, 384) for arm in ("main", "rowfirst", "widthcols", "pad64") if (arm, e) != ("pad64", 384)],
+           ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed"]),
+          ("k4-gemm1-always-ncu-h100", "the fused GEMM1 (`cp_async` gather) of the 256-expert layer, one launch each "
+           "under ncu with the SourceCounters section, main at 015919f and main + `two-level-always.patch` "
+           "(`device-calls-241e5d3003c9/e47.sh`)",
+           [("main", "results/h100-80gb-hbm3/evidence/ncu-gemm1-main-256-015919f859e2.txt"),
+            ("always", "results/h100-80gb-hbm3/evidence/ncu-gemm1-always-256-015919f859e2.txt")],
+           ["Duration", "SM Frequency", "Elapsed Cycles", "SM Active Cycles", "Executed Instructions",
+            "Warp Cycles Per Issued Instruction", "DRAM Throughput", "L2 Cache Throughput", "L2 Hit Rate",
+            "Compute (SM) Throughput", "Registers Per Thread"])]
 
 
 def moe_log_steps(path, path_name):
@@ -1468,6 +1510,42 @@ K5_SANITIZER_RUNS = [("k5-queue-racecheck-h100", "racecheck on the problem whose
                       [(k, "every lane waits", "racecheck",
                         f"results/h100-80gb-hbm3/evidence/racecheck-wrap-{k}-allwait-241e5d3003c9.log")
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn")])]
+
+
+# tests/sanitize.sh's own log, one "== WHAT TOOL" section per run: (stage, tag, caption, log).
+SANITIZE_LOGS = [("k5_backward", "k5-sanitize-wgrad-h100", "`tests/sanitize.sh build k5_wgrad k5_wgrad_m256 "
+                  "k5_wgrad_m256_dyn k5_wgrad_pingpong k5_wgrad_pingpong_dyn` on main at 015919f "
+                  "(`device-calls-241e5d3003c9/e48.sh`), cut by the call's limit in its last section",
+                  "results/h100-80gb-hbm3/evidence/sanitize-wgrad-015919f859e2.log"),
+                 ("k4_moe", "k4-sanitize-moe-h100", "`tests/sanitize.sh --moe build` on main at 015919f (the router's "
+                  "one-dimensional grid; `device-calls-241e5d3003c9/e48.sh`), cut by the call's limit: the layers "
+                  "after the last section listed did not run",
+                  "results/h100-80gb-hbm3/evidence/sanitize-moe-015919f859e2.log")]
+
+
+def sanitize_log(caption, log):
+    """Per section of a tests/sanitize.sh log: the run, the tool, the tool's summary (or that the section was cut
+    before it), the races reported by where their first access is (cuBLAS's nvjet kernels, the check's reference;
+    no location printed; elsewhere; sanitize.sh prints a race's lines only where some race is not in cuBLAS), and
+    the check."""
+    with open(os.path.join(ROOT, log)) as f:
+        sections = re.split(r"^== ", f.read(), flags=re.M)[1:]
+    out = [f"*Generated by `plots/tables.py`: {caption}. From `{log}`.*", "",
+           "| run | tool | summary | races in cuBLAS | races with no location | races elsewhere | check |",
+           "|---|---|---|---:|---:|---:|---|"]
+    for sec in sections:
+        what, tool = sec.splitlines()[0].rsplit(" ", 1)
+        summary = re.search(r"(?:RACECHECK|ERROR) SUMMARY: (.*)", sec)
+        firsts = re.findall(r"Error: Race reported between \w+ access at ?(.*)$", sec, re.M)
+        nvjet = sum(1 for a in firsts if "nvjet_" in a)
+        blank = sum(1 for a in firsts if not a.strip())
+        if "every hazard is inside cuBLAS" in sec:  # sanitize.sh printed the summary alone: its races all nvjet's
+            firsts = [""] * int(re.search(r"\((\d+) errors", summary.group(1)).group(1))
+            nvjet, blank = len(firsts), 0
+        check = re.search(r"check:? (pass|fail\w*)", sec)
+        out.append(f"| {what} | {tool} | {summary.group(1) if summary else 'cut by the limit before its summary'} | "
+                   f"{nvjet} | {blank} | {len(firsts) - nvjet - blank} | {check.group(1) if check else 'none'} |")
+    return "\n".join(out)
 
 
 def sanitizer_reports(caption, runs):
@@ -2029,6 +2107,8 @@ def main():
         generated("k5_backward", tag, before + after, lambda: k5_layer_rounds(caption, before, after))
     for tag, caption, runs in K5_SANITIZER_RUNS:
         generated("k5_backward", tag, [log for *_, log in runs], lambda: sanitizer_reports(caption, runs))
+    for stage, tag, caption, log in SANITIZE_LOGS:
+        generated(stage, tag, [log], lambda: sanitize_log(caption, log))
     for tag, trace, sweep in K5_TRACES:
         if os.path.exists(os.path.join(ROOT, trace)):
             write(stage_files("k5_backward"), tag, k5_trace_phases(trace, sweep), check)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # usage: tests/sanitize.sh BUILD_DIR [KERNEL...]   (GPU, compute-sanitizer)
-#        tests/sanitize.sh --moe BUILD_DIR         (sm_90 GPU: the MoE layer, ggemm moe)
+#        tests/sanitize.sh --moe BUILD_DIR [E,TOPK,D,F,T...]  (sm_90 GPU: the MoE layer, ggemm moe;
+#                                                  the layers named, or the list below)
 # Runs under compute-sanitizer's memcheck, racecheck and synccheck:
 # - kernels: every registered kernel this GPU can run, labs aside (or the ones named), on one
 #   ragged problem: empty experts, a 1-row expert, row counts on both sides of 64 and 128, and N
@@ -123,7 +124,9 @@ done
 #   5 2 64 192 300       F / 64 odd: GEMM1's one-pair path
 #   1000 40 64 192 100   1000 experts, top-40: the two-level schedule, many empty experts
 #   300 8 128 128 200    the two-level schedule just above 256 experts
-for layer in 8,2,256,128,700 12,3,7168,128,333 5,2,64,192,300 1000,40,64,192,100 300,8,128,128,200; do
+layers="8,2,256,128,700 12,3,7168,128,333 5,2,64,192,300 1000,40,64,192,100 300,8,128,128,200"
+[ $# -gt 0 ] && layers="$*"  # a rerun of some layers (a call's time limit cut the list)
+for layer in $layers; do
     IFS=, read -r e topk d f t <<EOF
 $layer
 EOF
