@@ -176,7 +176,7 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
         const int passes = tile.height / ROWS_PER_PASS;
         // This thread's chunk of each source row at k-block 0, for the whole tile (null: past the
         // expert's rows, not loaded). Addresses, not token indices: the loop below then adds one
-        // offset per copy (k4_moe/TRIALS.md, "Gather pointers": the build for 4096 experts lost its
+        // offset per copy (k4_moe/TRIALS.md, "Session 23": the build for 4096 experts lost its
         // slowdown at 256 experts with them).
         const uint16_t *src[BLOCK_M / ROWS_PER_PASS];
 #pragma unroll
