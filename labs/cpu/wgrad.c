@@ -41,7 +41,7 @@
  * the list sorted long-first, and on the same list reversed? For the Mixtral-like wgrad shape (k
  * 4096, n 14336) on 256 x 192 tiles, from which m up to which m does an expert go k block first
  * on an H100's 50 MiB of L2, and on an H200's 60 MiB (`ggemm tiles --kernel k5_wgrad_m256_dyn
- * --l2-mib L` prints the two row bounds, dc_stays_rows and a_stays_rows; k5_backward's README,
+ * --l2-mib L` prints the two row bounds, dc_stays_rows and a_stays_rows; k5_backward/EXERCISES.md,
  * exercise 6)?
  * Grade (rebuilds first): cmake --build build --target lab_cpu && build/bin/lab_cpu wgrad */
 #include "lab_cpu.h"
