@@ -712,6 +712,10 @@ MOE_ROUTER_ARMS = [
      "`router-width-cols.patch` (`widthcols`: the tile width that computes the fewest columns, three of 128), built "
      "alike, two interleaved rounds in one call (`device-calls-241e5d3003c9/e47.sh`)",
      [(arm, h100_rounds(f"router257-{arm}", "015919f859e2")) for arm in ("main", "pad64", "widthcols")]),
+    ("k4-router-160-h100", "a GLM-4.5-like layer (160 experts, top-8, d = 5120, F = 1536, T = 4096, fused): main at "
+     "44f73b9 (Wr padded to 168 columns) and main + `router-pad64.patch` (`pad64`: 192 columns, whole 128-byte rows), "
+     "built alike, two interleaved rounds in one call (`device-calls-2923b0a72e08/e54.sh`)",
+     [(arm, h100_rounds(f"router160-{arm}", "44f73b91d364")) for arm in ("main", "pad64")]),
     ("k4-router-384-h100", "the same layer with 384 experts: main at 015919f (two column blocks of 256) and main + "
      "`router-width-cols.patch` (three of 128), two interleaved rounds in the same call",
      [(arm, h100_rounds(f"router384-{arm}", "015919f859e2")) for arm in ("main", "widthcols")]),
@@ -1477,8 +1481,8 @@ def k5_layer_rounds(caption, before, after):
                       "|---|---:|---|---|---:|---:|---:|---:|"] + rows) if rows else None
 
 
-# compute-sanitizer's reports on one problem per build and kernel: (tag, caption, [(kernel, build, log)]).
-K5_SANITIZER_RUNS = [("k5-queue-racecheck-h100", "racecheck on the problem whose item queue wraps (`--tokens 4096 "
+# compute-sanitizer's reports on one problem per build and kernel: (stage, tag, caption, [(kernel, build, tool, log)]).
+SANITIZER_RUNS = [("k5_backward", "k5-queue-racecheck-h100", "racecheck on the problem whose item queue wraps (`--tokens 4096 "
                       "--experts 64 --k 512 --n 768 --skew 0 --sms 16`: 1024 items of 128-row tiles, or 512 of 256-row "
                       "ones, on 16 CTAs) from the branch's build at ac72a96, whose queue is main's (`one lane`: lane 0 "
                       "releases the slot after `__syncwarp`), and from main + `queue-all-lanes.patch` (`every lane`), "
@@ -1487,27 +1491,38 @@ K5_SANITIZER_RUNS = [("k5-queue-racecheck-h100", "racecheck on the problem whose
                        for tool, arms in (("racecheck", (("main", "one lane"), ("lanes", "every lane"))),
                                           ("synccheck", (("lanes", "every lane"),)))
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn") for arm, label in arms]),
-                     ("k5-queue-rerun-racecheck-h100", "racecheck on the same problem, main's queue both times: session "
+                     ("k5_backward", "k5-queue-rerun-racecheck-h100", "racecheck on the same problem, main's queue both times: session "
                       "19's run (`device-calls-ac72a96f0d32/e28.sh`) and session 20's (`device-calls-fb473958ee31/"
                       "e35.sh`, main's tree although its logs carry branch `k5-queue-release`'s tag, 76c24f6ad32d)",
                       [(k, label, "racecheck", f"results/h100-80gb-hbm3/evidence/{log}")
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn")
                        for label, log in (("main, session 19", f"racecheck-wrap-{k}-main-ac72a96f0d32.log"),
                                           ("main, session 20", f"racecheck-wrap-{k}-shfl-76c24f6ad32d.log"))]),
-                     ("k5-queue-candidates-racecheck-h100", "racecheck on the same problem, main at 30fe695 + "
+                     ("k5_backward", "k5-queue-candidates-racecheck-h100", "racecheck on the same problem, main at 30fe695 + "
                       "`queue-lane0.patch` (`lane 0`: lane 0 alone waits, reads and releases) and + "
                       "`queue-count32.patch` (`count 32`: lane 0 arrives once with count 32 after `__syncwarp`) "
                       "(`device-calls-30fe69541064/e42.sh`, which ran `device-calls-fb473958ee31/e41.sh`)",
                       [(k, label, "racecheck", f"results/h100-80gb-hbm3/evidence/racecheck-wrap-{k}-{arm}-30fe69541064.log")
                        for k in ("k5_wgrad", "k5_wgrad_m256_dyn")
                        for arm, label in (("lane0", "lane 0"), ("count32", "count 32"))]),
-                     ("k5-queue-allwait-racecheck-h100", "racecheck on the same problem, branch `s21` at 241e5d3 + "
+                     ("k5_backward", "k5-queue-allwait-racecheck-h100", "racecheck on the same problem, branch `s21` at 241e5d3 + "
                       "`queue-allwait.patch` (`every lane waits`: every lane waits for the slot, `__syncwarp`, lane 0 "
                       "reads and releases) (`device-calls-241e5d3003c9/e45.sh`, which ran "
                       "`device-calls-30fe69541064/e44.sh`)",
                       [(k, "every lane waits", "racecheck",
                         f"results/h100-80gb-hbm3/evidence/racecheck-wrap-{k}-allwait-241e5d3003c9.log")
-                       for k in ("k5_wgrad", "k5_wgrad_m256_dyn")])]
+                       for k in ("k5_wgrad", "k5_wgrad_m256_dyn")]),
+                     ("k5_backward", "k5-pingpong-dyn-racecheck-h100", "racecheck on the problem whose item queue wraps, main at 44f73b9 "
+                      "(the queue of a297bf1: every lane waits), the kernel session 23's run left cut "
+                      "(`device-calls-2923b0a72e08/e54.sh`)",
+                      [("k5_wgrad_pingpong_dyn", "main", "racecheck",
+                        "results/h100-80gb-hbm3/evidence/racecheck-wrap-k5_wgrad_pingpong_dyn-main-44f73b91d364.log")]),
+                     ("k4_moe", "k4-racecheck-nocheck-h100", "racecheck on the 12-expert, d = 7168 layer's `cp_async` "
+                      "path (`ggemm moe --experts 12 --topk 3 --d 7168 --f 128 --tokens 333 --fused --gather cp_async`) "
+                      "with `--no-check`: no cuBLAS reference launched, main at 44f73b9 "
+                      "(`device-calls-2923b0a72e08/e54.sh`)",
+                      [("k4 layer, cp_async", "main", "racecheck",
+                        "results/h100-80gb-hbm3/evidence/racecheck-nocheck-12-44f73b91d364.log")])]
 
 
 # tests/sanitize.sh's own log, one "== WHAT TOOL" section per run: (stage, tag, caption, log).
@@ -2110,8 +2125,8 @@ def main():
             write(stage_files("k5_backward"), tag, table, check)
     for tag, caption, before, after in K5_LAYER_ROUNDS:
         generated("k5_backward", tag, before + after, lambda: k5_layer_rounds(caption, before, after))
-    for tag, caption, runs in K5_SANITIZER_RUNS:
-        generated("k5_backward", tag, [log for *_, log in runs], lambda: sanitizer_reports(caption, runs))
+    for stage, tag, caption, runs in SANITIZER_RUNS:
+        generated(stage, tag, [log for *_, log in runs], lambda: sanitizer_reports(caption, runs))
     for stage, tag, caption, log in SANITIZE_LOGS:
         generated(stage, tag, [log], lambda: sanitize_log(caption, log))
     for tag, trace, sweep in K5_TRACES:
