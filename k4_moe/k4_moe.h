@@ -77,7 +77,7 @@ int k4_gather_built(K4Gather gather);                  /* 1 if this build has th
 typedef struct GgMoeLayer {
     GgMoeShape s;
     const uint16_t *x, *wr, *w1, *w2;
-    uint16_t *wr_padded;   /* [d x k4_router_n(E)]: Wr with zero columns up to 16-byte rows */
+    uint16_t *wr_padded;   /* [d x k4_router_n(E)]: Wr with zero columns up to 16- or 128-byte rows */
     uint16_t *w1_packed;   /* [E x d x 2F]: W1 with gate and up columns interleaved every 64 */
     uint16_t *out;         /* [T x d] */
     GgMoeWorkspace ws;
@@ -202,8 +202,10 @@ enum {
     K4_ROUTE_THREADS = 256, K4_ROUTE_MAX_EXPERTS = 4096, K4_ROUTE_TABLE = 1 << 20, K4_ROUTE_MAX_CHUNKS = 1024
 };
 
-/* Wr's padded width: rows of 16 bytes (TMA's stride rule); columns >= E are zero, never stored. */
-GG_HD int k4_router_n(int experts) { return (experts + 7) / 8 * 8; }
+/* Wr's padded width: rows of 16 bytes (TMA's stride rule), and above 64 experts whole 128-byte
+ * rows, so that each 64-column B box row is one aligned L2 line; columns >= E are zero, never
+ * stored. */
+GG_HD int k4_router_n(int experts) { return experts <= 64 ? (experts + 7) / 8 * 8 : (experts + 63) / 64 * 64; }
 /* Router tile columns: the widest of 256, 128, 64, but no wider than the padded width needs (a
  * wider tile only multiplies zero columns), whose tiles alone reach K4_ROUTER_CTAS (no split, the
  * most work per wgmma), else 64 (the most tiles; the split makes up the rest). */

@@ -10,8 +10,9 @@
 //    most SMs idle. Split z (blockIdx.z) sums k-blocks [z per, (z + 1) per) into its own slice
 //    [T x E] of `partials`; the route kernel adds the slices in split order (deterministic, no
 //    atomics). How many: k4_router_splits (k4_moe.h), from the shape alone.
-// 3. Any E. k4_moe_setup pads Wr to k4_router_n(E) columns (16-byte rows: TMA's stride rule);
-//    B boxes past that read zeros; columns >= E are computed and never stored.
+// 3. Any E. k4_moe_setup pads Wr to k4_router_n(E) columns (16-byte rows: TMA's stride rule;
+//    above 64 experts whole 128-byte rows, each B box row one aligned L2 line); B boxes past that
+//    read zeros; columns >= E are computed and never stored.
 // 4. Staggered k, for few experts. Read in step, every CTA asks for the same k-block of Wr at
 //    the same moment, and with few experts that k-block is a handful of L2 lines (8 experts: 16
 //    bytes a row). Where k4_router_stagger (k4_moe.h) says so, row tile r starts its k range at

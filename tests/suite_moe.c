@@ -255,7 +255,8 @@ START_TEST(gather_bytes_add_up_to_the_stage) {
 }
 END_TEST
 
-/* The router's padded N and its tiles: 16-byte rows, the fewest zero columns, a tile width the
+/* The router's padded N and its tiles: 16-byte rows, above 64 experts 128-byte ones, the fewest
+ * zero columns that gives, a tile width the
  * wgmma wrappers have; the k split covers every k-block once, no split empty, none shorter than
  * K4_ROUTER_MIN_KB unless K is, and no more splits than needed to reach K4_ROUTER_CTAS. The
  * stagger: exactly the routers of 16 experts or fewer, whatever T picks for the tile. */
@@ -264,7 +265,8 @@ START_TEST(router_padding_and_split) {
     static const int ds[] = {8, 64, 200, 2048, 4096, 7168};
     for (int e = 1; e <= K4_ROUTE_MAX_EXPERTS; e += (e < 70 ? 1 : 61)) {
         const int n = k4_router_n(e);
-        ck_assert(n % 8 == 0 && n >= e && n < e + 8);
+        const int row = e <= 64 ? 8 : 64; /* columns per row unit: 16 bytes, or 128 above 64 experts */
+        ck_assert(n % row == 0 && n >= e && n < e + row);
         for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; ++i) {
             const int t = tokens[i], bn = k4_router_block_n(t, e);
             ck_assert(bn == 64 || bn == 128 || bn == 256);
