@@ -163,8 +163,9 @@ cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
     MARK(K5_MOE_BWD_ROUTE);
     STEP(k5_moe_router_backward(f->logits, f->topk_expert, f->topk_weight, w->dw, T, E, s->topk, s->renorm,
                                 w->dlogits, w->router_offsets, l->stream));
-    /* The router as one expert of T rows, on the padded width (16-byte rows; the pad columns of
-     * dlogits and Wr_padded are zero, so they add nothing, and dWr's are not copied out). */
+    /* The router as one expert of T rows, on the padded width (k4_router_n: 16- or 128-byte rows;
+     * the pad columns of dlogits and Wr_padded are zero, so they add nothing, and dWr's are not
+     * copied out). */
     STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DWR], l->x, w->dlogits, w->dwr_padded, T, 1, d, np,
                  w->router_offsets));
     STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->dlogits, l->wr_padded, w->dx_router, T, 1, d, np, w->router_offsets));

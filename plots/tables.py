@@ -713,7 +713,8 @@ MOE_ROUTER_ARMS = [
      "alike, two interleaved rounds in one call (`device-calls-241e5d3003c9/e47.sh`)",
      [(arm, h100_rounds(f"router257-{arm}", "015919f859e2")) for arm in ("main", "pad64", "widthcols")]),
     ("k4-router-160-h100", "a GLM-4.5-like layer (160 experts, top-8, d = 5120, F = 1536, T = 4096, fused): main at "
-     "44f73b9 (Wr padded to 168 columns) and main + `router-pad64.patch` (`pad64`: 192 columns, whole 128-byte rows), "
+     "44f73b9 (Wr's 160 columns, rows of 320 bytes) and main + `router-pad64.patch` (`pad64`: 192 columns, whole "
+     "128-byte rows), "
      "built alike, two interleaved rounds in one call (`device-calls-2923b0a72e08/e54.sh`)",
      [(arm, h100_rounds(f"router160-{arm}", "44f73b91d364")) for arm in ("main", "pad64")]),
     ("k4-router-384-h100", "the same layer with 384 experts: main at 015919f (two column blocks of 256) and main + "
@@ -923,6 +924,10 @@ MOE_EXPERTS_ROUNDS = [
      [(b, f"results/h100-80gb-hbm3/evidence/ptr-{b}-{e}-{r}-015919f859e2.csv")
       for r in (1, 2) for b, e in (("main", 256), ("always", 256), ("alwaysptr", 256), ("pointers", 256),
                                    ("main", 384), ("pointers", 384))]),
+    ("k4-router-160-power-h100", "the rounds of `k4-router-160-h100` (above) with their power state: main at 44f73b9 "
+     "and main + `router-pad64.patch`, two interleaved rounds (`device-calls-2923b0a72e08/e54.sh`)",
+     [(b, f"results/h100-80gb-hbm3/evidence/router160-{b}-{r}-44f73b91d364.csv") for r in (1, 2)
+      for b in ("main", "pad64")]),
 ]
 
 
@@ -1519,7 +1524,7 @@ SANITIZER_RUNS = [("k5_backward", "k5-queue-racecheck-h100", "racecheck on the p
                         "results/h100-80gb-hbm3/evidence/racecheck-wrap-k5_wgrad_pingpong_dyn-main-44f73b91d364.log")]),
                      ("k4_moe", "k4-racecheck-nocheck-h100", "racecheck on the 12-expert, d = 7168 layer's `cp_async` "
                       "path (`ggemm moe --experts 12 --topk 3 --d 7168 --f 128 --tokens 333 --fused --gather cp_async`) "
-                      "with `--no-check`: no cuBLAS reference launched, main at 44f73b9 "
+                      "with `--no-check`: no reference launched (neither cuBLAS nor the harness's reference kernels), main at 44f73b9 "
                       "(`device-calls-2923b0a72e08/e54.sh`)",
                       [("k4 layer, cp_async", "main", "racecheck",
                         "results/h100-80gb-hbm3/evidence/racecheck-nocheck-12-44f73b91d364.log")])]
