@@ -1,0 +1,32 @@
+#!/bin/sh
+# usage: tests/sanitize_rule.sh SANITIZE_SH LOG SECTION RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE
+# sanitize.sh's rule for races printed with no location, on the CPU: a stand-in compute-sanitizer
+# prints the report of section SECTION of a saved sanitize.sh log LOG (the lines after its
+# "== SECTION" header, up to the next header) for a racecheck run, and RERUN_REPORT for one with
+# --no-check, or the same report again where RERUN_REPORT is "same" (memcheck and synccheck: a
+# clean summary); a stand-in ggemm answers `list`.
+# sanitize.sh runs one kernel and must exit EXPECTED_EXIT and print a line holding EXPECTED_LINE.
+# Prints sanitize.sh's output; exits 0 where both hold.
+sanitize=$1 log=$2 section=$3 rerun=$4 expected=$5 line=$6
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT
+report=$dir/report
+awk -v h="== $section" '$0 == h {on = 1; next} /^== / {on = 0} on' "$log" > "$report"
+[ -s "$report" ] || { echo "sanitize_rule.sh: no section '$section' in $log"; exit 1; }
+[ "$rerun" = same ] && rerun=$report
+mkdir "$dir/bin"
+printf '#!/bin/sh\necho "stand-in GPU"\n' > "$dir/bin/ggemm"
+cat > "$dir/cs" <<STANDIN
+#!/bin/sh
+case "\$*" in
+*"--tool racecheck"*--no-check*) cat "$rerun" ;;
+*"--tool racecheck"*) cat "$report" ;;
+*) echo "========= ERROR SUMMARY: 0 errors" ;;
+esac
+STANDIN
+chmod +x "$dir/bin/ggemm" "$dir/cs"
+out=$(GG_COMPUTE_SANITIZER="$dir/cs" sh "$sanitize" "$dir" stand_in_kernel)
+status=$?
+printf '%s\n' "$out"
+echo "sanitize.sh exit $status (expected $expected)"
+[ "$status" = "$expected" ] && printf '%s\n' "$out" | grep -qF -- "$line"
