@@ -1,5 +1,6 @@
 #!/bin/sh
 # usage: tests/sanitize_rule.sh SANITIZE_SH LOG SECTION RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE
+#        (LOG - : the log on stdin)
 # sanitize.sh's rule for races printed with no location, on the CPU: a stand-in compute-sanitizer
 # prints the report of section SECTION of a saved sanitize.sh log LOG (the lines after its
 # "== SECTION" header, up to the next header) for a racecheck run, and RERUN_REPORT for one with
@@ -11,7 +12,7 @@ sanitize=$1 log=$2 section=$3 rerun=$4 expected=$5 line=$6
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 report=$dir/report
-awk -v h="== $section" '$0 == h {on = 1; next} /^== / {on = 0} on' "$log" > "$report"
+awk -v h="== $section" '$0 == h {on = 1; next} on && /^== / {exit} on' "$log" > "$report"
 [ -s "$report" ] || { echo "sanitize_rule.sh: no section '$section' in $log"; exit 1; }
 [ "$rerun" = same ] && rerun=$report
 mkdir "$dir/bin"
