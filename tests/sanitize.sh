@@ -54,6 +54,11 @@ cs=${GG_COMPUTE_SANITIZER:-compute-sanitizer}
 command -v "$cs" >/dev/null || { echo "skip: compute-sanitizer not found"; exit 77; }
 status=0
 
+# under ARGS...: ggemm ARGS once under $tool (exiting $exit_code on an error), its output and status.
+under() {
+    "$cs" --tool $tool --error-exitcode $exit_code --print-limit 0 "$bin" "$@" --reps 1 --warmup 0 2>&1
+}
+
 # sanitize HEADER ARGS...: ggemm ARGS under each tool; its check line, ggemm's lines, the summary.
 sanitize() {
     header=$1
@@ -65,7 +70,7 @@ sanitize() {
         # (--print-limit 0: no report is cut short, so none of ours hides behind cuBLAS's.)
         exit_code=9 findings=0
         [ $tool = racecheck ] && exit_code=0
-        out=$("$cs" --tool $tool --error-exitcode $exit_code --print-limit 0 "$bin" "$@" --reps 1 --warmup 0 2>&1)
+        out=$(under "$@")
         rc=$?
         printf '%s\n' "$out" | grep -E "check|SUMMARY|ggemm:" | grep -v "^ggemm: [a-z0-9_]*, tokens"
         # racecheck: a finding (a race of ours, a warning, an API or internal error) fails the run.
@@ -76,7 +81,7 @@ sanitize() {
         if [ $tool = racecheck ]; then
             racecheck_read "$out"
             if [ "$findings" -gt 0 ] && [ "$findings" -eq $((2 * unplaced)) ]; then
-                again=$("$cs" --tool racecheck --print-limit 0 "$bin" "$@" --reps 1 --warmup 0 --no-check 2>&1)
+                again=$(under "$@" --no-check)
                 again_rc=$?
                 unplaced_first=$unplaced cublas_first=$cublas
                 racecheck_read "$again"

@@ -1,19 +1,16 @@
 #!/bin/sh
-# usage: tests/sanitize_rule.sh SANITIZE_SH LOG SECTION RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE
-#        (LOG - : the log on stdin)
+# usage: tests/sanitize_rule.sh SANITIZE_SH RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE < REPORT
 # sanitize.sh's rule for races printed with no location, on the CPU: a stand-in compute-sanitizer
-# prints the report of section SECTION of a saved sanitize.sh log LOG (the lines after its
-# "== SECTION" header, up to the next header) for a racecheck run, and RERUN_REPORT for one with
-# --no-check, or the same report again where RERUN_REPORT is "same" (memcheck and synccheck: a
-# clean summary); a stand-in ggemm answers `list`.
-# sanitize.sh runs one kernel and must exit EXPECTED_EXIT and print a line holding EXPECTED_LINE.
-# Prints sanitize.sh's output; exits 0 where both hold.
-sanitize=$1 log=$2 section=$3 rerun=$4 expected=$5 line=$6
+# prints REPORT (stdin) for a racecheck run and RERUN_REPORT for one with --no-check, or REPORT
+# again where RERUN_REPORT is "same" (memcheck and synccheck: a clean summary); a stand-in ggemm
+# answers `list`. sanitize.sh runs one kernel and must exit EXPECTED_EXIT and print a line holding
+# EXPECTED_LINE. Prints sanitize.sh's output; exits 0 where both hold.
+sanitize=$1 rerun=$2 expected=$3 line=$4
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 report=$dir/report
-awk -v h="== $section" '$0 == h {on = 1; next} on && /^== / {exit} on' "$log" > "$report"
-[ -s "$report" ] || { echo "sanitize_rule.sh: no section '$section' in $log"; exit 1; }
+cat > "$report"
+[ -s "$report" ] || { echo "sanitize_rule.sh: no report on stdin"; exit 1; }
 [ "$rerun" = same ] && rerun=$report
 mkdir "$dir/bin"
 printf '#!/bin/sh\necho "stand-in GPU"\n' > "$dir/bin/ggemm"
