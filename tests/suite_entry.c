@@ -23,7 +23,7 @@ static K3CalConfig synthetic(int i) {
                                0.8 + 0.02 * i};
     return truth;
 }
-static const double copy_gbps = 4153.7; /* results/h200/calibration.csv */
+static const double copy_gbps = 4153.7; /* an H200's copy rate (calibrate at 177b750) */
 
 static void measure(const K3CalConfig *truth, const GgKernelInfo *info, int telemetry, K3CalConfig *c) {
     memset(c, 0, sizeof *c);
@@ -93,8 +93,9 @@ START_TEST(fit_when_dram_shape_says_nothing) {
 END_TEST
 
 /* The DRAM shape measures what it is for: with the H200's constants every configuration is
- * DRAM-bound on it (t_dram at least 1.3 times t_run: a 128-row tile of 64 rows computes as
- * much as a full one), so its time pins dram_eff. */
+ * DRAM-bound on it at the copy rate (dram_eff 1, where a fit starts: t_dram at least 1.3 times
+ * t_run, since a 128-row tile of 64 rows computes as much as a full one), so its time pins
+ * dram_eff; and still DRAM-bound at the share the H200's calibration fitted. */
 START_TEST(dram_shape_is_dram_bound) {
     const K3Calibration *cal = k3_calibration_h200();
     for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
@@ -102,10 +103,16 @@ START_TEST(dram_shape_is_dram_bound) {
         ck_assert_int_eq(k3_wgmma_choice_info(i, &info), 0);
         const K3CalConfig *c = k3_calibration_find(cal, k3_wgmma_choice_name(i));
         ck_assert_ptr_nonnull(c);
-        const K3Prediction p =
-            k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], &info, c, cal->copy_gbps, cal->sms, 1);
+        K3CalConfig at_copy_rate = *c;
+        at_copy_rate.dram_eff = 1;
+        const K3Prediction p = k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], &info, &at_copy_rate,
+                                                cal->copy_gbps, cal->sms, 1);
         ck_assert_msg(p.t_dram_us > 1.3 * p.t_run_us, "%s: t_dram %.1f, t_run %.1f", c->name, p.t_dram_us,
                       p.t_run_us);
+        const K3Prediction fitted =
+            k3_model_predict(&k3_calibration_shapes[K3_CAL_DRAM], &info, c, cal->copy_gbps, cal->sms, 1);
+        ck_assert_msg(fitted.t_dram_us > fitted.t_run_us, "%s: fitted t_dram %.1f, t_run %.1f", c->name,
+                      fitted.t_dram_us, fitted.t_run_us);
     }
 }
 END_TEST
@@ -339,7 +346,8 @@ START_TEST(calibration_columns_by_name) {
     text[fread(text, 1, sizeof text - 1, f)] = '\0';
     fclose(f);
     ck_assert_msg(!k3_calibration_parse(text, "dram", &cal, why, sizeof why), "%s", why);
-    ck_assert(cal.c[0].dram_eff == 0.8125 && cal.c[0].measured_us[K3_CAL_DRAM] == 512.25 && cal.c[1].dram_eff == 1);
+    ck_assert(cal.c[0].dram_eff == 0.8125 && cal.c[0].measured_us[K3_CAL_DRAM] == 512.25 &&
+              cal.c[1].dram_eff == h->c[1].dram_eff);
 
     static const char *const bad_rows[] = {"k3_wgmma_x,nan,1,0.5,0.6,700", "k3_wgmma_x,5,inf,0.5,0.6,700",
                                            "k3_wgmma_x,5,1,0.5,-INFINITY,700", "k3_wgmma_x,5,1,0.5x,0.6,700",
