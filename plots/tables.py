@@ -604,6 +604,11 @@ def moe_targets(meta, rows, path):
     return "\n".join(out)
 
 
+# k4's targets from a run kept as evidence (a call that measured some of moe.csv's cases with
+# newer code than moe.csv's): (tag, the run's moe.csv).
+MOE_TARGETS_EVIDENCE = [("moe-targets-h200-66b41bc", "results/h200/evidence/moe-66b41bcb6223.csv")]
+
+
 # k4's experiments that were measured and then changed: (tag, evidence log of the earlier
 # version, what it was). The log lines are `ggemm moe`'s text output; the later version is moe.csv.
 MOE_TRIED = [
@@ -2118,6 +2123,9 @@ def main():
             table = build()
             if table:
                 write(stage_files(stage), tag, table, check)
+    for tag, csv_path in MOE_TARGETS_EVIDENCE:
+        generated("k4_moe", tag, [csv_path], lambda: moe_targets(*load(os.path.join(ROOT, csv_path)),
+                                                                 os.path.join(ROOT, csv_path)))
     for tag, caption, before, after, *kernels in K5_AB:
         table = all(os.path.exists(os.path.join(ROOT, f)) for f in before + after) and k5_ab(caption, before, after,
                                                                                              *kernels)
