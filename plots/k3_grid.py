@@ -201,8 +201,8 @@ def widths_table(ggemm, configs):
             f"more than 5% slower on {slower} shapes, {partial} of them with N a multiple of 256 and not of 192; its "
             f"B share is more than 5% above the 256-wide one's on {explained} of them, its window above 1.25 grids "
             f"while the 256-wide one's is not on {drifted}. Each time is its configuration's latest run, so the two "
-            f"widths of a shape may come from different calls (in session 25's sweeps, `-a` and `-b`, they do), "
-            f"and a ratio then carries two runs' power states. At three quarters of the copy rate or more, it is more "
+            f"widths of a shape may come from different runs (the `k3-grid` table's sources), and a ratio then "
+            f"carries two runs' power states. At three quarters of the copy rate or more, it is more "
             f"than 5% slower on {heavy[False][1]} of the {heavy[False][0]} shapes whose N is not a multiple of 192, "
             f"and on {heavy[True][1]} of the {heavy[True][0]} whose N is; on {drift_heavy[1]} of the "
             f"{drift_heavy[0]} whose 192-wide window is above 1.25 grids.*")
