@@ -133,6 +133,19 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
 /* "dX a/b dWr .. dW1 .. dW2 ..": each gradient's worst error / bound against the fp32 reference,
  * then the fp64 one (or "-" where it did not run), into buf. */
 const char *gg_moe_bwd_margins(const GgMoeBwdCheck *chk, char *buf, size_t len);
+/* One block of a gradient (n bf16 elements, host) against its fp32 reference and, where not NULL,
+ * its fp64 one, with the check's bound (harness/moe_backward.c's header; atol: each reference's
+ * rms term; terms: the elements' sums of squared terms, or NULL): the elements outside either
+ * bound (NaN included), the first of them (n if none), the worst error / bound per reference,
+ * max |ref| and the largest error. Large blocks are split over up to `threads` threads (0: the
+ * default); the result does not depend on the split. */
+typedef struct GgGradCompare {
+    long bad;
+    size_t first_bad;
+    double margin[2], max_ref, max_err;
+} GgGradCompare;
+void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *ref64, const float *terms, size_t n,
+                         const double atol[2], int threads, GgGradCompare *out);
 /* The backward timed with gg_time's protocol (the forward's state in place), then per step;
  * step_us[s] is the backward of forward step s (k5_moe_bwd_step_of), moe.csv's columns. */
 int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],

@@ -52,6 +52,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 
 #include <cublas_v2.h>
 
@@ -339,41 +340,105 @@ static int cpu_reference(const GgMoeLayer *l, const uint16_t *dout_dev, const Ro
     return rc;
 }
 
+/* Element i against reference r: |got - ref| and its bound (the forward's rms term atol[r], the
+ * relative term, and for dW1 and dW2 the element's own, from its sums of squared terms). */
+static const double grad_rtol = 0x1p-7, grad_ttol = 0x1p-4;
+static double grad_bound(const double atol[2], int r, double v, const float *terms, size_t i) {
+    return atol[r] + grad_rtol * fabs(v) + (terms ? grad_ttol * sqrt(terms[i]) : 0);
+}
+
+/* Elements [begin, end) of one block, into c (zeroed by the caller, first_bad = its n). */
+static void compare_range(const uint16_t *got, const float *ref32, const double *ref64, const float *terms,
+                          size_t begin, size_t end, const double atol[2], GgGradCompare *c) {
+    for (size_t i = begin; i < end; ++i) {
+        const double o = gg_bf16_to_f32(got[i]);
+        int bad = 0; /* an element outside either reference's bound counts once */
+        for (int r = 0; r < (ref64 ? 2 : 1); ++r) {
+            const double v = r ? ref64[i] : ref32[i], err = fabs(o - v), bound = grad_bound(atol, r, v, terms, i);
+            c->max_ref = fmax(c->max_ref, fabs(v));
+            c->margin[r] = err == err ? fmax(c->margin[r], bound > 0 ? err / bound : err > 0 ? INFINITY : 0) : INFINITY;
+            bad |= !(err <= bound); /* NaN (unwritten) fails too */
+            if (err == err) c->max_err = fmax(c->max_err, err);
+        }
+        if (bad && !c->bad++) c->first_bad = i;
+    }
+}
+
+typedef struct CompareJob {
+    const uint16_t *got;
+    const float *ref32, *terms;
+    const double *ref64, *atol;
+    size_t begin, end;
+    GgGradCompare out;
+} CompareJob;
+
+static int compare_job(void *p) {
+    CompareJob *j = p;
+    compare_range(j->got, j->ref32, j->ref64, j->terms, j->begin, j->end, j->atol, &j->out);
+    return 0;
+}
+
+/* A dW1 block of a large layer is tens of millions of elements and a layer has hundreds of
+ * blocks: one thread per chunk of at least COMPARE_CHUNK, at most COMPARE_THREADS of them. Every
+ * field merges by sum, min or max, so the result does not depend on the split. */
+enum { COMPARE_THREADS = 16, COMPARE_CHUNK = 1 << 20 };
+
+void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *ref64, const float *terms, size_t n,
+                         const double atol[2], int threads, GgGradCompare *out) {
+    if (threads <= 0) threads = COMPARE_THREADS;
+    if ((size_t)threads > n / COMPARE_CHUNK) threads = n / COMPARE_CHUNK > 0 ? (int)(n / COMPARE_CHUNK) : 1;
+    if (threads > COMPARE_THREADS) threads = COMPARE_THREADS;
+    CompareJob jobs[COMPARE_THREADS];
+    thrd_t thread[COMPARE_THREADS];
+    int started[COMPARE_THREADS] = {0};
+    for (int t = 0; t < threads; ++t) {
+        jobs[t] = (CompareJob){got, ref32, terms, ref64, atol, n * t / threads, n * (t + 1) / threads, {0}};
+        jobs[t].out.first_bad = n;
+        /* job 0 on this thread; a thread that cannot start runs its job here too */
+        started[t] = t > 0 && thrd_create(&thread[t], compare_job, &jobs[t]) == thrd_success;
+    }
+    for (int t = 0; t < threads; ++t)
+        if (!started[t]) compare_job(&jobs[t]);
+    *out = (GgGradCompare){0, n, {0, 0}, 0, 0};
+    for (int t = 0; t < threads; ++t) {
+        if (started[t]) thrd_join(thread[t], NULL);
+        const GgGradCompare *c = &jobs[t].out;
+        out->bad += c->bad;
+        if (c->first_bad < out->first_bad) out->first_bad = c->first_bad;
+        for (int r = 0; r < 2; ++r) out->margin[r] = fmax(out->margin[r], c->margin[r]);
+        out->max_ref = fmax(out->max_ref, c->max_ref);
+        out->max_err = fmax(out->max_err, c->max_err);
+    }
+}
+
 /* One block of gradient `which` (bf16, host, elements first.. of the gradient) against its
  * references: fp32 (ref32) and, where the CPU one ran, fp64 (ref64); atol[0], atol[1]: the
  * forward's tolerance's first term from each reference's rms; terms: dW1's or dW2's sums of
  * squared terms per element (NULL for dX and dWr). max_ref, max_err: running maxima over the
- * gradient. */
+ * gradient. The gradient's first element outside a bound is named in chk->why. */
 static void compare_block(int which, const uint16_t *got, const float *ref32, const double *ref64, const float *terms,
                           size_t n, size_t first, const double atol[2], double *max_ref, double *max_err,
                           GgMoeBwdCheck *chk) {
-    const double rtol = ldexp(1.0, -7), ttol = ldexp(1.0, -4);
-    for (size_t i = 0; i < n; ++i) {
+    GgGradCompare c;
+    gg_moe_grad_compare(got, ref32, ref64, terms, n, atol, 0, &c);
+    for (int r = 0; r < 2; ++r) chk->margin[which][r] = fmax(chk->margin[which][r], c.margin[r]);
+    *max_ref = fmax(*max_ref, c.max_ref);
+    *max_err = fmax(*max_err, c.max_err);
+    if (c.bad && !chk->bad[which] && !chk->why[0]) {
+        const size_t i = c.first_bad;
         const double o = gg_bf16_to_f32(got[i]);
-        int bad = 0; /* an element outside either reference's bound counts once */
-        for (int r = 0; r < 2; ++r) {
-            if (r == 1 && !ref64) break;
-            const double v = r ? ref64[i] : ref32[i], err = fabs(o - v);
-            const double bound = atol[r] + rtol * fabs(v) + (terms ? ttol * sqrt(terms[i]) : 0);
-            *max_ref = fmax(*max_ref, fabs(v));
-            double *margin = &chk->margin[which][r];
-            *margin = err == err ? fmax(*margin, bound > 0 ? err / bound : err > 0 ? INFINITY : 0) : INFINITY;
-            if (!(err <= bound)) { /* NaN (unwritten) fails too */
-                if (!bad++ && !chk->bad[which] && !chk->why[0])
-                {
-                    const int len = snprintf(chk->why, sizeof chk->why,
-                                             "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
-                                             gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v,
-                                             bound);
-                    if (ref64 && len > 0 && (size_t)len < sizeof chk->why) /* and the other reference's value */
-                        snprintf(chk->why + len, sizeof chk->why - len, "; the %s one %.6g",
-                                 r ? "cuBLAS fp32" : "fp64 CPU", r ? ref32[i] : ref64[i]);
-                }
-            }
-            if (err == err) *max_err = fmax(*max_err, err);
+        for (int r = 0; r < (ref64 ? 2 : 1); ++r) { /* the first reference whose bound it is outside */
+            const double v = r ? ref64[i] : ref32[i], bound = grad_bound(atol, r, v, terms, i);
+            if (fabs(o - v) <= bound) continue;
+            const int len = snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
+                                     gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v, bound);
+            if (ref64 && len > 0 && (size_t)len < sizeof chk->why) /* and the other reference's value */
+                snprintf(chk->why + len, sizeof chk->why - len, "; the %s one %.6g", r ? "cuBLAS fp32" : "fp64 CPU",
+                         r ? ref32[i] : ref64[i]);
+            break;
         }
-        chk->bad[which] += bad > 0;
     }
+    chk->bad[which] += c.bad;
 }
 
 /* Gradient `which` against the references, block by block, in two passes: the sums of squares

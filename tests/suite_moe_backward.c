@@ -353,6 +353,52 @@ START_TEST(can_implement_flops_and_floor) {
 }
 END_TEST
 
+/* The check's block comparison (gg_moe_grad_compare) on a block large enough to be split over
+ * threads: planted failures (an unwritten NaN, an element outside the fp32 reference's bound, one
+ * outside only the fp64 one's) are counted once each, the first of them found, and every field is
+ * the same whether one thread, several or the default number compare it. */
+START_TEST(grad_compare_split_independent) {
+    const size_t n = 3 * ((size_t)1 << 20) + 17, nan_at = 1500000, fp32_at = 2900000, fp64_at = n - 12;
+    uint16_t *got = malloc(2 * n);
+    float *ref32 = malloc(4 * n), *terms = malloc(4 * n);
+    double *ref64 = malloc(8 * n);
+    ck_assert(got && ref32 && terms && ref64);
+    unsigned state = 7;
+    for (size_t i = 0; i < n; ++i) {
+        ref32[i] = (float)uniform(&state);
+        ref64[i] = ref32[i] + 1e-9 * uniform(&state);
+        got[i] = gg_f32_to_bf16(ref32[i]); /* within 2^-9 relative: inside the 2^-7 term */
+        terms[i] = (float)(1e-6 * (1 + uniform(&state)));
+    }
+    got[nan_at] = 0x7fc0;
+    ref32[fp32_at] += 1.0f;
+    ref64[fp64_at] += 1.0;
+    const double atol[2] = {1e-3, 1e-3};
+    for (int with64 = 0; with64 < 2; ++with64) {
+        GgGradCompare one;
+        gg_moe_grad_compare(got, ref32, with64 ? ref64 : NULL, with64 ? terms : NULL, n, atol, 1, &one);
+        ck_assert_int_eq(one.bad, with64 ? 3 : 2);
+        ck_assert_uint_eq(one.first_bad, nan_at);
+        ck_assert(isinf(one.margin[0]) && (with64 ? isinf(one.margin[1]) : one.margin[1] == 0));
+        ck_assert(one.max_err > 0.9 && one.max_err < 1.1 && one.max_ref > 0.99);
+        const int threads[] = {2, 7, 0};
+        for (size_t k = 0; k < sizeof threads / sizeof threads[0]; ++k) {
+            GgGradCompare split;
+            gg_moe_grad_compare(got, ref32, with64 ? ref64 : NULL, with64 ? terms : NULL, n, atol, threads[k], &split);
+            ck_assert_msg(split.bad == one.bad && split.first_bad == one.first_bad &&
+                              split.margin[0] == one.margin[0] && split.margin[1] == one.margin[1] &&
+                              split.max_ref == one.max_ref && split.max_err == one.max_err,
+                          "%d threads differ from one", threads[k]);
+        }
+    }
+    /* a block with nothing outside: no failure, first_bad = n */
+    GgGradCompare clean;
+    gg_moe_grad_compare(got, ref32, NULL, NULL, nan_at, atol, 0, &clean);
+    ck_assert(clean.bad == 0 && clean.first_bad == nan_at && clean.margin[0] <= 1);
+    free(got), free(ref32), free(terms), free(ref64);
+}
+END_TEST
+
 Suite *moe_backward_suite(void) {
     Suite *s = suite_create("moe_backward");
     TCase *t = tcase_create("host");
@@ -365,6 +411,7 @@ Suite *moe_backward_suite(void) {
     tcase_add_test(t, wgrad_tickets_apart_from_other_launches);
     tcase_add_test(t, workspace_needs_an_sm_count);
     tcase_add_test(t, can_implement_flops_and_floor);
+    tcase_add_test(t, grad_compare_split_independent);
     suite_add_tcase(s, t);
     return s;
 }
