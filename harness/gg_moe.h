@@ -136,12 +136,14 @@ const char *gg_moe_bwd_margins(const GgMoeBwdCheck *chk, char *buf, size_t len);
 /* One block of a gradient (n bf16 elements, host) against its fp32 reference and, where not NULL,
  * its fp64 one, with the check's bound (harness/moe_backward.c's header; atol: each reference's
  * rms term; terms: the elements' sums of squared terms, or NULL): the elements outside either
- * bound (NaN included), the first of them (n if none), the worst error / bound per reference,
+ * bound (NaN included), the first of them (n if none) and the first reference (0 fp32, 1 fp64)
+ * whose bound it is outside, the worst error / bound per reference,
  * max |ref| and the largest error. Large blocks are split over up to `threads` threads (0: the
  * default); the result does not depend on the split. */
 typedef struct GgGradCompare {
     long bad;
     size_t first_bad;
+    int first_ref;
     double margin[2], max_ref, max_err;
 } GgGradCompare;
 void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *ref64, const float *terms, size_t n,

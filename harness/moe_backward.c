@@ -352,15 +352,15 @@ static void compare_range(const uint16_t *got, const float *ref32, const double 
                           size_t begin, size_t end, const double atol[2], GgGradCompare *c) {
     for (size_t i = begin; i < end; ++i) {
         const double o = gg_bf16_to_f32(got[i]);
-        int bad = 0; /* an element outside either reference's bound counts once */
+        int bad = -1; /* the first reference whose bound the element is outside: it counts once */
         for (int r = 0; r < (ref64 ? 2 : 1); ++r) {
             const double v = r ? ref64[i] : ref32[i], err = fabs(o - v), bound = grad_bound(atol, r, v, terms, i);
             c->max_ref = fmax(c->max_ref, fabs(v));
             c->margin[r] = err == err ? fmax(c->margin[r], bound > 0 ? err / bound : err > 0 ? INFINITY : 0) : INFINITY;
-            bad |= !(err <= bound); /* NaN (unwritten) fails too */
+            if (!(err <= bound) && bad < 0) bad = r; /* NaN (unwritten) fails too */
             if (err == err) c->max_err = fmax(c->max_err, err);
         }
-        if (bad && !c->bad++) c->first_bad = i;
+        if (bad >= 0 && !c->bad++) c->first_bad = i, c->first_ref = bad;
     }
 }
 
@@ -393,18 +393,18 @@ void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *
     int started[COMPARE_THREADS] = {0};
     for (int t = 0; t < threads; ++t) {
         jobs[t] = (CompareJob){got, ref32, terms, ref64, atol, n * t / threads, n * (t + 1) / threads, {0}};
-        jobs[t].out.first_bad = n;
+        jobs[t].out.first_bad = n; /* and first_ref 0 */
         /* job 0 on this thread; a thread that cannot start runs its job here too */
         started[t] = t > 0 && thrd_create(&thread[t], compare_job, &jobs[t]) == thrd_success;
     }
     for (int t = 0; t < threads; ++t)
         if (!started[t]) compare_job(&jobs[t]);
-    *out = (GgGradCompare){0, n, {0, 0}, 0, 0};
+    *out = (GgGradCompare){0, n, 0, {0, 0}, 0, 0};
     for (int t = 0; t < threads; ++t) {
         if (started[t]) thrd_join(thread[t], NULL);
         const GgGradCompare *c = &jobs[t].out;
         out->bad += c->bad;
-        if (c->first_bad < out->first_bad) out->first_bad = c->first_bad;
+        if (c->first_bad < out->first_bad) out->first_bad = c->first_bad, out->first_ref = c->first_ref;
         for (int r = 0; r < 2; ++r) out->margin[r] = fmax(out->margin[r], c->margin[r]);
         out->max_ref = fmax(out->max_ref, c->max_ref);
         out->max_err = fmax(out->max_err, c->max_err);
@@ -426,17 +426,14 @@ static void compare_block(int which, const uint16_t *got, const float *ref32, co
     *max_err = fmax(*max_err, c.max_err);
     if (c.bad && !chk->bad[which] && !chk->why[0]) {
         const size_t i = c.first_bad;
-        const double o = gg_bf16_to_f32(got[i]);
-        for (int r = 0; r < (ref64 ? 2 : 1); ++r) { /* the first reference whose bound it is outside */
-            const double v = r ? ref64[i] : ref32[i], bound = grad_bound(atol, r, v, terms, i);
-            if (fabs(o - v) <= bound) continue;
-            const int len = snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
-                                     gg_moe_grad_names[which], first + i, o, r ? "fp64 CPU" : "cuBLAS fp32", v, bound);
-            if (ref64 && len > 0 && (size_t)len < sizeof chk->why) /* and the other reference's value */
-                snprintf(chk->why + len, sizeof chk->why - len, "; the %s one %.6g", r ? "cuBLAS fp32" : "fp64 CPU",
-                         r ? ref32[i] : ref64[i]);
-            break;
-        }
+        const int r = c.first_ref;
+        const double v = r ? ref64[i] : ref32[i];
+        const int len = snprintf(chk->why, sizeof chk->why, "%s: element %zu is %.6g, the %s reference %.6g (bound %.3g)",
+                                 gg_moe_grad_names[which], first + i, gg_bf16_to_f32(got[i]),
+                                 r ? "fp64 CPU" : "cuBLAS fp32", v, grad_bound(atol, r, v, terms, i));
+        if (ref64 && len > 0 && (size_t)len < sizeof chk->why) /* and the other reference's value */
+            snprintf(chk->why + len, sizeof chk->why - len, "; the %s one %.6g", r ? "cuBLAS fp32" : "fp64 CPU",
+                     r ? ref32[i] : ref64[i]);
     }
     chk->bad[which] += c.bad;
 }

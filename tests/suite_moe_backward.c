@@ -354,9 +354,11 @@ START_TEST(can_implement_flops_and_floor) {
 END_TEST
 
 /* The check's block comparison (gg_moe_grad_compare) on a block large enough to be split over
- * threads: planted failures (an unwritten NaN, an element outside the fp32 reference's bound, one
- * outside only the fp64 one's) are counted once each, the first of them found, and every field is
- * the same whether one thread, several or the default number compare it. */
+ * threads (three at most at this size): planted failures (an unwritten NaN, an element outside the
+ * fp32 reference's bound, one outside only the fp64 one's) are counted once each, the first of them
+ * and its reference found, and every field is the same whether one thread, two or the default
+ * number compare it, with the NaN (infinite margins) and without it (finite ones: a merge that
+ * added the ranges' margins instead of taking the largest would differ). */
 START_TEST(grad_compare_split_independent) {
     const size_t n = 3 * ((size_t)1 << 20) + 17, nan_at = 1500000, fp32_at = 2900000, fp64_at = n - 12;
     uint16_t *got = malloc(2 * n);
@@ -367,21 +369,25 @@ START_TEST(grad_compare_split_independent) {
     for (size_t i = 0; i < n; ++i) {
         ref32[i] = (float)uniform(&state);
         ref64[i] = ref32[i] + 1e-9 * uniform(&state);
-        got[i] = gg_f32_to_bf16(ref32[i]); /* within 2^-9 relative: inside the 2^-7 term */
+        got[i] = gg_f32_to_bf16(ref32[i]); /* within 2^-8 relative: inside the 2^-7 term */
         terms[i] = (float)(1e-6 * (1 + uniform(&state)));
     }
-    got[nan_at] = 0x7fc0;
+    const uint16_t written = got[nan_at];
     ref32[fp32_at] += 1.0f;
     ref64[fp64_at] += 1.0;
     const double atol[2] = {1e-3, 1e-3};
-    for (int with64 = 0; with64 < 2; ++with64) {
+    for (int case_ = 0; case_ < 4; ++case_) {
+        const int with64 = case_ & 1, nan = case_ >> 1;
+        got[nan_at] = nan ? 0x7fc0 : written;
         GgGradCompare one;
         gg_moe_grad_compare(got, ref32, with64 ? ref64 : NULL, with64 ? terms : NULL, n, atol, 1, &one);
-        ck_assert_int_eq(one.bad, with64 ? 3 : 2);
-        ck_assert_uint_eq(one.first_bad, nan_at);
-        ck_assert(isinf(one.margin[0]) && (with64 ? isinf(one.margin[1]) : one.margin[1] == 0));
+        ck_assert_int_eq(one.bad, 1 + with64 + nan);
+        ck_assert_uint_eq(one.first_bad, nan ? nan_at : fp32_at);
+        ck_assert_int_eq(one.first_ref, 0);
+        ck_assert(nan ? isinf(one.margin[0]) : isfinite(one.margin[0]) && one.margin[0] > 1);
+        ck_assert(!with64 ? one.margin[1] == 0 : nan ? isinf(one.margin[1]) : isfinite(one.margin[1]) && one.margin[1] > 1);
         ck_assert(one.max_err > 0.9 && one.max_err < 1.1 && one.max_ref > 0.99);
-        const int threads[] = {2, 7, 0};
+        const int threads[] = {2, 0};
         for (size_t k = 0; k < sizeof threads / sizeof threads[0]; ++k) {
             GgGradCompare split;
             gg_moe_grad_compare(got, ref32, with64 ? ref64 : NULL, with64 ? terms : NULL, n, atol, threads[k], &split);
@@ -391,7 +397,13 @@ START_TEST(grad_compare_split_independent) {
                           "%d threads differ from one", threads[k]);
         }
     }
+    /* the fp64 reference alone failing: the first failure names it */
+    GgGradCompare last;
+    gg_moe_grad_compare(got + fp32_at + 1, ref32 + fp32_at + 1, ref64 + fp32_at + 1, terms + fp32_at + 1,
+                        n - fp32_at - 1, atol, 0, &last);
+    ck_assert(last.bad == 1 && last.first_bad == fp64_at - fp32_at - 1 && last.first_ref == 1);
     /* a block with nothing outside: no failure, first_bad = n */
+    got[nan_at] = written;
     GgGradCompare clean;
     gg_moe_grad_compare(got, ref32, NULL, NULL, nan_at, atol, 0, &clean);
     ck_assert(clean.bad == 0 && clean.first_bad == nan_at && clean.margin[0] <= 1);
