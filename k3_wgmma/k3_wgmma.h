@@ -50,8 +50,7 @@ GG_DECLARE_TRACED_CONFIG(k3_wgmma_coop_m64_n192_mca)
 GG_DECLARE_TRACED_CONFIG(k3_wgmma)
 /* On the current GPU; without one, for the GPU the calibration in use was measured on (its SM
  * count; GG_CALIBRATION's file, else the H200 of results/h200). why says so: the predicted time
- * of the choice and of every runner-up, the configuration the whole-tiles rule moved it from if
- * it did, and the calibration used. NULL (why says so) if the GPU
+ * of the choice and of every runner-up, and the calibration used. NULL (why says so) if the GPU
  * is there but cannot be asked. */
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len);
 /* On the GPU given: its name picks the calibration (GG_CALIBRATION's file if measured on a GPU

@@ -1,8 +1,7 @@
 /* k3_wgmma, the entry point: one name that runs, for each problem, the registered configuration
- * with the least predicted time (or, where that one's width leaves a partial column tile of N,
- * one whose width divides N predicted nearly as fast: whole_tiles). The prediction is
- * k3_wgmma_model.h's cost model: waves of tiles at each configuration's measured tile rate, the
- * rate the power limit holds, and the DRAM bytes, from the problem's shape (tokens, experts, K, N) and the GPU's SMs, with constants
+ * with the least predicted time. The prediction is k3_wgmma_model.h's cost model: waves of
+ * tiles at each configuration's measured tile rate, the rate the power limit holds, and the
+ * DRAM bytes, from the problem's shape (tokens, experts, K, N) and the GPU's SMs, with constants
  * `ggemm calibrate` measured on this GPU (GG_CALIBRATION), or on the H200 of results/h200,
  * built in. It never reads the rows of each expert, so the choice needs no host copy of the
  * split and a CUDA graph of the launch replays correctly with new m_e (the device schedule
@@ -68,34 +67,12 @@ static int predict_all(const GgShape *s, int sms, const K3Calibration *cal, K3Pr
 
 static const char *short_name(const char *name) { return name + strlen("k3_wgmma_"); }
 
-static int block_n_of(int i) {
-    GgKernelInfo info = {0};
-    return choices[i].info(&info) == cudaSuccess ? info.block_n : 0;
-}
-
-/* The least prediction, least, moved to whole column tiles (K3_WHOLE_TILES_MARGIN): where its
- * BLOCK_N leaves a partial last column tile of N, the least prediction among the configurations
- * whose BLOCK_N divides N, if within the margin of least's. */
-static int whole_tiles(const GgShape *s, const K3Prediction *pred, int least) {
-    const int bn = block_n_of(least);
-    if (bn <= 0 || s->n % bn == 0) return least;
-    int pick = least;
-    for (int i = 0; i < CHOICES; ++i) {
-        const int w = block_n_of(i);
-        if (pred[i].time_us < 0 || w <= 0 || s->n % w) continue;
-        if (pred[i].time_us <= pred[least].time_us * (1 + K3_WHOLE_TILES_MARGIN) &&
-            (pick == least || pred[i].time_us < pred[pick].time_us))
-            pick = i;
-    }
-    return pick;
-}
-
 static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t len) {
     char note[448];
     int sms;
     const K3Calibration *cal = calibration(g, &sms, why ? note : NULL, sizeof note); /* a launch asks no why */
     K3Prediction pred[CHOICES];
-    const int least = predict_all(s, sms, cal, pred), best = least < 0 ? -1 : whole_tiles(s, pred, least);
+    const int best = predict_all(s, sms, cal, pred);
     if (best < 0) {
         if (why) snprintf(why, len, "(%s has none of the configurations)", cal->source);
         return NULL;
@@ -104,16 +81,9 @@ static const Choice *choose(const GgShape *s, const GgGpu *g, char *why, size_t 
         const K3Prediction *p = &pred[best];
         int used = snprintf(why, len,
                             "%s: predicted %.1f us (%.0f tiles in %.0f waves; t_tiles %.1f, t_power %.1f, "
-                            "t_run %.1f, t_dram %.1f us at B share %.3f)",
+                            "t_run %.1f, t_dram %.1f us at B share %.3f); next",
                             choices[best].name, p->time_us, p->tiles, p->waves, p->t_tiles_us, p->t_power_us,
                             p->t_run_us, p->t_dram_us, p->b_share);
-        if (best != least && used > 0 && (size_t)used < len) /* the rule moved it: say from what */
-            used += snprintf(why + used, len - used,
-                             ", over %s at %.1f us: N %% %d != 0 leaves a partial column tile, N %% %d == 0 is "
-                             "within %.0f%%",
-                             short_name(choices[least].name), pred[least].time_us, block_n_of(least),
-                             block_n_of(best), 100 * K3_WHOLE_TILES_MARGIN);
-        if (used > 0 && (size_t)used < len) used += snprintf(why + used, len - used, "; next");
         int order[CHOICES], n = 0; /* the runners-up, fastest first */
         for (int i = 0; i < CHOICES; ++i)
             if (i != best && pred[i].time_us >= 0) order[n++] = i;

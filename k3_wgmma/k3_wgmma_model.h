@@ -56,12 +56,6 @@ extern "C" {
 enum { K3_CAL_WAVES8, K3_CAL_WAVES8_K4096, K3_CAL_WAVES4, K3_CAL_SUSTAIN, K3_CAL_POWER, K3_CAL_DRAM,
        K3_CAL_SHAPES };
 #define K3_DRAM_EFF_MAX 2.0 /* dram_eff's cap in the fit: reaching it means the DRAM shape was not DRAM-bound */
-/* The entry point's one rule beside the least prediction: where that configuration's BLOCK_N does
- * not divide N (a partial last column tile in every row block, which lets the CTAs drift apart in
- * the tile list: TRIALS.md, "Whole column tiles"), the least prediction among the configurations
- * whose BLOCK_N divides N, if within this fraction of it. Set on the H100's grid, judged on the
- * H200's (k3_wgmma/TRIALS.md, the k3-grid-whole-tiles block). */
-#define K3_WHOLE_TILES_MARGIN 0.05
 extern const GgShape k3_calibration_shapes[K3_CAL_SHAPES];
 extern const char *const k3_calibration_shape_names[K3_CAL_SHAPES];
 
