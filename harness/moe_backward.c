@@ -347,10 +347,22 @@ static double grad_bound(const double atol[2], int r, double v, const float *ter
     return atol[r] + grad_rtol * fabs(v) + (terms ? grad_ttol * sqrt(terms[i]) : 0);
 }
 
-/* Elements [begin, end) of one block, into c (zeroed by the caller, first_bad = its n). */
-static void compare_range(const uint16_t *got, const float *ref32, const double *ref64, const float *terms,
-                          size_t begin, size_t end, const double atol[2], GgGradCompare *c) {
-    for (size_t i = begin; i < end; ++i) {
+/* One thread's range [begin, end) of a block, into out (zeroed, first_bad = the block's n). */
+typedef struct CompareJob {
+    const uint16_t *got;
+    const float *ref32, *terms;
+    const double *ref64, *atol;
+    size_t begin, end;
+    GgGradCompare out;
+} CompareJob;
+
+static int compare_range(void *job) {
+    CompareJob *j = job;
+    const uint16_t *got = j->got;
+    const float *ref32 = j->ref32, *terms = j->terms;
+    const double *ref64 = j->ref64, *atol = j->atol;
+    GgGradCompare *c = &j->out;
+    for (size_t i = j->begin; i < j->end; ++i) {
         const double o = gg_bf16_to_f32(got[i]);
         int bad = -1; /* the first reference whose bound the element is outside: it counts once */
         for (int r = 0; r < (ref64 ? 2 : 1); ++r) {
@@ -362,19 +374,6 @@ static void compare_range(const uint16_t *got, const float *ref32, const double 
         }
         if (bad >= 0 && !c->bad++) c->first_bad = i, c->first_ref = bad;
     }
-}
-
-typedef struct CompareJob {
-    const uint16_t *got;
-    const float *ref32, *terms;
-    const double *ref64, *atol;
-    size_t begin, end;
-    GgGradCompare out;
-} CompareJob;
-
-static int compare_job(void *p) {
-    CompareJob *j = p;
-    compare_range(j->got, j->ref32, j->ref64, j->terms, j->begin, j->end, j->atol, &j->out);
     return 0;
 }
 
@@ -385,9 +384,9 @@ enum { COMPARE_THREADS = 16, COMPARE_CHUNK = 1 << 20 };
 
 void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *ref64, const float *terms, size_t n,
                          const double atol[2], int threads, GgGradCompare *out) {
-    if (threads <= 0) threads = COMPARE_THREADS;
-    if ((size_t)threads > n / COMPARE_CHUNK) threads = n / COMPARE_CHUNK > 0 ? (int)(n / COMPARE_CHUNK) : 1;
-    if (threads > COMPARE_THREADS) threads = COMPARE_THREADS;
+    const size_t chunks = n / COMPARE_CHUNK;
+    const int most = chunks < 1 ? 1 : chunks > COMPARE_THREADS ? COMPARE_THREADS : (int)chunks;
+    if (threads <= 0 || threads > most) threads = most;
     CompareJob jobs[COMPARE_THREADS];
     thrd_t thread[COMPARE_THREADS];
     int started[COMPARE_THREADS] = {0};
@@ -395,10 +394,10 @@ void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *
         jobs[t] = (CompareJob){got, ref32, terms, ref64, atol, n * t / threads, n * (t + 1) / threads, {0}};
         jobs[t].out.first_bad = n; /* and first_ref 0 */
         /* job 0 on this thread; a thread that cannot start runs its job here too */
-        started[t] = t > 0 && thrd_create(&thread[t], compare_job, &jobs[t]) == thrd_success;
+        started[t] = t > 0 && thrd_create(&thread[t], compare_range, &jobs[t]) == thrd_success;
     }
     for (int t = 0; t < threads; ++t)
-        if (!started[t]) compare_job(&jobs[t]);
+        if (!started[t]) compare_range(&jobs[t]);
     *out = (GgGradCompare){0, n, 0, {0, 0}, 0, 0};
     for (int t = 0; t < threads; ++t) {
         if (started[t]) thrd_join(thread[t], NULL);
