@@ -587,7 +587,7 @@ def holdout_block(ggemm):
     with open(os.path.join(ROOT, "harness", "cases.csv")) as f:  # the set's own order
         order = [line.split(",")[0] for line in f if line.startswith("holdout_")]
     shapes = sorted({shape(r) for r in rows}, key=lambda k: (order.index(k[0]) if k[0] in order else len(order), k[1]))
-    full = configs_of(latest)  # the shapes where every configuration ran and passed
+    full = {k: v for k, v in configs_of(latest).items() if k[0].startswith("holdout_")}  # every configuration passed
     entry = {shape(r): (float(r["time_us_median"]), r["config"].split(":")[0][len(PREFIX):]) for r in rows
              if r["kernel"] == "k3_wgmma" and r["check"] == "pass"}
     torch = {shape(r): float(r["time_us_median"]) for r in rows
@@ -599,6 +599,7 @@ def holdout_block(ggemm):
              " | ".join(n for n, _ in HOLDOUT_RULES) + " | entry point µs (ran) | torch µs | torch / entry point |",
              "|---|---:|---:|---:|---:|---:|---|---|" + "---|" * len(HOLDOUT_RULES) + "---|---:|---:|"]
     vs_torch = []
+    predicted = lambda k: f" (predicted {model_terms(ggemm, k, cal)[2][base[k]]:.0f} µs, ran {full[k][base[k]]:.0f})"
     for k in shapes:
         t = full.get(k)
         best = min(t, key=t.get) if t else None
@@ -608,7 +609,7 @@ def holdout_block(ggemm):
         if te and tt:
             vs_torch.append(tt / te)
         table.append(f"| {k[0][len('holdout_'):]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {k[5]:g} | "
-                     f"{f'`{best}`' if t else '–'} | {cell(base[k]) if t else '–'} | " +
+                     f"{f'`{best}`' if t else '–'} | {cell(base[k]) + predicted(k) if t else '–'} | " +
                      " | ".join(cell(p[k]) if t else "–" for _, p in picks) +
                      f" | {f'{te:.1f} (`{ran}`)' if te else '–'} | {f'{tt:.1f}' if tt else '–'} | "
                      f"{f'{tt / te:.2f}' if te and tt else '–'} |")
