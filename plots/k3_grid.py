@@ -11,6 +11,7 @@ in k3_wgmma/TRIALS.md, the `k3-grid-summary` lines (TRIALS.md) and their short f
     python3 plots/k3_grid.py [--ggemm build/bin/ggemm] [--check]
 
 Inputs (results/h200/evidence/): grid-configs-*.csv (every configuration, calls A and C),
+holdout-*.csv (the held-out shapes' run; the `k3-holdout` block lists their picks before one exists),
 grid-default-*.csv (the entry point and torch in one run: the latest with both; 177b750's is also
 the first model as it ran); results/h200/sweep.csv (shapes off
 the grid that ran every configuration). Standard library only.
@@ -562,13 +563,14 @@ def whole_tiles_block(ggemm, configs):
         "the same margin, whatever N is.")
 
 
-# The held-out shapes (harness/cases.csv, holdout_*; session 26): every configuration, the entry point and torch
-# in one run on layers chosen after the rules above were set. Each offline rule's picks at 5% (the margin the
-# grids favoured), by this build's `ggemm problem` with the H200's committed calibration (the entry point's own
-# on the H200: its column says what it ran).
+# The held-out shapes (harness/cases.csv, holdout_*; session 26): layers chosen after the rules above were set.
+# Their picks come from the model alone, so the block lists them before any run (the trial's prediction); a run
+# of every configuration, the entry point and torch on a GPU (results/<gpu>/evidence/holdout-*.csv) adds each
+# pick's time over the fastest configuration's. Each offline rule at 5%, the margin the grids favoured.
 HOLDOUT_RULES = (("tie-break, 5%", lambda g, k, cal: tiebreak_pick(g, k, cal, 0.05)),
                  ("whole column tiles, 5%", lambda g, k, cal: whole_tiles_pick(g, k, cal, 0.05)),
                  ("256 wide (control), 5%", lambda g, k, cal: whole_tiles_pick(g, k, cal, 0.05, True)))
+HOLDOUT_GPUS = (("k3-holdout", "h200", True), ("k3-holdout-h100", "h100-80gb-hbm3", False))  # marker, folder, pre-run
 
 
 def median(xs):
@@ -576,49 +578,64 @@ def median(xs):
     return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
 
 
-def holdout_block(ggemm):
-    runs = glob.glob(os.path.join(EVIDENCE, "holdout-*.csv"))
-    if not runs:
+def holdout_block(ggemm, folder, pre_run):
+    """The held-out shapes' picks with the calibration of results/<folder>, with the latest run's times there if
+    one is committed; None where there is no run and pre_run is false."""
+    runs = glob.glob(os.path.join(ROOT, "results", folder, "evidence", "holdout-*.csv"))
+    if not runs and not pre_run:
         return None
-    latest = max(runs, key=lambda p: (read_results(p)[0].get("date", ""), p))
-    meta, rows = read_results(latest)
-    rows = [r for r in rows if r["set"].startswith("holdout_")]
-    cal = os.path.join(ROOT, "results", "h200", "calibration.csv")
-    with open(os.path.join(ROOT, "harness", "cases.csv")) as f:  # the set's own order
-        order = [line.split(",")[0] for line in f if line.startswith("holdout_")]
-    shapes = sorted({shape(r) for r in rows}, key=lambda k: (order.index(k[0]) if k[0] in order else len(order), k[1]))
-    full = {k: v for k, v in configs_of(latest).items() if k[0].startswith("holdout_")}  # every configuration passed
+    cal = os.path.join(ROOT, "results", folder, "calibration.csv")
+    with open(os.path.join(ROOT, "harness", "cases.csv")) as f:  # the set in its own order
+        shapes = [(c[0], int(c[1]), int(c[2]), int(c[3]), int(c[4]), float(c[5]))
+                  for c in (line.split(",") for line in f if line.startswith("holdout_"))]
+    latest, meta, rows = None, {}, []
+    if runs:
+        latest = max(runs, key=lambda p: (read_results(p)[0].get("date", ""), p))
+        meta, rows = read_results(latest)
+        rows = [r for r in rows if r["set"].startswith("holdout_")]
+    full = {k: v for k, v in configs_of(latest).items() if k in shapes} if latest else {}
     entry = {shape(r): (float(r["time_us_median"]), r["config"].split(":")[0][len(PREFIX):]) for r in rows
              if r["kernel"] == "k3_wgmma" and r["check"] == "pass"}
     torch = {shape(r): float(r["time_us_median"]) for r in rows
              if r["kernel"] == "torch_grouped_mm" and r["check"] == "pass"}
+    ran_k3 = {shape(r) for r in rows if r["kernel"].startswith(PREFIX)}
     failed = sum(r["check"] not in ("pass", "skip") for r in rows)
-    base = {k: least_pick(ggemm, k, cal) for k in full}
-    picks = [(name, {k: rule(ggemm, k, cal) for k in full}) for name, rule in HOLDOUT_RULES]
-    table = ["| shape | rows | E | K | N | skew | fastest choice | least prediction | " +
-             " | ".join(n for n, _ in HOLDOUT_RULES) + " | entry point µs (ran) | torch µs | torch / entry point |",
-             "|---|---:|---:|---:|---:|---:|---|---|" + "---|" * len(HOLDOUT_RULES) + "---|---:|---:|"]
-    vs_torch = []
-    predicted = lambda k: f" (predicted {model_terms(ggemm, k, cal)[2][base[k]]:.0f} µs, ran {full[k][base[k]]:.0f})"
-    for k in shapes:
+    base = {k: least_pick(ggemm, k, cal) for k in shapes}
+    picks = [(name, {k: rule(ggemm, k, cal) for k in shapes}) for name, rule in HOLDOUT_RULES]
+
+    def cell(k, c, least=False):  # a pick; with a run, its time over the fastest (least: predicted and measured)
         t = full.get(k)
-        best = min(t, key=t.get) if t else None
-        cell = lambda c: f"`{c}` {t[c] / t[best]:.3f}" if t else "–"
-        te, ran = entry.get(k, (None, None))
-        tt = torch.get(k)
+        if not t:
+            return f"`{c}`" if least or c != base[k] else "–"
+        text = f"`{c}` {t[c] / min(t.values()):.3f}"
+        return text + (f" ({model_terms(ggemm, k, cal)[2][c]:.0f} / {t[c]:.0f} µs)" if least else "")
+
+    table = ["| shape | rows | E | K | N | N mod 192 | skew | fastest choice | least prediction | " +
+             " | ".join(n for n, _ in HOLDOUT_RULES) + " | entry point µs (ran) | torch µs | torch / entry point |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---|" + "---|" * len(HOLDOUT_RULES) + "---|---:|---:|"]
+    vs_torch = []
+    for k in shapes:
+        t, (te, ran), tt = full.get(k), entry.get(k, (None, None)), torch.get(k)
         if te and tt:
             vs_torch.append(tt / te)
-        table.append(f"| {k[0][len('holdout_'):]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {k[5]:g} | "
-                     f"{f'`{best}`' if t else '–'} | {cell(base[k]) + predicted(k) if t else '–'} | " +
-                     " | ".join(cell(p[k]) if t else "–" for _, p in picks) +
+        table.append(f"| {k[0][len('holdout_'):]} | {k[1]} | {k[2]} | {k[3]} | {k[4]} | {k[4] % 192} | {k[5]:g} | "
+                     f"{f'`{min(t, key=t.get)}`' if t else '–'} | {cell(k, base[k], True)} | " +
+                     " | ".join(cell(k, p[k]) for _, p in picks) +
                      f" | {f'{te:.1f} (`{ran}`)' if te else '–'} | {f'{tt:.1f}' if tt else '–'} | "
                      f"{f'{tt / te:.2f}' if te and tt else '–'} |")
+    moved = "; ".join(f"{name}: {sum(p[k] != base[k] for k in shapes)}" for name, p in picks)
+    picks_note = (f"Each pick is this build's `ggemm problem` with `{os.path.relpath(cal, ROOT)}`; a rule's cell is "
+                  f"'–' where it keeps the least prediction (shapes it moves: {moved}).")
+    if not latest:
+        note = (f"*Generated by `plots/k3_grid.py` from `harness/cases.csv` (the {len(shapes)} held-out shapes): no "
+                f"run yet, so only the picks, the trial's prediction. {picks_note}*")
+        return "\n".join([note, "", *table])
     note = (f"*Generated by `plots/k3_grid.py` from `{os.path.relpath(latest, ROOT)}` ({meta.get('device', '?')}, "
             f"commit {meta.get('commit', '?')}, {meta.get('date', '?')}): every configuration the entry point chooses "
             "among, the entry point and torch._grouped_mm in one run (`ggemm sweep --set 'holdout*'`, then "
-            "`harness/peers/torch_grouped_mm.py`) on the held-out shapes of `harness/cases.csv`. Each pick "
-            "(this build's `ggemm problem` with `results/h200/calibration.csv`) with its time over the fastest "
-            f"configuration's; {len(shapes)} of the set's {len(order)} shapes ran, {len(full)} with every configuration "
+            f"`harness/peers/torch_grouped_mm.py`). {picks_note} With the run, each pick's time over the fastest "
+            "configuration's, and for the least prediction its predicted / measured time; the entry point's column "
+            f"is what it ran. {len(ran_k3)} of the {len(shapes)} shapes ran, {len(full)} with every configuration "
             f"passing its check ('–' where not); {failed} rows failed their check. A pick counts as changed faster "
             "or slower by more than 1%.*")
     lines = [note, ""]
@@ -626,7 +643,8 @@ def holdout_block(ggemm):
         lines += ["| rule | shapes | within 5% of the fastest | worst | geometric mean | picks changed: faster / "
                   "slower / same time |", "|---|---:|---:|---:|---:|---:|",
                   f"| least prediction (the entry point's) | {len(full)} | {rule_cells(full, base, base)} |"]
-        lines += [f"| {name} | {len(full)} | {rule_cells(full, p, base)} |" for name, p in picks]
+        lines += [f"| {name} | {len(full)} | {rule_cells(full, {k: p[k] for k in full}, base)} |"
+                  for name, p in picks]
         lines.append("")
     if vs_torch:
         lines += [f"Against torch in the same run the entry point runs at {min(vs_torch):.2f}x to "
@@ -774,7 +792,8 @@ def main():
                                readme_block.stage_files("k3_wgmma")),
                               ("k3-grid-whole-tiles", whole_tiles_block(a.ggemm, configs),
                                readme_block.stage_files("k3_wgmma")),
-                              ("k3-holdout", holdout_block(a.ggemm), readme_block.stage_files("k3_wgmma"))):
+                              *((tag, holdout_block(a.ggemm, folder, pre_run), readme_block.stage_files("k3_wgmma"))
+                                for tag, folder, pre_run in HOLDOUT_GPUS)):
         if text is None:
             continue
         rc |= readme_block.write_block(paths, name, text, a.check)
