@@ -658,7 +658,7 @@ FEW_ROWS = 256
 def residuals_block(ggemm, configs):
     h200_cal = os.path.join(ROOT, "results", "h200", "calibration.csv")
     sets = [("H200 grid", configs, h200_cal), ("H100 grid", configs_of(OWN_CALIBRATION[2]),
-                                                os.path.join(OTHER_GPU, "calibration.csv"))]
+                                                os.path.join(ROOT, "results", "h100-80gb-hbm3", "calibration.csv"))]
     sources = [os.path.relpath(OWN_CALIBRATION[2], ROOT)]
     for _, folder, _ in HOLDOUT_GPUS:
         runs = glob.glob(os.path.join(ROOT, "results", folder, "evidence", "holdout-*.csv"))

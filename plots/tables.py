@@ -1546,8 +1546,8 @@ SANITIZE_LOGS = [("k5_backward", "k5-sanitize-wgrad-h100", "`tests/sanitize.sh b
                   "results/h100-80gb-hbm3/evidence/sanitize-moe-015919f859e2.log"),
                  ("k4_moe", "k4-sanitize-moe-h100-27", "`tests/sanitize.sh --moe build 12,3,7168,128,333 "
                   "1000,40,64,192,100 300,8,128,128,200` on main at faebd98 (`e56.sh`, run by "
-                  "`device-calls-e50cba65e041/e61.sh` on an H100), cut by the call's limit: the 300-expert layer "
-                  "did not run",
+                  "`device-calls-e50cba65e041/e61.sh` on an H100), cut by the call's limit in the 1000-expert "
+                  "layer's `cp_async` racecheck: what follows it did not run",
                   "results/h100-80gb-hbm3/evidence/device-calls-faebd98ccbe7/sanitize-moe-e61-h200-named.log")]
 
 

@@ -1,13 +1,13 @@
 #!/bin/sh
-# usage: tests/sanitize_rule.sh SANITIZE_SH RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE [SYNC_REPORT [EDIT]] < REPORT
+# usage: tests/sanitize_rule.sh SANITIZE_SH RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE [SYNC_REPORT [EDIT [SYNC_RERUN]]] < REPORT
 # sanitize.sh's rule for races printed with no location, on the CPU: a stand-in compute-sanitizer
 # prints REPORT (stdin) for a racecheck run and RERUN_REPORT for one with --no-check, or REPORT
 # again where RERUN_REPORT is "same" (memcheck and synccheck: a clean summary); a stand-in ggemm
 # answers `list`. With SYNC_REPORT, synccheck prints it (after the sed EDIT, if given) and exits 9,
-# and with --no-check prints a clean summary: the rule for launches of cuBLAS the tool did not
-# track. sanitize.sh runs one kernel and must exit EXPECTED_EXIT and print a line holding
+# and with --no-check prints a clean summary, or the same report again (exit 9) where SYNC_RERUN is
+# "same": the rule for launches of cuBLAS the tool did not track. sanitize.sh runs one kernel and must exit EXPECTED_EXIT and print a line holding
 # EXPECTED_LINE. Prints sanitize.sh's output; exits 0 where both hold.
-sanitize=$1 rerun=$2 expected=$3 line=$4 sync=$5 edit=${6:-b}
+sanitize=$1 rerun=$2 expected=$3 line=$4 sync=$5 edit=${6:-b} sync_rerun=$7
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 report=$dir/report
@@ -17,7 +17,9 @@ cat > "$report"
 synccheck=
 if [ -n "$sync" ]; then
     sed "$edit" "$sync" > "$dir/sync" || exit 1
-    synccheck="*\"--tool synccheck\"*--no-check*) echo '========= ERROR SUMMARY: 0 errors'; exit 0 ;;
+    again="echo '========= ERROR SUMMARY: 0 errors'; exit 0"
+    [ "$sync_rerun" = same ] && again="cat '$dir/sync'; exit 9"
+    synccheck="*\"--tool synccheck\"*--no-check*) $again ;;
 *\"--tool synccheck\"*) cat '$dir/sync'; exit 9 ;;"
 fi
 mkdir "$dir/bin"
