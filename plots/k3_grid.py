@@ -100,14 +100,20 @@ def model_pick(ggemm, k):
     return m.group(1), float(m.group(2)), float(m.group(3))
 
 
+def predictions_of(line):
+    """{configuration: predicted µs} of a `ggemm problem` choice line: the pick's, then the runners-up's."""
+    m = re.search(r"would run k3_wgmma_(\w+): predicted ([0-9.]+)", line)
+    predicted = {m.group(1): float(m.group(2))}
+    predicted.update((c, float(x)) for c, x in re.findall(r"(\w+_m\d+_n\d+) ([0-9.]+)", line.split("; next")[1]))
+    return predicted
+
+
 def model_terms(ggemm, k, calibration):
     """(the pick's t_run, its t_dram, {configuration: predicted µs}, the pick) of `ggemm problem` for
     shape k: the pick is the least prediction."""
     line = model_line(ggemm, k, calibration)
-    m = re.search(r"would run k3_wgmma_(\w+): predicted ([0-9.]+) us .*t_run ([0-9.]+), t_dram ([0-9.]+)", line)
-    predicted = {m.group(1): float(m.group(2))}
-    predicted.update((c, float(x)) for c, x in re.findall(r"(\w+_m\d+_n\d+) ([0-9.]+)", line.split("; next")[1]))
-    return float(m.group(3)), float(m.group(4)), predicted, m.group(1)
+    m = re.search(r"would run k3_wgmma_(\w+): .*t_run ([0-9.]+), t_dram ([0-9.]+)", line)
+    return float(m.group(2)), float(m.group(3)), predictions_of(line), m.group(1)
 
 
 def configs_of(path):
@@ -570,21 +576,27 @@ HOLDOUT_RULES = (("tie-break, 5%", lambda g, k, cal: tiebreak_pick(g, k, cal, 0.
 HOLDOUT_GPUS = (("k3-holdout", "h200", True), ("k3-holdout-h100", "h100-80gb-hbm3", False))  # marker, folder, pre-run
 
 
+def latest_holdout(folder):
+    """(path, meta, rows) of the latest held-out run committed in results/<folder>/evidence (by its date), its
+    rows those of the held-out sets; (None, {}, []) where there is none."""
+    runs = {p: read_results(p) for p in glob.glob(os.path.join(ROOT, "results", folder, "evidence", "holdout-*.csv"))}
+    if not runs:
+        return None, {}, []
+    latest = max(runs, key=lambda p: (runs[p][0].get("date", ""), p))
+    meta, rows = runs[latest]
+    return latest, meta, [r for r in rows if r["set"].startswith("holdout_")]
+
+
 def holdout_block(ggemm, folder, pre_run):
     """The held-out shapes' picks with the calibration of results/<folder>, with the latest run's times there if
     one is committed; None where there is no run and pre_run is false."""
-    runs = glob.glob(os.path.join(ROOT, "results", folder, "evidence", "holdout-*.csv"))
-    if not runs and not pre_run:
+    latest, meta, rows = latest_holdout(folder)
+    if not latest and not pre_run:
         return None
     cal = os.path.join(ROOT, "results", folder, "calibration.csv")
     with open(os.path.join(ROOT, "harness", "cases.csv")) as f:  # the set in its own order
         shapes = [(c[0], int(c[1]), int(c[2]), int(c[3]), int(c[4]), float(c[5]))
                   for c in (line.split(",") for line in f if line.startswith("holdout_"))]
-    latest, meta, rows = None, {}, []
-    if runs:
-        latest = max(runs, key=lambda p: (read_results(p)[0].get("date", ""), p))
-        meta, rows = read_results(latest)
-        rows = [r for r in rows if r["set"].startswith("holdout_")]
     full = {k: v for k, v in configs_of(latest).items() if k in shapes} if latest else {}
     entry = {shape(r): (float(r["time_us_median"]), r["config"].split(":")[0][len(PREFIX):]) for r in rows
              if r["kernel"] == "k3_wgmma" and r["check"] == "pass"}
@@ -661,11 +673,10 @@ def residuals_block(ggemm, configs):
                                                 os.path.join(ROOT, "results", "h100-80gb-hbm3", "calibration.csv"))]
     sources = [os.path.relpath(OWN_CALIBRATION[2], ROOT)]
     for _, folder, _ in HOLDOUT_GPUS:
-        runs = glob.glob(os.path.join(ROOT, "results", folder, "evidence", "holdout-*.csv"))
-        if runs:
-            latest = max(runs, key=lambda p: (read_results(p)[0].get("date", ""), p))
+        latest, meta, _ = latest_holdout(folder)
+        if latest:
             sources.append(os.path.relpath(latest, ROOT))
-            sets.append((f"{read_results(latest)[0].get('device', folder).replace('NVIDIA ', '')} held-out",
+            sets.append((f"{meta.get('device', folder).replace('NVIDIA ', '')} held-out",
                          {k: v for k, v in configs_of(latest).items() if k[0].startswith("holdout_")},
                          os.path.join(ROOT, "results", folder, "calibration.csv")))
     lines = ["| shapes | rows per expert | n | " + " | ".join(f"`{c}`" for c in CHOICES) + " |",
@@ -708,12 +719,8 @@ def cold_probe_block():
     for path in logs:
         with open(path) as f:
             text = f.read()
-        predictions = []  # one `ggemm problem` line per shape, in the order the runs follow
-        for line in re.findall(r"^k3_wgmma would run.*$", text, re.M):
-            m = re.search(r"would run k3_wgmma_(\w+): predicted ([0-9.]+)", line)
-            p = {m.group(1): float(m.group(2))}
-            p.update((c, float(x)) for c, x in re.findall(r"(\w+_m\d+_n\d+) ([0-9.]+)", line.split("; next")[1]))
-            predictions.append(p)
+        # one `ggemm problem` line per shape, in the order the runs follow
+        predictions = [predictions_of(line) for line in re.findall(r"^k3_wgmma would run.*$", text, re.M)]
         order = []
         for sec in re.split(r"^== ", text, flags=re.M)[1:]:
             m = re.match(r"(\w+) tokens (\d+) experts (\d+) k (\d+)(?: n (\d+))?(?: skew ([0-9.]+))?", sec)

@@ -78,6 +78,20 @@ under() {
     "$cs" --tool $tool --error-exitcode $exit_code --print-limit 0 "$bin" "$@" --reps 1 --warmup 0 2>&1
 }
 
+# rerun ARGS...: the same run without the check (--no-check: neither cuBLAS nor the harness's
+# reference kernels are launched, the kernels under test are): its output in again, status again_rc.
+rerun() {
+    again=$(under "$@" --no-check)
+    again_rc=$?
+}
+
+# rerun_read: the rerun's report is the one read from here on (one line, its summary, ggemm's lines).
+rerun_read() {
+    echo "(rerun without the check, --no-check: its summary and report follow)"
+    printf '%s\n' "$again" | grep -E "SUMMARY|ggemm:"
+    out=$again
+}
+
 # sanitize HEADER ARGS...: ggemm ARGS under each tool; its check line, ggemm's lines, the summary.
 sanitize() {
     header=$1
@@ -94,14 +108,12 @@ sanitize() {
         printf '%s\n' "$out" | grep -E "check|SUMMARY|ggemm:" | grep -v "^ggemm: [a-z0-9_]*, tokens"
         # racecheck: a finding (a race of ours, a warning, an API or internal error) fails the run.
         # A race printed with neither access located names no kernel; where such races are all the
-        # findings, the run is repeated without the check (--no-check: neither cuBLAS nor the
-        # harness's reference kernels are launched, the kernels under test are). If that run exits
-        # 0 with no finding, they are not counted, with one line; if not, its report is the one read.
+        # findings, the run is repeated without the check. If that run exits 0 with no finding,
+        # they are not counted, with one line; if not, its report is the one read.
         if [ $tool = racecheck ]; then
             racecheck_read "$out"
             if [ "$findings" -gt 0 ] && [ "$findings" -eq $((2 * unplaced)) ]; then
-                again=$(under "$@" --no-check)
-                again_rc=$?
+                rerun "$@"
                 unplaced_first=$unplaced cublas_first=$cublas
                 racecheck_read "$again"
                 if [ $again_rc = 0 ] && [ "$findings" -eq 0 ]; then
@@ -109,9 +121,7 @@ sanitize() {
                     [ "$cublas_first" -gt 0 ] &&
                         echo "(the other $cublas_first race(s) are inside cuBLAS's nvjet kernels, the check's reference: not counted)"
                 else
-                    echo "(rerun without the check, --no-check: its summary and report follow)"
-                    printf '%s\n' "$again" | grep -E "SUMMARY|ggemm:"
-                    out=$again
+                    rerun_read
                     [ $again_rc != 0 ] && rc=$again_rc
                 fi
             fi
@@ -127,14 +137,12 @@ sanitize() {
         if [ $tool != racecheck ] && [ $rc = 9 ] && ! printf '%s\n' "$out" | grep -q "check failed"; then
             untracked_read "$out"
             if [ "$untracked" -gt 0 ] && [ "$errors" -eq "$untracked" ]; then
-                again=$(under "$@" --no-check)
-                rc=$?
+                rerun "$@"
+                rc=$again_rc
                 if [ $rc = 0 ]; then
                     echo "($untracked launch(es) of cuBLAS's nvjet kernels, the check's reference, not tracked by the tool; without the check (--no-check) it finds none: not counted)"
                 else
-                    echo "(rerun without the check, --no-check: its summary and report follow)"
-                    printf '%s\n' "$again" | grep -E "SUMMARY|ggemm:"
-                    out=$again
+                    rerun_read
                 fi
             fi
         fi

@@ -1,12 +1,14 @@
 #!/bin/sh
-# usage: tests/sanitize_rule.sh SANITIZE_SH RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE [SYNC_REPORT [EDIT [SYNC_RERUN]]] < REPORT
+# usage: tests/sanitize_rule.sh SANITIZE_SH RERUN_REPORT EXPECTED_EXIT EXPECTED_LINE
+#                              [SYNC_REPORT [EDIT [SYNC_RERUN]]] < REPORT
 # sanitize.sh's rule for races printed with no location, on the CPU: a stand-in compute-sanitizer
 # prints REPORT (stdin) for a racecheck run and RERUN_REPORT for one with --no-check, or REPORT
 # again where RERUN_REPORT is "same" (memcheck and synccheck: a clean summary); a stand-in ggemm
 # answers `list`. With SYNC_REPORT, synccheck prints it (after the sed EDIT, if given) and exits 9,
 # and with --no-check prints a clean summary, or the same report again (exit 9) where SYNC_RERUN is
-# "same": the rule for launches of cuBLAS the tool did not track. sanitize.sh runs one kernel and must exit EXPECTED_EXIT and print a line holding
-# EXPECTED_LINE. Prints sanitize.sh's output; exits 0 where both hold.
+# "same": the rule for launches of cuBLAS the tool did not track. sanitize.sh runs one kernel and
+# must exit EXPECTED_EXIT and print a line holding EXPECTED_LINE. Prints sanitize.sh's output;
+# exits 0 where both hold.
 sanitize=$1 rerun=$2 expected=$3 line=$4 sync=$5 edit=${6:-b} sync_rerun=$7
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
