@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""CPU tests of plots/tables.py's reading of tests/sanitize.sh logs (sanitize_log): a run whose untracked cuBLAS
+launches a clean rerun without the check cleared, one whose rerun was not clean (its summary shown, not the first
+run's alone), and several logs in one table, each named before its runs.
+usage: python3 tests/tables_test.py"""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
+import tables  # noqa: E402
+
+CLEARED = """== moe E=1000 top40 d=64 F=192 T=100 unfused synccheck
+custom   T=100    unfused     2521.4 us  check pass +CPU fp64 (max abs err 0.009)
+========= ERROR SUMMARY: 33 errors
+(33 launch(es) of cuBLAS's nvjet kernels, the check's reference, not tracked by the tool; without the check (--no-check) it finds none: not counted)
+"""
+NOT_CLEARED = """== moe E=1000 top40 d=64 F=192 T=100 fused cp_async synccheck
+custom   T=100    fused     3873.8 us  check pass +CPU fp64 (max abs err 0.00957)
+========= ERROR SUMMARY: 34 errors
+(rerun without the check, --no-check: its summary and report follow)
+========= ERROR SUMMARY: 2 errors
+========= Barrier error detected. Divergent thread(s) in warp
+"""
+CUT = """== moe E=300 top8 d=128 F=128 T=200 unfused racecheck
+"""
+
+
+def table(*texts):
+    with tempfile.TemporaryDirectory() as d:
+        logs = []
+        for i, text in enumerate(texts):
+            logs.append(os.path.join(d, f"log{i}.log"))
+            with open(logs[-1], "w") as f:
+                f.write(text)
+        return tables.sanitize_log("a caption", logs).splitlines()
+
+
+class SanitizeLog(unittest.TestCase):
+    def test_cleared(self):
+        row = table(CLEARED)[-1].split(" | ")
+        self.assertEqual(row[2], "33 errors")
+        self.assertEqual(row[6], "33 (a rerun without the check finds none)")
+        self.assertEqual(row[7], "pass |")
+
+    def test_rerun_not_clean(self):
+        row = table(NOT_CLEARED)[-1].split(" | ")
+        self.assertEqual(row[2], "34 errors; rerun without the check: 2 errors")
+        self.assertNotIn("finds none", row[6])
+
+    def test_several_logs_named(self):
+        lines = table(CLEARED, CUT)
+        names = [line for line in lines if line.startswith("| *from")]
+        self.assertEqual(names, ["| *from `log0.log`:* | | | | | | | |", "| *from `log1.log`:* | | | | | | | |"])
+        self.assertIn("cut by the limit before its summary", lines[-1])
+        self.assertEqual(len(table(CLEARED)), 5)  # one log: no row naming it
+
+
+if __name__ == "__main__":
+    unittest.main()
