@@ -1600,9 +1600,11 @@ def sanitize_log(caption, logs):
         if cleared:
             untracked = f"{cleared.group(1)} (a rerun without the check finds none)"
         _, marker, rerun = sec.partition("(rerun without the check, --no-check: its summary and report follow)")
-        if marker:
+        if marker:  # the report below the marker is the rerun's: the first run's untracked launches are not in it
             again = sanitizer_fields(rerun)[0]
             summary += f"; rerun without the check: {again or 'no summary'}"
+            if tool != "racecheck":
+                untracked = "– (the rerun's report follows)"
         out.append(f"| {what} | {tool} | {summary}" + (f"; {errors - seen} not printed" if errors > seen else "")
                    + f" | {nvjet} | {blank} | {seen - nvjet - blank} | {untracked} | {check} |")
     return "\n".join(out)
