@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CPU tests of plots/tables.py's reading of tests/sanitize.sh logs (sanitize_log): a run whose untracked cuBLAS
 launches a clean rerun without the check cleared, one whose rerun was not clean (its summary shown, not the first
-run's alone), and several logs in one table, each named before its runs.
+run's alone), races printed with no location that a clean rerun cleared, and several logs in one table, each named
+before its runs.
 usage: python3 tests/tables_test.py"""
 import os
 import sys
@@ -22,6 +23,12 @@ custom   T=100    fused     3873.8 us  check pass +CPU fp64 (max abs err 0.00957
 (rerun without the check, --no-check: its summary and report follow)
 ========= ERROR SUMMARY: 2 errors
 ========= Barrier error detected. Divergent thread(s) in warp
+"""
+UNPLACED = """== moe E=12 top3 d=7168 F=128 T=333 fused cp_async racecheck
+custom   T=333    fused     900.0 us  check pass (max abs err 0.05)
+========= RACECHECK SUMMARY: 14 hazards displayed (14 errors, 0 warnings)
+(2 race(s) printed with no location; without the check (--no-check) racecheck finds none: not counted)
+(the other 12 race(s) are inside cuBLAS's nvjet kernels, the check's reference: not counted)
 """
 CUT = """== moe E=300 top8 d=128 F=128 T=200 unfused racecheck
 """
@@ -48,6 +55,10 @@ class SanitizeLog(unittest.TestCase):
         row = table(NOT_CLEARED)[-1].split(" | ")
         self.assertEqual(row[2], "34 errors; rerun without the check: 2 errors")
         self.assertEqual(row[6], "– (the rerun's report follows)")
+
+    def test_unplaced_cleared(self):
+        row = table(UNPLACED)[-1].split(" | ")
+        self.assertEqual(row[2:6], ["14 hazards displayed (14 errors, 0 warnings)", "12", "2", "0"])
 
     def test_several_logs_named(self):
         lines = table(CLEARED, CUT)
