@@ -95,9 +95,14 @@ def model_line(ggemm, k, calibration):
     return next(line for line in out.splitlines() if "k3_wgmma would run" in line)
 
 
+def calibration(gpu):
+    """results/<gpu>/calibration.csv: a GPU's committed calibration."""
+    return os.path.join(ROOT, "results", gpu, "calibration.csv")
+
+
 def model_pick(ggemm, k):
     # the H200's picks, whatever GPU and calibration the caller has: the table is the H200's
-    line = model_line(ggemm, k, os.path.join(ROOT, "results", "h200", "calibration.csv"))
+    line = model_line(ggemm, k, calibration("h200"))
     m = re.search(r"k3_wgmma would run k3_wgmma_(\w+): predicted ([0-9.]+) us .*B share ([0-9.]+)", line)
     return m.group(1), float(m.group(2)), float(m.group(3))
 
@@ -509,8 +514,8 @@ def offline_block(ggemm, configs, labels, columns, base_cells, variants, rule):
     (base_cells in the leading columns) and each variant (its cells, its pick(k, calibration)),
     judged by the configuration sweeps; columns: (header, alignment) of the leading columns; rule:
     the caption's sentence on the rule."""
-    h200_cal = os.path.join(ROOT, "results", "h200", "calibration.csv")
-    sets = [(configs_of(OWN_CALIBRATION[2]), OWN_CALIBRATION[4]), (configs, h200_cal), (sweep_shapes(), h200_cal)]
+    sets = [(configs_of(OWN_CALIBRATION[2]), OWN_CALIBRATION[4]), (configs, calibration("h200")),
+            (sweep_shapes(), calibration("h200"))]
     lines = ["| shapes | n | " + " | ".join(c for c, _ in columns) + " | within 5% of the fastest | worst | geometric "
              "mean | picks changed: faster / slower / same time |",
              "|---|---:|" + "".join(f"{a}|" for _, a in columns) + "---:|---:|---:|---:|"]
@@ -595,7 +600,7 @@ def holdout_block(ggemm, folder, pre_run):
     latest, meta, rows = latest_holdout(folder)
     if not latest and not pre_run:
         return None
-    cal = os.path.join(ROOT, "results", folder, "calibration.csv")
+    cal = calibration(folder)
     with open(os.path.join(ROOT, "harness", "cases.csv")) as f:  # the set in its own order
         shapes = [(c[0], int(c[1]), int(c[2]), int(c[3]), int(c[4]), float(c[5]))
                   for c in (line.split(",") for line in f if line.startswith("holdout_"))]
@@ -670,9 +675,8 @@ FEW_ROWS = 256
 
 
 def residuals_block(ggemm, configs):
-    h200_cal = os.path.join(ROOT, "results", "h200", "calibration.csv")
-    sets = [("H200 grid", configs, h200_cal), ("H100 grid", configs_of(OWN_CALIBRATION[2]),
-                                                os.path.join(ROOT, "results", "h100-80gb-hbm3", "calibration.csv"))]
+    sets = [("H200 grid", configs, calibration("h200")),
+            ("H100 grid", configs_of(OWN_CALIBRATION[2]), calibration("h100-80gb-hbm3"))]
     sources = [os.path.relpath(OWN_CALIBRATION[2], ROOT)]
     for _, folder, _ in HOLDOUT_GPUS:
         latest, meta, _ = latest_holdout(folder)
@@ -680,7 +684,7 @@ def residuals_block(ggemm, configs):
             sources.append(os.path.relpath(latest, ROOT))
             sets.append((f"{meta.get('device', folder).replace('NVIDIA ', '')} held-out",
                          {k: v for k, v in configs_of(latest).items() if k[0].startswith("holdout_")},
-                         os.path.join(ROOT, "results", folder, "calibration.csv")))
+                         calibration(folder)))
     lines = ["| shapes | rows per expert | n | " + " | ".join(f"`{c}`" for c in CHOICES) + " |",
              "|---|---|---:|" + "---:|" * len(CHOICES)]
     for label, times, cal in sets:
@@ -711,7 +715,6 @@ def residuals_block(ggemm, configs):
 # configurations on even and skewed splits, every log named cold*-<commit>.log in a device-calls folder of
 # results/h100-80gb-hbm3/evidence/, its runs in the order of the calls listed here.
 COLD_PROBE_ORDER = ["f28399fa2ce3", "386a5505e75a", "011afa7c02da", "4a6fe5175741"]
-H100_CALIBRATION = os.path.join(OTHER_GPU, "..", "calibration.csv")
 
 
 def cold_probe_block(ggemm):
@@ -741,7 +744,7 @@ def cold_probe_block(ggemm):
                 cells[key, m.group(1)] = float(t.group(1))
     # the predictions of this build with the H100's calibration (a call's own `ggemm problem` line is the same
     # where it read that calibration; one call, 4a6fe51's, did not)
-    predicted = {k: predictions_of(model_line(ggemm, ("",) + k[1:], H100_CALIBRATION)) for k in rows}
+    predicted = {k: predictions_of(model_line(ggemm, ("",) + k[1:], calibration("h100-80gb-hbm3"))) for k in rows}
     lines = ["| main at | rows | E | rows per expert | K | N | skew | B per expert MB | " +
              " | ".join(f"`{c}`" for c in CHOICES) + " |", "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(CHOICES)]
     for k in rows:
@@ -765,6 +768,10 @@ TWIN_TRACES = os.path.join(OTHER_GPU, "device-calls-386a5505e75a", "trace-pp-b2d
 def twin_trace_block():
     if not os.path.isdir(TWIN_TRACES):
         return None
+
+    def cell(xs, digits):
+        return f"{median(xs):.{digits}f}" if xs else "–"
+
     lines = ["| K | N | configuration | untraced µs | traced µs | traced launch µs | first SM idle µs | tail µs | busy | "
              "imbalance | tile span µs, 128 rows | tile span µs, 64 rows or fewer | turn µs, 128 rows | turn µs, 64 "
              "rows or fewer | turn µs, 128 rows, first half | turn µs, 128 rows, second half |",
@@ -787,7 +794,6 @@ def twin_trace_block():
                     turns[full].append((after - start) / 1000)
                     if full:
                         halves[start >= middle].append((after - start) / 1000)
-            cell = lambda xs, digits: f"{median(xs):.{digits}f}" if xs else "–"  # noqa: E731
             lines.append(f"| {k} | {r['n']} | `{c}` | {float(r['untraced_us']):.1f} | {float(r['traced_us']):.1f} | "
                          f"{float(r['kernel_us']):.1f} | {float(r['first_idle_us']):.1f} | {float(r['tail_us']):.1f} | "
                          f"{100 * float(r['busy_fraction']):.1f}% | {float(r['imbalance']):.3f} | {cell(spans[True], 1)} | "

@@ -1569,9 +1569,9 @@ def sanitizer_fields(text):
 
 def sanitize_log(caption, logs):
     """Per section of tests/sanitize.sh logs (read in order; with several, each log's sections after a row naming
-    it): the run, the tool, the tool's summary (or that the section was cut before it), the races reported by where their first access is (cuBLAS's
-    nvjet kernels, the check's reference; no location printed; elsewhere), the launches of cuBLAS's kernels the tool
-    could not track (the tool's own lines, or the count sanitize.sh's rule printed and the verdict of its rerun
+    it): the run, the tool, the tool's summary (or that the section was cut before it), the races reported by where
+    their first access is (cuBLAS's nvjet kernels, the check's reference; no location printed; elsewhere), the
+    launches of cuBLAS's kernels the tool could not track (the tool's own lines, or the count sanitize.sh's rule printed and the verdict of its rerun
     without the check), and the check. sanitize.sh prints a race's lines only where some race is not cuBLAS's, at
     most 80 report lines, and none where ggemm's check failed: races it did not print are counted."""
     sections = []
