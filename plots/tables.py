@@ -1589,7 +1589,10 @@ def sanitize_log(caption, logs):
         if not summary:
             out.append(f"| {what} | {tool} | cut by the limit before its summary | – | – | – | – | {check} |")
             continue
-        errors = int(re.search(r"\((\d+) errors", summary).group(1)) if tool == "racecheck" else 0
+        _, marker, rerun = sec.partition("(rerun without the check, --no-check: its summary and report follow)")
+        again = sanitizer_fields(rerun)[0] if marker else None
+        # racecheck's races below are the report's, the rerun's where there is one: count against its summary
+        errors = int(re.search(r"\((\d+) errors", again or summary).group(1)) if tool == "racecheck" else 0
         unplaced = re.search(r"^\((\d+) race\(s\) printed with no location; without the check .* not counted\)", sec, re.M)
         if "every hazard is inside cuBLAS" in sec:  # the summary alone: every race nvjet's
             seen, nvjet, blank = errors, errors, 0
@@ -1604,9 +1607,7 @@ def sanitize_log(caption, logs):
         cleared = re.search(r"^\((\d+) launch\(es\) of cuBLAS's nvjet kernels.* it finds none: not counted\)", sec, re.M)
         if cleared:
             untracked = f"{cleared.group(1)} (a rerun without the check finds none)"
-        _, marker, rerun = sec.partition("(rerun without the check, --no-check: its summary and report follow)")
         if marker:  # the report below the marker is the rerun's: the first run's untracked launches are not in it
-            again = sanitizer_fields(rerun)[0]
             summary += f"; rerun without the check: {again or 'no summary'}"
             if tool != "racecheck":
                 untracked = "– (the rerun's report follows)"

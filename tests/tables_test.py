@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU tests of plots/tables.py's reading of tests/sanitize.sh logs (sanitize_log): a run whose untracked cuBLAS
 launches a clean rerun without the check cleared, one whose rerun was not clean (its summary shown, not the first
-run's alone), races printed with no location that a clean rerun cleared, and several logs in one table, each named
+run's alone; a racecheck rerun's races counted against its own summary), races printed with no location that a clean rerun cleared, and several logs in one table, each named
 before its runs.
 usage: python3 tests/tables_test.py"""
 import os
@@ -30,6 +30,14 @@ custom   T=333    fused     900.0 us  check pass (max abs err 0.05)
 (2 race(s) printed with no location; without the check (--no-check) racecheck finds none: not counted)
 (the other 12 race(s) are inside cuBLAS's nvjet kernels, the check's reference: not counted)
 """
+RACE_NOT_CLEARED = """== moe E=12 top3 d=7168 F=128 T=333 fused cp_async racecheck
+custom   T=333    fused     900.0 us  check pass (max abs err 0.05)
+========= RACECHECK SUMMARY: 14 hazards displayed (14 errors, 0 warnings)
+(rerun without the check, --no-check: its summary and report follow)
+========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)
+========= Error: Race reported between Write access at k4::scatter+0x1a0 in k4_moe_steps.cu:120
+========= Error: Race reported between Read access at k4::scatter+0x1c0 in k4_moe_steps.cu:121
+"""
 CUT = """== moe E=300 top8 d=128 F=128 T=200 unfused racecheck
 """
 
@@ -55,6 +63,12 @@ class SanitizeLog(unittest.TestCase):
         row = table(NOT_CLEARED)[-1].split(" | ")
         self.assertEqual(row[2], "34 errors; rerun without the check: 2 errors")
         self.assertEqual(row[6], "– (the rerun's report follows)")
+
+    def test_race_rerun_not_clean(self):  # the races counted are the rerun's, against its summary
+        row = table(RACE_NOT_CLEARED)[-1].split(" | ")
+        self.assertEqual(row[2], "14 hazards displayed (14 errors, 0 warnings); rerun without the check: "
+                                 "2 hazards displayed (2 errors, 0 warnings)")
+        self.assertEqual(row[3:6], ["0", "0", "2"])
 
     def test_unplaced_cleared(self):
         row = table(UNPLACED)[-1].split(" | ")
