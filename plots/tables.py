@@ -1774,7 +1774,15 @@ K5_NCU = [("k5-ncu-m256-h100", "the ping-pong twin's and the 256-row tile's prof
             ("16k s=0, n first", "results/h100-80gb-hbm3/evidence/ncu-16k-main-9d71a3d625d6.txt"),
             ("16k s=0, k first", "results/h100-80gb-hbm3/evidence/ncu-16k-wo-9d71a3d625d6.txt")],
            ["gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct",
-            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"])]
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"]),
+          ("k5-wgrad-warps-h100", "the lesson's `k5_wgrad` and the layer's `k5_wgrad_m256_dyn` at the 16k case, s = 0, "
+           "one launch each under ncu (its default clock control: the SM Frequency row), with the scheduler's and the "
+           "warps' state, session 29's second call (`device-calls-b622f3236aae/e73.sh`)",
+           [("k5_wgrad", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-wgrad-stall-k5_wgrad-b622f3236aae.txt"),
+            ("k5_wgrad_m256_dyn", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-wgrad-stall-k5_wgrad_m256_dyn-b622f3236aae.txt")],
+           ["Duration", "SM Frequency", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+            "L2 Cache Throughput", "DRAM Throughput", "dram__bytes_write.sum", "One or More Eligible",
+            "Active Warps Per Scheduler", "Warp Cycles Per Issued Instruction"])]
 
 # ncu reports of k3 kernels beside torch's on the same shape (k3_wgmma/TRIALS.md), laid out as K5_NCU's.
 K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `persistent_kernel<256, 0>` is "
@@ -1788,7 +1796,19 @@ K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `per
             ("torch, up", "results/h100-80gb-hbm3/evidence/ncu-fwd-torch-up-e8a9e63fe736.txt", "device_kernel")],
            ["Duration", "SM Frequency", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
             "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-            "DRAM Throughput", "Registers Per Thread", "Grid Size"])]
+            "DRAM Throughput", "Registers Per Thread", "Grid Size"]),
+          ("k3-twin-ncu-h100", "the 192-wide ping-pong twins (fixed 128-row tiles, adaptive 128/64) on 8 experts of "
+           "3136 rows at (K, N) = (2048, 3072), where the adaptive one ran +8% in `ggemm`'s timing, and the (1024, "
+           "6144) control, where it ran level; one launch each under ncu (its default clock control, which holds the "
+           "SM clock at its base: the SM Frequency row), session 29's first call (`device-calls-b622f3236aae/e71.sh`)",
+           [("fixed, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k2048-b622f3236aae.txt"),
+            ("adaptive, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m64_n192-k2048-b622f3236aae.txt"),
+            ("fixed, K 1024", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k1024-b622f3236aae.txt"),
+            ("adaptive, K 1024", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m64_n192-k1024-b622f3236aae.txt")],
+           ["Duration", "SM Frequency", "dram__bytes_read.sum", "lts__t_sectors_op_read.sum",
+            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sector_hit_rate.pct", "L2 Cache Throughput",
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+            "Warp Cycles Per Issued Instruction"])]
 
 
 # ncu source pages (--page source --csv --print-source sass, from a saved report with
