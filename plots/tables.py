@@ -1800,7 +1800,7 @@ K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `per
           ("k3-twin-ncu-h100", "the 192-wide ping-pong twins (fixed 128-row tiles, adaptive 128/64) on 8 experts of "
            "3136 rows at (K, N) = (2048, 3072), where the adaptive one ran +8% in `ggemm`'s timing, and the (1024, "
            "6144) control, where it ran level; one launch each under ncu (its default clock control, which holds the "
-           "SM clock at its base: the SM Frequency row), session 29's first call (`device-calls-b622f3236aae/e71.sh`)",
+           "SM clock at its base: the SM Frequency row), session 29's first call (`device-calls-386a5505e75a/e71.sh`, outputs in `device-calls-b622f3236aae/`)",
            [("fixed, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k2048-b622f3236aae.txt"),
             ("adaptive, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m64_n192-k2048-b622f3236aae.txt"),
             ("fixed, K 1024", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k1024-b622f3236aae.txt"),
