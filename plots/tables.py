@@ -1573,7 +1573,8 @@ def sanitize_log(caption, logs):
     their first access is (cuBLAS's nvjet kernels, the check's reference; no location printed; elsewhere), the
     launches of cuBLAS's kernels the tool could not track (the tool's own lines, or the count sanitize.sh's rule printed and the verdict of its rerun
     without the check), and the check. sanitize.sh prints a race's lines only where some race is not cuBLAS's, at
-    most 80 report lines, and none where ggemm's check failed: races it did not print are counted."""
+    most 80 report lines, and none where ggemm's check failed: races it did not print are counted. After a rerun
+    without the check the report is the rerun's, so the race columns count the rerun's races alone."""
     sections = []
     for log in logs:
         with open(os.path.join(ROOT, log)) as f:
@@ -1591,8 +1592,10 @@ def sanitize_log(caption, logs):
             continue
         _, marker, rerun = sec.partition("(rerun without the check, --no-check: its summary and report follow)")
         again = sanitizer_fields(rerun)[0] if marker else None
-        # racecheck's races below are the report's, the rerun's where there is one: count against its summary
-        errors = int(re.search(r"\((\d+) errors", again or summary).group(1)) if tool == "racecheck" else 0
+        # racecheck's races below are the report's, the rerun's where there is one: counted against its summary
+        # (none: the rerun was cut, and no race is said to be missing from its report)
+        errors = 0 if tool != "racecheck" or (marker and not again) else \
+            int(re.search(r"\((\d+) errors", again or summary).group(1))
         unplaced = re.search(r"^\((\d+) race\(s\) printed with no location; without the check .* not counted\)", sec, re.M)
         if "every hazard is inside cuBLAS" in sec:  # the summary alone: every race nvjet's
             seen, nvjet, blank = errors, errors, 0
@@ -1798,8 +1801,8 @@ K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `per
             "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
             "DRAM Throughput", "Registers Per Thread", "Grid Size"]),
           ("k3-twin-ncu-h100", "the 192-wide ping-pong twins (fixed 128-row tiles, adaptive 128/64) on 8 experts of "
-           "3136 rows at (K, N) = (2048, 3072), where the adaptive one ran +8% in `ggemm`'s timing, and the (1024, "
-           "6144) control, where it ran level; one launch each under ncu (its default clock control, which holds the "
+           "3136 rows at (K, N) = (2048, 3072), where the adaptive one ran +8% in `ggemm`'s timing "
+           "(`cold-bsize-011afa7c02da.log`), and the (1024, 6144) control, where it ran level (`k3-cold-probe`); one launch each under ncu (its default clock control, which holds the "
            "SM clock at its base: the SM Frequency row), session 29's first call (`device-calls-386a5505e75a/e71.sh`, outputs in `device-calls-b622f3236aae/`)",
            [("fixed, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k2048-b622f3236aae.txt"),
             ("adaptive, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m64_n192-k2048-b622f3236aae.txt"),

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CPU tests of plots/tables.py's reading of tests/sanitize.sh logs (sanitize_log): a run whose untracked cuBLAS
 launches a clean rerun without the check cleared, one whose rerun was not clean (its summary shown, not the first
-run's alone; a racecheck rerun's races counted against its own summary), races printed with no location that a clean rerun cleared, and several logs in one table, each named
+run's alone; a racecheck rerun's races counted against its own summary, or not at all where
+it has none), races printed with no location that a clean rerun cleared, and several logs in one table, each named
 before its runs.
 usage: python3 tests/tables_test.py"""
 import os
@@ -35,8 +36,18 @@ custom   T=333    fused     900.0 us  check pass (max abs err 0.05)
 ========= RACECHECK SUMMARY: 14 hazards displayed (14 errors, 0 warnings)
 (rerun without the check, --no-check: its summary and report follow)
 ========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)
+========= COMPUTE-SANITIZER
 ========= Error: Race reported between Write access at k4::scatter+0x1a0 in k4_moe_steps.cu:120
+=========     and Read access at k4::scatter+0x1c0 in k4_moe_steps.cu:121 [4 hazards]
+========= 
 ========= Error: Race reported between Read access at k4::scatter+0x1c0 in k4_moe_steps.cu:121
+=========     and Write access at k4::scatter+0x1a0 in k4_moe_steps.cu:120 [4 hazards]
+========= 
+"""
+RACE_RERUN_CUT = """== moe E=12 top3 d=7168 F=128 T=333 fused cp_async racecheck
+custom   T=333    fused     900.0 us  check pass (max abs err 0.05)
+========= RACECHECK SUMMARY: 14 hazards displayed (14 errors, 0 warnings)
+(rerun without the check, --no-check: its summary and report follow)
 """
 CUT = """== moe E=300 top8 d=128 F=128 T=200 unfused racecheck
 """
@@ -69,6 +80,11 @@ class SanitizeLog(unittest.TestCase):
         self.assertEqual(row[2], "14 hazards displayed (14 errors, 0 warnings); rerun without the check: "
                                  "2 hazards displayed (2 errors, 0 warnings)")
         self.assertEqual(row[3:6], ["0", "0", "2"])
+
+    def test_race_rerun_cut(self):  # no rerun summary: nothing is counted against the first run's
+        row = table(RACE_RERUN_CUT)[-1].split(" | ")
+        self.assertEqual(row[2], "14 hazards displayed (14 errors, 0 warnings); rerun without the check: no summary")
+        self.assertEqual(row[3:6], ["0", "0", "0"])
 
     def test_unplaced_cleared(self):
         row = table(UNPLACED)[-1].split(" | ")
