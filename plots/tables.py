@@ -1571,8 +1571,8 @@ def sanitize_log(caption, logs):
     """Per section of tests/sanitize.sh logs (read in order; with several, each log's sections after a row naming
     it): the run, the tool, the tool's summary (or that the section was cut before it), the races reported by where
     their first access is (cuBLAS's nvjet kernels, the check's reference; no location printed; elsewhere), the
-    launches of cuBLAS's kernels the tool could not track (the tool's own lines, or the count sanitize.sh's rule printed and the verdict of its rerun
-    without the check), and the check. sanitize.sh prints a race's lines only where some race is not cuBLAS's, at
+    launches of cuBLAS's kernels the tool could not track (the tool's own lines, or the count sanitize.sh's rule
+    printed and the verdict of its rerun without the check), and the check. sanitize.sh prints a race's lines only where some race is not cuBLAS's, at
     most 80 report lines, and none where ggemm's check failed: races it did not print are counted. After a rerun
     without the check the report is the rerun's, so the race columns count the rerun's races alone."""
     sections = []
@@ -1594,8 +1594,9 @@ def sanitize_log(caption, logs):
         again = sanitizer_fields(rerun)[0] if marker else None
         # racecheck's races below are the report's, the rerun's where there is one: counted against its summary
         # (none: the rerun was cut, and no race is said to be missing from its report)
-        errors = 0 if tool != "racecheck" or (marker and not again) else \
-            int(re.search(r"\((\d+) errors", again or summary).group(1))
+        errors = 0
+        if tool == "racecheck" and (again or not marker):
+            errors = int(re.search(r"\((\d+) errors", again or summary).group(1))
         unplaced = re.search(r"^\((\d+) race\(s\) printed with no location; without the check .* not counted\)", sec, re.M)
         if "every hazard is inside cuBLAS" in sec:  # the summary alone: every race nvjet's
             seen, nvjet, blank = errors, errors, 0
@@ -1745,6 +1746,9 @@ K5_PAIRS = [("k5-pingpong-h100", "`k5_wgrad_pingpong` (after) against `k5_wgrad`
              "against `k5_wgrad_pingpong` (before: three boxes, four stages), in the same sweep",
              ["results/h100-80gb-hbm3/evidence/wgrad-s5-bb407de6af91.csv"], "k5_wgrad_pingpong", "k5_wgrad_pingpong_s5")]
 
+# Session 29's calls (an H100): their ncu reports are read by K5_NCU and K3_NCU.
+S29 = "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae"
+
 # ncu reports of k5 kernels on the same case, metrics side by side: (tag, caption, [(kernel, file)], metrics).
 K5_NCU = [("k5-ncu-m256-h100", "the ping-pong twin's and the 256-row tile's profiles at the 16k case, s = 0 (one "
            "launch each under ncu, which holds the SM clock at its base)",
@@ -1781,8 +1785,8 @@ K5_NCU = [("k5-ncu-m256-h100", "the ping-pong twin's and the 256-row tile's prof
           ("k5-wgrad-warps-h100", "the lesson's `k5_wgrad` and the layer's `k5_wgrad_m256_dyn` at the 16k case, s = 0, "
            "one launch each under ncu (its default clock control: the SM Frequency row), with the scheduler's and the "
            "warps' state, session 29's second call (`device-calls-b622f3236aae/e73.sh`)",
-           [("k5_wgrad", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-wgrad-stall-k5_wgrad-b622f3236aae.txt"),
-            ("k5_wgrad_m256_dyn", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-wgrad-stall-k5_wgrad_m256_dyn-b622f3236aae.txt")],
+           [("k5_wgrad", S29 + "/ncu-wgrad-stall-k5_wgrad-b622f3236aae.txt"),
+            ("k5_wgrad_m256_dyn", S29 + "/ncu-wgrad-stall-k5_wgrad_m256_dyn-b622f3236aae.txt")],
            ["Duration", "SM Frequency", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
             "L2 Cache Throughput", "DRAM Throughput", "dram__bytes_write.sum", "One or More Eligible",
             "Active Warps Per Scheduler", "Warp Cycles Per Issued Instruction"])]
@@ -1802,12 +1806,13 @@ K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `per
             "DRAM Throughput", "Registers Per Thread", "Grid Size"]),
           ("k3-twin-ncu-h100", "the 192-wide ping-pong twins (fixed 128-row tiles, adaptive 128/64) on 8 experts of "
            "3136 rows at (K, N) = (2048, 3072), where the adaptive one ran +8% in `ggemm`'s timing "
-           "(`cold-bsize-011afa7c02da.log`), and the (1024, 6144) control, where it ran level (`k3-cold-probe`); one launch each under ncu (its default clock control, which holds the "
-           "SM clock at its base: the SM Frequency row), session 29's first call (`device-calls-386a5505e75a/e71.sh`, outputs in `device-calls-b622f3236aae/`)",
-           [("fixed, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k2048-b622f3236aae.txt"),
-            ("adaptive, K 2048", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m64_n192-k2048-b622f3236aae.txt"),
-            ("fixed, K 1024", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m128_n192-k1024-b622f3236aae.txt"),
-            ("adaptive, K 1024", "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae/ncu-twin-pingpong_m64_n192-k1024-b622f3236aae.txt")],
+           "(`cold-bsize-011afa7c02da.log`), and the (1024, 6144) control, where it ran level (`k3-cold-probe`); one "
+           "launch each under ncu (its default clock control, which holds the SM clock at its base: the SM Frequency "
+           "row), session 29's first call (`device-calls-386a5505e75a/e71.sh`, outputs in `device-calls-b622f3236aae/`)",
+           [("fixed, K 2048", S29 + "/ncu-twin-pingpong_m128_n192-k2048-b622f3236aae.txt"),
+            ("adaptive, K 2048", S29 + "/ncu-twin-pingpong_m64_n192-k2048-b622f3236aae.txt"),
+            ("fixed, K 1024", S29 + "/ncu-twin-pingpong_m128_n192-k1024-b622f3236aae.txt"),
+            ("adaptive, K 1024", S29 + "/ncu-twin-pingpong_m64_n192-k1024-b622f3236aae.txt")],
            ["Duration", "SM Frequency", "dram__bytes_read.sum", "lts__t_sectors_op_read.sum",
             "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sector_hit_rate.pct", "L2 Cache Throughput",
             "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
