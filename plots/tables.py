@@ -669,6 +669,11 @@ def moe_gather():
     return "\n".join(out)
 
 
+# Session 29's and 30's calls (an H100): their files are read by MOE_ROUTER_ARMS, K5_NCU, K3_NCU and STALL_WAITS.
+S29 = "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae"
+S30 = "results/h100-80gb-hbm3/evidence/device-calls-aa38af75a2bf"
+
+
 def h100_rounds(stem, commit, ext="csv", rounds=2):
     """The interleaved rounds' files of one build in an H100 A/B call (evidence/STEM-R-COMMIT.EXT, R from 1:
     `ggemm moe`'s CSV, or its text output for ext "log")."""
@@ -743,6 +748,12 @@ MOE_ROUTER_ARMS = [
      "above 16 experts the same SASS as main), both built with the release preset, two interleaved rounds in one "
      "call (`device-calls-fd68ecab42e1/e14.sh`)",
      [(arm, h100_rounds(f"moe-template-{arm}", "fd68ecab42e1")) for arm in ("main", "new")]),
+    ("k4-router-split-h100", "the router's k split at two CTA targets: main at aa38af7 (`K4_ROUTER_CTAS` = 128, "
+     "about one CTA per SM) and the same tree with 32 (fewer splits: fewer fp32 partials for the route kernel to "
+     "add, fewer SMs on the router's MACs), built alike, two interleaved rounds in one call "
+     "(`device-calls-aa38af75a2bf/e76.sh`; read from the text lines, since each layer's process rewrote the CSV)",
+     [(arm, [f"{S30}/router-split-{a}-{r}-aa38af75a2bf.log" for r in (1, 2)])
+      for arm, a in (("128", "base"), ("32", "alt"))]),
     ("k4-router-preset-h100", "the same router and route code built two ways in call 8 "
      "(`device-calls-649f98764ed4/e8.sh`): release = `--preset release` at 2c23054, test = the device prologue's "
      "`--preset test -DGG_ABLATIONS=ON` at 649f987 (whose only change is in the fused GEMM1's gather), two "
@@ -811,10 +822,24 @@ def router_shapes_ab(caption, arms):
                                  [k + (t,) for k in ROUTER_SHAPES for t in (4096, 16384)], got))
 
 
+def moe_log_routes(paths):
+    """(model, T, path) -> the route step's median over the `ggemm moe` text lines of `paths` whose check
+    passed (for calls whose CSV kept only the last layer, as `--out` does for one process per layer)."""
+    steps = {}
+    for p in paths:
+        with open(os.path.join(ROOT, p)) as f:
+            for line in f:
+                m, route = MOE_LOG_LINE.match(line), re.search(r" route ([\d.]+) ", line)
+                if m and route and "check pass" in line:
+                    steps.setdefault((m.group(1), int(m.group(2)), m.group(3)), []).append(float(route.group(1)))
+    return {k: statistics.median(v) for k, v in steps.items()}
+
+
 def moe_route_arms(caption, arms):
     """Per model, T and path: each arm's route step (the router GEMM + the route kernel), the median of its
     rounds' medians, and its ratio to the first arm's."""
-    got = [(label, {k: v[0] for k, v in moe_csv_steps(files, ("route_us",))[0].items()}) for label, files in arms]
+    got = [(label, moe_log_routes(files) if files[0].endswith(".log")
+            else {k: v[0] for k, v in moe_csv_steps(files, ("route_us",))[0].items()}) for label, files in arms]
     keys = sorted(set.intersection(*(set(d) for _, d in got)))
     if not keys:
         return None
@@ -1746,9 +1771,6 @@ K5_PAIRS = [("k5-pingpong-h100", "`k5_wgrad_pingpong` (after) against `k5_wgrad`
              "against `k5_wgrad_pingpong` (before: three boxes, four stages), in the same sweep",
              ["results/h100-80gb-hbm3/evidence/wgrad-s5-bb407de6af91.csv"], "k5_wgrad_pingpong", "k5_wgrad_pingpong_s5")]
 
-# Session 29's calls (an H100): their ncu reports are read by K5_NCU and K3_NCU.
-S29 = "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae"
-
 # ncu reports of k5 kernels on the same case, metrics side by side: (tag, caption, [(kernel, file)], metrics).
 K5_NCU = [("k5-ncu-m256-h100", "the ping-pong twin's and the 256-row tile's profiles at the 16k case, s = 0 (one "
            "launch each under ncu, which holds the SM clock at its base)",
@@ -1816,7 +1838,17 @@ K3_NCU = [("k3-ncu-torch-h100", "the entry point (its choice on this shape: `per
            ["Duration", "SM Frequency", "dram__bytes_read.sum", "lts__t_sectors_op_read.sum",
             "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sector_hit_rate.pct", "L2 Cache Throughput",
             "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-            "Warp Cycles Per Issued Instruction"])]
+            "Warp Cycles Per Issued Instruction"]),
+          ("k3-twin-ncu-free-h100", "the same twins and shapes under ncu with `--clock-control none` (the clocks the "
+           "GPU picks, as `ggemm` times it), the fifth launch of each process profiled (warm), SM and L2 clocks "
+           "recorded, session 30's first call (`device-calls-b622f3236aae/e74.sh`, first part)",
+           [("fixed, K 2048", S30 + "/ncu-free-pingpong_m128_n192-k2048-aa38af75a2bf.txt"),
+            ("adaptive, K 2048", S30 + "/ncu-free-pingpong_m64_n192-k2048-aa38af75a2bf.txt"),
+            ("fixed, K 1024", S30 + "/ncu-free-pingpong_m128_n192-k1024-aa38af75a2bf.txt"),
+            ("adaptive, K 1024", S30 + "/ncu-free-pingpong_m64_n192-k1024-aa38af75a2bf.txt")],
+           ["Duration", "sm__cycles_elapsed.avg.per_second", "lts__cycles_elapsed.avg.per_second",
+            "dram__bytes_read.sum", "lts__t_sectors_op_read.sum", "L2 Cache Throughput", "DRAM Throughput",
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"])]
 
 
 # ncu source pages (--page source --csv --print-source sass, from a saved report with
@@ -1832,6 +1864,14 @@ STALLS = [("k5_backward", "k5-stall-groups-h100", "where each kernel's warps spe
            "times a warp executed them (the producer's and the consumers' loops execute different counts), the groups "
            "with at least 2% of the samples",
            [("k4_gemm1_swiglu", "results/h100-80gb-hbm3/evidence/ncu_source_k4_gemm1_fused-qwen3-d8b74ebe07a1.csv.gz")])]
+
+
+# The same pages read for their mbarrier waits and local memory: (stage, tag, caption, [(kernel, file)]).
+STALL_WAITS = [("k5_backward", "k5-wgrad-waits-h100", "the lesson's `k5_wgrad` and the layer's `k5_wgrad_m256_dyn` at the "
+                "16k case, s = 0, one launch each under ncu (its default clock control), session 30's first call "
+                "(`device-calls-b622f3236aae/e74.sh`, second part)",
+                [("k5_wgrad", S30 + "/ncu-source-k5_wgrad-aa38af75a2bf.csv.gz"),
+                 ("k5_wgrad_m256_dyn", S30 + "/ncu-source-k5_wgrad_m256_dyn-aa38af75a2bf.csv.gz")])]
 
 
 def stall_groups(caption, reports):
@@ -1873,6 +1913,44 @@ def stall_groups(caption, reports):
                        + ", ".join(f"{k} {100 * v / samples:.0f}%" for k, v in why.most_common(2)) + " | "
                        + ", ".join(f"{k} {v}" for k, v in ops.most_common(3)) + " | " + (", ".join(holds) or "–")
                        + f" | `{re.sub(r'0x[0-9a-f]{8,}', '…', ' '.join(top[col['Source']].split()))}` ({top_share:.0f}%) |")
+    return "\n".join(out)
+
+
+def stall_waits(caption, reports):
+    """Per kernel of an ncu source page: the stall samples on each mbarrier try-wait (the `SYNCS` try-wait and
+    the `@!P BRA` after it that loops back to it), with how many times a warp executed it, and on local memory."""
+    import gzip
+    out = [f"*Generated by `plots/tables.py`: {caption}. From " + ", ".join(f"`{os.path.basename(p)}`" for _, p in reports)
+           + ". A wait's samples are those of its `SYNCS` try-wait and of the branch that loops back to it; its "
+           "executions tell which loop it is in (a consumer warp's wait on a full stage runs once per k-block, as "
+           "each of its `HGMMA` instructions does).*", "",
+           "| kernel | wait | executions (warp instructions) | share of stall samples | long-scoreboard share of its "
+           "samples |", "|---|---|---:|---:|---:|"]
+    for kernel, path in reports:
+        with gzip.open(os.path.join(ROOT, path), "rt") as f:
+            rows = list(csv.reader(f))
+        head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
+        hdr, data = rows[head], rows[head + 1:]
+        col = {h: i for i, h in enumerate(hdr)}
+        sampled = lambda r: int(r[col["Warp Stall Sampling (All Samples)"]])  # noqa: E731
+        long_sb = lambda r: int(r[col["stall_long_sb"]] or 0)  # noqa: E731
+        source = lambda r: " ".join(r[col["Source"]].split())  # noqa: E731
+        total = sum(map(sampled, data))
+        hgmma = max((int(r[col["Instructions Executed"]]) for r in data if "HGMMA" in source(r)), default=0)
+        waits = []
+        for i, r in enumerate(data):
+            if "SYNCS.PHASECHK" in source(r):
+                loop = [r] + [x for x in data[i + 1:i + 2] if re.match(r"@!?P\d BRA", source(x))]
+                waits.append((int(r[col["Instructions Executed"]]), sum(map(sampled, loop)), sum(map(long_sb, loop))))
+        for executed, samples, sb in sorted(waits, key=lambda w: -w[1])[:3]:
+            what = f"{executed / hgmma:.3g}× as often as each `HGMMA`" if hgmma else ""
+            out.append(f"| `{kernel}` | try-wait ({what}) | {executed} | {100 * samples / total:.1f}% | "
+                       f"{100 * sb / max(samples, 1):.0f}% |")
+        local = [r for r in data if re.search(r"\b(LDL|STL)\b", source(r))]
+        out.append(f"| `{kernel}` | local loads and stores ({len(local)} instructions) | "
+                   f"{sum(int(r[col['Instructions Executed']]) for r in local)} | "
+                   f"{100 * sum(map(sampled, local)) / total:.1f}% | "
+                   f"{100 * sum(map(long_sb, local)) / max(sum(map(sampled, local)), 1):.0f}% |")
     return "\n".join(out)
 
 
@@ -2217,6 +2295,8 @@ def main():
             write(stage_files("k5_backward"), tag, k5_trace_tails(caption, summaries), check)
     for stage, tag, caption, reports in STALLS:
         generated(stage, tag, [f for _, f in reports], lambda: stall_groups(caption, reports))
+    for stage, tag, caption, reports in STALL_WAITS:
+        generated(stage, tag, [f for _, f in reports], lambda: stall_waits(caption, reports))
     for tag, caption, arms, unfused in MOE_GATHER_AB:
         generated("k4_moe", tag, [f for _, logs, _ in arms for f in logs], lambda: moe_log_arms(caption, arms, unfused))
     for tag, caption, reports, metrics in MOE_NCU_KERNELS:
