@@ -754,6 +754,11 @@ MOE_ROUTER_ARMS = [
      "(`device-calls-aa38af75a2bf/e76.sh`; read from the text lines, since each layer's process rewrote the CSV)",
      [(arm, [f"{S30}/router-split-{a}-{r}-aa38af75a2bf.log" for r in (1, 2)])
       for arm, a in (("128", "base"), ("32", "alt"))]),
+    ("k4-router-wave-h100", "the router's k split before (main at 4dfb862: the splits that reach `K4_ROUTER_CTAS`) "
+     "and after (12d40b6: fewer where that starts a second wave, `K4_ROUTER_WAVE`), built alike, two interleaved "
+     "rounds in one call (`device-calls-aa38af75a2bf/e77.sh`); `custom` is the 160-expert layer (top-8, d = 5120, "
+     "F = 1536), the Qwen3-like T = 4096 and DeepSeek-V3-like T = 1024 routers are launched alike by both (an A/A)",
+     [(arm, [f"{S30}/router-wave-{arm}-{r}-12d40b6f2c2d.log" for r in (1, 2)]) for arm in ("base", "new")]),
     ("k4-router-preset-h100", "the same router and route code built two ways in call 8 "
      "(`device-calls-649f98764ed4/e8.sh`): release = `--preset release` at 2c23054, test = the device prologue's "
      "`--preset test -DGG_ABLATIONS=ON` at 649f987 (whose only change is in the fused GEMM1's gather), two "
