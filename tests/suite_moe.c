@@ -289,7 +289,8 @@ START_TEST(router_padding_and_split) {
                 if (splits > 1) ck_assert_int_le((long)(splits - 1) * tiles, K4_ROUTER_CTAS);
                 /* no split count up to the target's takes fewer waves x k-blocks of a split */
                 const long waves = ((long)splits * tiles + K4_ROUTER_WAVE - 1) / K4_ROUTER_WAVE;
-                for (int w = 1; w <= (K4_ROUTER_CTAS + tiles - 1) / tiles && w <= kb; ++w)
+                const int most = kb / K4_ROUTER_MIN_KB > 1 ? kb / K4_ROUTER_MIN_KB : 1;
+                for (int w = 1; w <= (K4_ROUTER_CTAS + tiles - 1) / tiles && w <= most; ++w)
                     ck_assert_int_le(waves * per, ((long)w * tiles + K4_ROUTER_WAVE - 1) / K4_ROUTER_WAVE * ((kb + w - 1) / w));
             }
         }
