@@ -190,9 +190,6 @@ GG_HD int k4_w1_box_col(int col0, int p, int f) {
  *                   because the workspace holding the partials is sized from the shape alone.
  *   K4_ROUTER_MIN_KB  k-blocks a split keeps at least (a split shorter than the ring's fill is
  *                   all latency).
- *   K4_ROUTER_WAVE  CTAs one wave holds: the 132 SMs of an H100 SXM or H200, one router CTA each
- *                   (its ring takes most of shared memory). Fewer splits where reaching
- *                   K4_ROUTER_CTAS would start a second wave (k4_router_split_kblocks).
  * Routing chunks (k4_moe_steps.cu): the route kernel takes `chunk_tokens` tokens a CTA and
  * writes, per chunk, each expert's count and each assignment's rank among its expert's
  * assignments of the chunk; the permute step scans that count table down each expert's column.
@@ -201,7 +198,7 @@ GG_HD int k4_w1_box_col(int col0, int p, int f) {
  * table would pass K4_ROUTE_TABLE counts (chunks x E: the route kernel writes every count, zero
  * or not) or a column K4_ROUTE_MAX_CHUNKS chunks (a scan thread's run of chunks stays short). */
 enum {
-    K4_ROUTER_BLOCK_M = 128, K4_ROUTER_CTAS = 128, K4_ROUTER_MIN_KB = 2, K4_ROUTER_BLOCK_K = 64, K4_ROUTER_WAVE = 132,
+    K4_ROUTER_BLOCK_M = 128, K4_ROUTER_CTAS = 128, K4_ROUTER_MIN_KB = 2, K4_ROUTER_BLOCK_K = 64,
     K4_ROUTE_THREADS = 256, K4_ROUTE_MAX_EXPERTS = 4096, K4_ROUTE_TABLE = 1 << 20, K4_ROUTE_MAX_CHUNKS = 1024
 };
 
@@ -223,10 +220,7 @@ GG_HD int k4_router_tiles(int tokens, int experts) {
     const int bn = k4_router_block_n(tokens, experts);
     return (tokens + K4_ROUTER_BLOCK_M - 1) / K4_ROUTER_BLOCK_M * ((k4_router_n(experts) + bn - 1) / bn);
 }
-/* k-blocks each split takes (the last may take fewer, never none). The splits that reach
- * K4_ROUTER_CTAS, or fewer where that takes less time: the router's time goes as its waves of
- * CTAs times a split's k-blocks (48 tiles split 3 ways are 144 CTAs, two waves of 38 k-blocks of
- * a 7168-wide d; split 2 ways, one wave of 56). */
+/* k-blocks each split takes (the last may take fewer, never none). */
 GG_HD int k4_router_split_kblocks(int tokens, int experts, int d) {
     const int tiles = k4_router_tiles(tokens, experts);
     const int kb = (d + K4_ROUTER_BLOCK_K - 1) / K4_ROUTER_BLOCK_K;
@@ -234,14 +228,7 @@ GG_HD int k4_router_split_kblocks(int tokens, int experts, int d) {
     const int most = kb / K4_ROUTER_MIN_KB > 1 ? kb / K4_ROUTER_MIN_KB : 1;
     if (want > most) want = most;
     if (want < 1) want = 1;
-    int best = want;
-    long long best_time = 0;
-    for (int w = want; w >= 1; --w) {  /* ties keep the fewer splits: fewer partials to add */
-        const long long waves = ((long long)tiles * w + K4_ROUTER_WAVE - 1) / K4_ROUTER_WAVE;
-        const long long time = waves * ((kb + w - 1) / w);
-        if (w == want || time <= best_time) best = w, best_time = time;
-    }
-    return (kb + best - 1) / best;
+    return (kb + want - 1) / want;
 }
 GG_HD int k4_router_splits(int tokens, int experts, int d) {
     const int kb = (d + K4_ROUTER_BLOCK_K - 1) / K4_ROUTER_BLOCK_K, per = k4_router_split_kblocks(tokens, experts, d);

@@ -701,6 +701,15 @@ MOE_ROUTE_AB = [("k4-route-h100", "the route kernel before (7b26813: a warp rout
                  h100_rounds("moe-rs-new", "e8a9e63fe736"))]
 
 
+# The router's split by waves (k4_moe/TRIALS.md; reverted): main before it (base, 4dfb862 as built from
+# `wave.patch` reversed) and with it (new, e911322), both built alike in one call.
+ROUTER_WAVE_LOGS = {arm: [f"{S30}/router-wave-{arm}-{r}-e9113226bdc2.log" for r in (1, 2)] for arm in ("base", "new")}
+ROUTER_WAVE_CAPTION = ("the router's k split before (`base`: the splits that reach `K4_ROUTER_CTAS`) and after "
+                       "(`new`: fewer where that starts a second wave; `device-calls-aa38af75a2bf/wave.patch`), built "
+                       "alike, two interleaved rounds in one call (`device-calls-aa38af75a2bf/e77.sh`); `custom` is "
+                       "the 160-expert layer (top-8, d = 5120, F = 1536); the Qwen3-like T = 4096 and DeepSeek-V3-like "
+                       "T = 1024 routers are launched alike by both (an A/A)")
+
 # The router trials (k4_moe/TRIALS.md, "The router's DRAM rate"): a tag, a caption and the arms
 # (label, the `ggemm moe` CSVs of its interleaved rounds); the first arm is the base.
 MOE_ROUTER_ARMS = [
@@ -754,11 +763,7 @@ MOE_ROUTER_ARMS = [
      "(`device-calls-aa38af75a2bf/e76.sh`; read from the text lines, since each layer's process rewrote the CSV)",
      [(arm, [f"{S30}/router-split-{a}-{r}-aa38af75a2bf.log" for r in (1, 2)])
       for arm, a in (("128", "base"), ("32", "alt"))]),
-    ("k4-router-wave-h100", "the router's k split before (main at 4dfb862: the splits that reach `K4_ROUTER_CTAS`) "
-     "and after (12d40b6: fewer where that starts a second wave, `K4_ROUTER_WAVE`), built alike, two interleaved "
-     "rounds in one call (`device-calls-aa38af75a2bf/e77.sh`); `custom` is the 160-expert layer (top-8, d = 5120, "
-     "F = 1536), the Qwen3-like T = 4096 and DeepSeek-V3-like T = 1024 routers are launched alike by both (an A/A)",
-     [(arm, [f"{S30}/router-wave-{arm}-{r}-12d40b6f2c2d.log" for r in (1, 2)]) for arm in ("base", "new")]),
+    ("k4-router-wave-h100", ROUTER_WAVE_CAPTION, [(arm, ROUTER_WAVE_LOGS[arm]) for arm in ("base", "new")]),
     ("k4-router-preset-h100", "the same router and route code built two ways in call 8 "
      "(`device-calls-649f98764ed4/e8.sh`): release = `--preset release` at 2c23054, test = the device prologue's "
      "`--preset test -DGG_ABLATIONS=ON` at 649f987 (whose only change is in the fused GEMM1's gather), two "
@@ -882,6 +887,15 @@ def moe_route_ab(caption, before, after):
 # `ggemm moe` logs of its interleaved rounds, the path name its lines carry; the first arm is the
 # base) and the unfused path's log from the same call (None: not run).
 MOE_GATHER_AB = [
+    ("k4-router-wave-gemm1-h100", "the same call's fused path: " + ROUTER_WAVE_CAPTION,
+     [(arm, ROUTER_WAVE_LOGS[arm], "fused") for arm in ("base", "new")], None),
+    ("k4-router-wave-gemm1-unfused-h100", "the same call's unfused path (GEMM1 reads the permute step's gathered copy)",
+     [(arm, ROUTER_WAVE_LOGS[arm], "unfused") for arm in ("base", "new")], None),
+    ("k4-router-pad-h100", "the fused path in three builds made alike: `base` and `new` as above, `newpad` = new with the "
+     "router's partials buffer one split larger (on these layers the workspace layout `base` has), two interleaved "
+     "rounds in one call (`device-calls-aa38af75a2bf/e78.sh`, at ac4239b)",
+     [(arm, [f"{S30}/router-pad-{arm}-{r}-ac4239b770b8.log" for r in (1, 2)], "fused")
+      for arm in ("base", "new", "newpad")], None),
     ("k4-gathers-h100", "the three gathers of one build (d8b74eb, `-DGG_ABLATIONS=ON`), one process each in one call",
      [(g, [f"results/h100-80gb-hbm3/evidence/moe-gather-{g}-d8b74ebe07a1.log"], name)
       for g, name in (("cp_async", "fused"), ("tma_warpgroup", "fused_tma_warpgroup"), ("tma_warp", "fused_tma_warp"))],
@@ -1026,7 +1040,15 @@ def moe_experts_rounds(caption, files):
     return "\n".join(out)
 
 
-K4_NCU = [("k4-two-level-ncu-h100", "the fused GEMM1 (`cp_async` gather) of the layer above with 256 and 257 experts, "
+K4_NCU = [("k4-gemm1-cache-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, F = 1536), "
+           "the third launch of each process under ncu at the GPU's clocks (`--clock-control none`), with ncu's cache "
+           "flush before it (`all`) and without (`none`: L2 as the router and permute leave it), the split rule before "
+           "(`base`) and after (`new`), `device-calls-aa38af75a2bf/e79.sh` at ac4239b",
+           [(f"{arm}, {cc}", f"{S30}/ncu-gemm1-cache-{cc}-{arm}-ac4239b770b8.txt")
+            for cc in ("all", "none") for arm in ("base", "new")],
+           ["gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "dram__bytes_read.sum",
+            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sector_hit_rate.pct"]),
+          ("k4-two-level-ncu-h100", "the fused GEMM1 (`cp_async` gather) of the layer above with 256 and 257 experts, "
            "one launch each under ncu (its default clock control: the SM clock held near its base), main at fb47395 "
            "(`device-calls-fb473958ee31/e40.sh`)",
            [("256 experts", "results/h100-80gb-hbm3/evidence/ncu-gemm1-experts-256-fb473958ee31.txt"),
@@ -1088,7 +1110,8 @@ def moe_log_arms(caption, arms, unfused):
     if not keys:
         return None
     base = got[0][0]
-    out = [f"*Generated by `plots/tables.py`: {caption}; NVIDIA H100 80GB HBM3. Fused GEMM1 step, µs, median of the "
+    out = [f"*Generated by `plots/tables.py`: {caption}; NVIDIA H100 80GB HBM3. "
+           f"{'Unfused' if arms[0][2] == 'unfused' else 'Fused'} GEMM1 step, µs, median of the "
            "rounds' medians (in brackets the rounds' least and most: `ggemm moe`, each round a process of its own, "
            "where there are rounds); ratio = arm / base (below 1: faster)"
            + ("; unfused / arm = the unfused GEMM1 step of the same call over the arm's (at least 1: the fused "
