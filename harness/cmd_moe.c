@@ -101,8 +101,11 @@ static void csv_header(FILE *f) {
     fputs("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,time_us_p10,"
           "time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,roofline_pct,useful_tflops,check,"
           "max_abs_err,rel_err,seed,pass,power_capped_pct,thermal_capped_pct,sm_clock_mhz,steps_power_capped_pct,"
-          "steps_sm_clock_mhz\n",
+          "steps_sm_clock_mhz",
           f);
+    /* Each step's spread after the columns older files have (readers go by column name). */
+    for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(f, ",%s_us_p10,%s_us_p90", gg_moe_step_names[i], gg_moe_step_names[i]);
+    fputc('\n', f);
 }
 
 _Static_assert(K4_MAX_EXPERTS == GG_MAX_EXPERTS, "k4_moe takes every expert count the harness parses");
@@ -121,7 +124,7 @@ static int active_experts(const GgMoeRun *r) {
  * pass's floor_us and GEMM FLOPs, the check's errors; `pass`: forward or backward; the board's
  * power state over the layer's series (tm) and over the steps' (steps_power), empty without NVML. */
 static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun *r, const char *path,
-                    const char *pass, const GgTiming *tm, const double steps[GG_MOE_STEPS],
+                    const char *pass, const GgTiming *tm, const GgTiming steps[GG_MOE_STEPS],
                     const GgTelemetry *steps_power, double floor_us, double flops, double max_abs_err,
                     double rel_err) {
     if (!csv) return;
@@ -131,12 +134,14 @@ static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun
     fprintf(csv, "k4_moe,%s,%s,%d,%d,%d,%d,%d,%d,%ld,%d,%.2f,%.2f,%.2f", path, c->model, s->tokens, s->d, s->f,
             s->experts, s->topk, s->renorm, (long)s->tokens * s->topk, active_experts(r), tm->median_us, tm->p10_us,
             tm->p90_us);
-    for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i]);
+    for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f", steps[i].median_us);
     fprintf(csv, ",%.2f,%.1f,%.1f,%s,%.4g,%.4g,%llu,%s", floor_us, roof, tflops, o->check ? "pass" : "unchecked",
             max_abs_err, rel_err, o->seed, pass);
     gg_csv_power(csv, &tm->telemetry);
-    if (steps_power->valid) fprintf(csv, ",%.1f,%d\n", steps_power->power_capped_pct, steps_power->sm_clock_mhz);
-    else fputs(",,\n", csv);
+    if (steps_power->valid) fprintf(csv, ",%.1f,%d", steps_power->power_capped_pct, steps_power->sm_clock_mhz);
+    else fputs(",,", csv);
+    for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f,%.2f", steps[i].p10_us, steps[i].p90_us);
+    fputc('\n', csv);
     fflush(csv);
 }
 
@@ -150,7 +155,7 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
     GgMoeCheck chk = {.pass = 1};
     GgTiming tm = {0};
     GgTelemetry steps_power = {0};
-    double steps[GG_MOE_STEPS] = {0};
+    GgTiming steps[GG_MOE_STEPS] = {0};
     int rc = gg_moe_poison(r);
     if (!rc && k4_moe_forward(&r->layer, fused, NULL) != cudaSuccess) {
         gg_error_set("the %s forward failed to launch", path);
@@ -178,7 +183,7 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
             k4_moe_gemm_flops(s), chk.max_abs_err, chk.rel_err);
     const char *verdict = o->check ? "pass" : "unchecked";
     printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, tm.median_us, tm.p10_us, tm.p90_us);
-    for (int i = 0; i < GG_MOE_STEPS; ++i) printf("%s %.1f ", gg_moe_step_names[i], steps[i]);
+    for (int i = 0; i < GG_MOE_STEPS; ++i) printf("%s %.1f ", gg_moe_step_names[i], steps[i].median_us);
     printf(" check %s%s (max abs err %.3g)\n", verdict, chk.cpu_ref ? " +CPU fp64" : "", chk.max_abs_err);
     fflush(stdout);
     return GG_EXIT_OK;
@@ -193,7 +198,7 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
     GgMoeBwdCheck chk = {.pass = 1};
     GgTiming tm = {0};
     GgTelemetry steps_power = {0};
-    double steps[GG_MOE_STEPS] = {0};
+    GgTiming steps[GG_MOE_STEPS] = {0};
     int rc = gg_moe_bwd_open(&b, r);
     if (!rc) rc = gg_moe_bwd_fill(&b, o->seed + 1);
     if (!rc) rc = gg_moe_poison(r);
@@ -225,7 +230,7 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
     const char *verdict = o->check ? "pass" : "unchecked";
     printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < K5_MOE_BWD_STEPS; ++i)
-        printf("%s %.1f ", gg_moe_step_names[k5_moe_bwd_step_of[i]], steps[k5_moe_bwd_step_of[i]]);
+        printf("%s %.1f ", gg_moe_step_names[k5_moe_bwd_step_of[i]], steps[k5_moe_bwd_step_of[i]].median_us);
     char m[128] = "-", rel[32] = "-";
     if (o->check) {
         gg_moe_bwd_margins(&chk, m, sizeof m);

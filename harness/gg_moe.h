@@ -68,15 +68,15 @@ int gg_moe_check(GgMoeRun *r, int cpu_ref, GgMoeCheck *chk);
  * and Wr from seed, their buffers poisoned, the two steps, then parts 1 and 2 of the check
  * (fp64 logits on the CPU where cpu_ref and small). GG_EXIT_USAGE for a shape it cannot route. */
 int gg_moe_routing_check(const GgMoeShape *s, int num_sms, unsigned long long seed, int cpu_ref, GgMoeCheck *chk);
-/* The layer timed with gg_time's protocol, then the per-step medians (events between steps);
- * steps_power: the board's power state over the second series (tm->telemetry: the first's). */
-int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+/* The layer timed with gg_time's protocol, then each step's median and p10/p90 (events between
+ * steps); steps_power: the board's power state over the second series (tm->telemetry: the first's). */
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, GgTiming step[GG_MOE_STEPS],
                 GgTelemetry *steps_power);
 /* The per-step breakdown of either direction: reps runs of run(ctx, marks) (steps + 1 events, at
- * most 16 steps), each after the L2 flush; median_us[s] the median time of step s; power: the
- * board's power state over the series. */
+ * most 16 steps), each after the L2 flush; step[s]: the median and p10/p90 of step s (its
+ * telemetry left empty); power: the board's power state over the series. */
 int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
-                      int tokens, int reps, double *median_us, GgTelemetry *power);
+                      int tokens, int reps, GgTiming *step, GgTelemetry *power);
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */
 int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
                               GgMoeCheck *second);
@@ -149,7 +149,7 @@ typedef struct GgGradCompare {
 void gg_moe_grad_compare(const uint16_t *got, const float *ref32, const double *ref64, const float *terms, size_t n,
                          const double atol[2], int threads, GgGradCompare *out);
 /* The backward timed with gg_time's protocol (the forward's state in place), then per step;
- * step_us[s] is the backward of forward step s (k5_moe_bwd_step_of), moe.csv's columns. */
-int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+ * step[s] is the backward of forward step s (k5_moe_bwd_step_of), moe.csv's columns. */
+int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, GgTiming step[GG_MOE_STEPS],
                     GgTelemetry *steps_power);
 #endif

@@ -488,7 +488,7 @@ static cudaError_t forward_marked(void *p, cudaEvent_t *marks) {
 static cudaError_t forward(void *p) { return forward_marked(p, NULL); }
 
 int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
-                      int tokens, int reps, double *median_us, GgTelemetry *power) {
+                      int tokens, int reps, GgTiming *step, GgTelemetry *power) {
     enum { MOST = 16 };
     cudaEvent_t marks[MOST + 1];
     int made = 0, rc = GG_EXIT_OK;
@@ -517,22 +517,18 @@ int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *c
         }
     }
     gg_telemetry_since(&start, power);
-    for (int s = 0; !rc && s < steps; ++s) {
-        GgTiming step;
-        gg_timing_summarize(t + s * reps, reps, &step);
-        median_us[s] = step.median_us;
-    }
+    for (int s = 0; !rc && s < steps; ++s) gg_timing_summarize(t + s * reps, reps, &step[s]);
     for (int i = 0; i < made; ++i) cudaEventDestroy(marks[i]);
     free(t);
     return rc;
 }
 
-int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, GgTiming step[GG_MOE_STEPS],
                 GgTelemetry *steps_power) {
     Ctx c = {r, fused};
     if (gg_time(forward, &c, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
-    /* The breakdown: the same protocol, events between the steps, medians per step. */
-    return gg_moe_time_steps(forward_marked, &c, "forward", GG_MOE_STEPS, r->layer.s.tokens, reps, step_us,
+    /* The breakdown: the same protocol, events between the steps, each step's median and spread. */
+    return gg_moe_time_steps(forward_marked, &c, "forward", GG_MOE_STEPS, r->layer.s.tokens, reps, step,
                              steps_power);
 }
 

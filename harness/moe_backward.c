@@ -568,13 +568,13 @@ int gg_moe_bwd_check(GgMoeRun *r, GgMoeBwdRun *b, int cpu_ref, GgMoeBwdCheck *ch
 static cudaError_t backward(void *p) { return k5_moe_backward(p, NULL); }
 static cudaError_t backward_marked(void *p, cudaEvent_t *marks) { return k5_moe_backward(p, marks); }
 
-int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, double step_us[GG_MOE_STEPS],
+int gg_moe_bwd_time(GgMoeBwdRun *b, int warmup, int reps, GgTiming *tm, GgTiming step[GG_MOE_STEPS],
                     GgTelemetry *steps_power) {
     if (gg_time(backward, &b->b, warmup, reps, 1, tm)) return GG_EXIT_CHECK;
-    double median[K5_MOE_BWD_STEPS];
-    if (gg_moe_time_steps(backward_marked, &b->b, "backward", K5_MOE_BWD_STEPS, b->b.layer->s.tokens, reps, median,
+    GgTiming own[K5_MOE_BWD_STEPS];
+    if (gg_moe_time_steps(backward_marked, &b->b, "backward", K5_MOE_BWD_STEPS, b->b.layer->s.tokens, reps, own,
                           steps_power))
         return GG_EXIT_CHECK;
-    for (int s = 0; s < K5_MOE_BWD_STEPS; ++s) step_us[k5_moe_bwd_step_of[s]] = median[s];
+    for (int s = 0; s < K5_MOE_BWD_STEPS; ++s) step[k5_moe_bwd_step_of[s]] = own[s];
     return GG_EXIT_OK;
 }

@@ -297,7 +297,7 @@ class Common(unittest.TestCase):
             peer_common.same_run_floors(moe, got)
             self.assertEqual([c["floor_us"] for c in got], [400.0, 90.25])  # the same run's k4_moe floor first
             self.assertEqual(peer_common.read_header(moe), columns.split(","))
-            steps = dict(zip(peer_common.MOE_STEPS, (1, 2, 3, 4, 5)))
+            steps = {s: (m, m - 0.5, m + 0.5) for s, m in zip(peer_common.MOE_STEPS, (1, 2, 3, 4, 5))}
             v = peer_common.moe_values(got[0], "liger_moe", "fused", 128, (800.0, 790.0, 810.0), steps,
                                        (True, 0.01, 0.001))
             self.assertEqual(v["roofline_pct"], "50.0")  # floor / median, as ggemm moe
@@ -306,6 +306,11 @@ class Common(unittest.TestCase):
             row = peer_common.csv_row(columns.split(","), v).split(",")
             self.assertEqual(len(row), len(columns.split(",")))
             self.assertEqual(row[:3] + row[14:19], ["liger_moe", "fused", "qwen3", "1.00", "2.00", "3.00", "4.00", "5.00"])
+            # Each step's spread, in the columns `ggemm moe` appends after the older ones.
+            spread = [c + q for c in peer_common.MOE_STEPS for q in ("_us_p10", "_us_p90")]
+            wide = columns.split(",") + spread
+            row = dict(zip(wide, peer_common.csv_row(wide, v).split(",")))
+            self.assertEqual([row[c] for c in spread[:4]], ["0.50", "1.50", "1.50", "2.50"])
 
     def test_backward_rows_and_cases(self):
         # `ggemm moe --backward`: a pass column last; the backward's cases and floors apart from the

@@ -15,7 +15,7 @@ import sys
 import types
 import warnings
 
-# moe.csv's step columns, in the layer's order: <step>_us.
+# moe.csv's step columns, in the layer's order: <step>_us (the median), <step>_us_p10, <step>_us_p90.
 MOE_STEPS = ("route", "permute", "gemm1", "gemm2", "combine")
 
 
@@ -252,9 +252,10 @@ def csv_row(columns, values):
 
 
 def moe_values(case, impl, path, active, timing, steps, check, want="forward"):
-    """moe.csv's fields of one timed case. timing: (median, p10, p90) µs; steps: {step: median µs}
-    (None: no per-step times, the columns left empty); check: (passed, max_abs_err, rel_err). The
-    roofline % divides the case's floor by the median, as `ggemm moe` does for k4_moe's rows."""
+    """moe.csv's fields of one timed case. timing: (median, p10, p90) µs; steps: {step: (median,
+    p10, p90) µs} (None: no per-step times, the columns left empty); check: (passed, max_abs_err,
+    rel_err). The roofline % divides the case's floor by the median, as `ggemm moe` does for
+    k4_moe's rows."""
     median, p10, p90 = timing
     passed, max_err, rel = check
     return {
@@ -262,7 +263,8 @@ def moe_values(case, impl, path, active, timing, steps, check, want="forward"):
         "experts": case["experts"], "topk": case["topk"], "renorm": case["renorm"],
         "routed_rows": case["tokens"] * case["topk"], "active_experts": active,
         "time_us_median": f"{median:.2f}", "time_us_p10": f"{p10:.2f}", "time_us_p90": f"{p90:.2f}",
-        **{f"{s}_us": f"{steps[s]:.2f}" if steps else "" for s in MOE_STEPS},
+        **{f"{s}_us{q}": f"{steps[s][i]:.2f}" if steps else ""
+           for s in MOE_STEPS for i, q in enumerate(("", "_p10", "_p90"))},
         "floor_us": f"{case['floor_us']:.2f}", "roofline_pct": f"{100.0 * case['floor_us'] / median:.1f}",
         "useful_tflops": f"{case['gemm_flops'] / (median * 1e-6) * 1e-12:.2f}", "check": "pass" if passed else "fail",
         "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}", "seed": case["seed"], "pass": want,
@@ -372,9 +374,9 @@ def moe_case(torch, case, args, flush, peer):
     timing = median_p10_p90(time_us(torch, layer, flush, args.warmup, args.reps))
     # The steps: separate reps (the layer is warm from the reps above), events between the steps.
     per_rep = time_reps(torch, layer, flush, 0, args.reps, len(MOE_STEPS) + 1)
-    steps = {s: median_p10_p90([t[i] for t in per_rep])[0] for i, s in enumerate(MOE_STEPS)}
+    steps = {s: median_p10_p90([t[i] for t in per_rep]) for i, s in enumerate(MOE_STEPS)}
     values = moe_values(case, peer.impl, peer.path, active, timing, steps, (passed, max_err, rel))
-    print(f"{peer.impl}: {case['model']} T={T}: {timing[0]:.2f} us ({', '.join(f'{s} {v:.1f}' for s, v in steps.items())}), "
+    print(f"{peer.impl}: {case['model']} T={T}: {timing[0]:.2f} us ({', '.join(f'{s} {v[0]:.1f}' for s, v in steps.items())}), "
           f"{values['useful_tflops']} TFLOP/s, check {values['check']} ({peer.version(torch)})", file=sys.stderr)
     return values
 
