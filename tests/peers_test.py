@@ -258,7 +258,7 @@ class CaseLoop(unittest.TestCase):
         self.assertEqual(kind, "error")
 
 
-# moe.csv's columns before the pass column (`ggemm moe --backward` appends it).
+# moe.csv's columns before the pass column (`ggemm moe --backward` appends it; the steps' p10/p90 come after it).
 MOE_COLUMNS = ("impl,path,model,tokens,d,f,experts,topk,renorm,routed_rows,active_experts,time_us_median,"
                "time_us_p10,time_us_p90,route_us,permute_us,gemm1_us,gemm2_us,combine_us,floor_us,"
                "roofline_pct,useful_tflops,check,max_abs_err,rel_err,seed")
@@ -333,6 +333,8 @@ class Common(unittest.TestCase):
             row = peer_common.csv_row(columns.split(","), v).split(",")
             self.assertEqual(row[-1], "backward")
             self.assertEqual(row[14:19], [""] * 5)
+            spread = [c + q for c in peer_common.MOE_STEPS for q in ("_us_p10", "_us_p90")]
+            self.assertEqual(peer_common.csv_row(spread, v), "," * (len(spread) - 1))  # no per-step times
             self.assertEqual(v["roofline_pct"], "50.0")
 
 

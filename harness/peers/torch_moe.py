@@ -10,8 +10,8 @@ grouped by expert, token order within an expert), GEMM1 (X·W1[e], W1 [E, d, 2F]
 gate columns [0, F) and up columns [F, 2F), then H = silu(gate) * up in bf16), GEMM2 (H·W2[e]),
 combine (out[t] = sum over its k experts of weight · row, in fp32, then bf16). Checked against an
 fp32 reference of the same routing, timed with the same protocol (warm-up, L2 flush before every
-rep, CUDA events, median with p10/p90), and once more with events between the steps for the
-per-step medians; rows are appended to moe.csv in its own column order (impl torch_moe, path eager).
+rep, CUDA events, median with p10/p90), and once more with events between the steps for each
+step's median and p10/p90; rows are appended to moe.csv in its own column order (impl torch_moe, path eager).
 The inputs, the router, the check and the timing are peer_common.py's, shared with liger_moe.py.
 
 Backward (--backward, on the cases of `ggemm moe --backward --list`): torch autograd of the same
