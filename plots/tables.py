@@ -523,17 +523,27 @@ def moe_table(meta, rows, path):
     return "\n".join(out)
 
 
+def moe_step_cell(r, column):
+    """A step's median, with its p10–p90 where the row has them (moe.csv's `<step>_us_p10` and `_p90`,
+    written since e8492ec)."""
+    lo, hi = r.get(column + "_p10"), r.get(column + "_p90")
+    return f"{float(r[column]):.1f}" + (f" [{float(lo):.1f}–{float(hi):.1f}]" if lo and hi else "")
+
+
 def moe_steps(meta, rows, path):
+    spread = any(r.get("gemm1_us_p10") for r in rows)
     out = [moe_provenance(meta, path), "",
-           "Per-step medians, µs, each step between CUDA events in reps of their own (L2 flushed before each), so "
-           "their sum need not equal the whole layer's median (last column, timed without the events).", "",
+           "Per-step medians, µs" + (" [p10–p90]" if spread else "") + ", each step between CUDA events in reps of "
+           "their own (L2 flushed before each), so the sum of the medians need not equal the whole layer's median "
+           "(last column, timed without the events).", "",
            "| model | T | path | " + " | ".join(name for name, _ in MOE_STEPS) + " | sum of steps | whole layer |",
            "|---|---:|---|" + "---:|" * (len(MOE_STEPS) + 2)]
     for r in rows:
         if r["check"] != "pass" or not r["time_us_median"]:
             continue
         steps = [float(r[c]) for _, c in MOE_STEPS]
-        out.append(f"| {r['model']} | {r['tokens']} | {moe_label(r)} | " + " | ".join(f"{v:.1f}" for v in steps)
+        out.append(f"| {r['model']} | {r['tokens']} | {moe_label(r)} | "
+                   + " | ".join(moe_step_cell(r, c) for _, c in MOE_STEPS)
                    + f" | {math.fsum(steps):.1f} | {float(r['time_us_median']):.1f} |")
     return "\n".join(out) if len(out) > 5 else None
 
