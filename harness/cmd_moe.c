@@ -4,6 +4,7 @@
  * moe.csv (its `pass` column: forward or backward), --list prints the cases (and their roofline
  * floors) for the PyTorch peers. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gg_commands.h"
@@ -105,7 +106,7 @@ static void csv_header(FILE *f) {
           f);
     /* Each step's spread after the columns older files have (readers go by column name). */
     for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(f, ",%s_us_p10,%s_us_p90", gg_moe_step_names[i], gg_moe_step_names[i]);
-    fputc('\n', f);
+    fputs(",routing_digest\n", f);
 }
 
 _Static_assert(K4_MAX_EXPERTS == GG_MAX_EXPERTS, "k4_moe takes every expert count the harness parses");
@@ -120,13 +121,28 @@ static int active_experts(const GgMoeRun *r) {
     return n;
 }
 
+/* The routing as 16 hex digits (FNV-1a, 64 bits, over the chosen experts [T x topk] as the layer
+ * left them), so that two runs, builds or GPUs can be seen to route alike; "" where there is
+ * nothing to read. The experts alone decide the rows' order and every GEMM's tile list. */
+static void routing_digest(const GgMoeRun *r, char out[17]) {
+    const GgMoeShape *s = &r->layer.s;
+    const size_t n = (size_t)s->tokens * s->topk;
+    int *ids = n ? malloc(sizeof(int) * n) : NULL;
+    out[0] = '\0';
+    if (ids && cudaStreamSynchronize(r->layer.stream) == cudaSuccess &&
+        cudaMemcpy(ids, r->layer.ws.topk_expert, sizeof(int) * n, cudaMemcpyDeviceToHost) == cudaSuccess) {
+        snprintf(out, 17, "%016llx", (unsigned long long)gg_fnv1a64(ids, sizeof(int) * n));
+    }
+    free(ids);
+}
+
 /* One moe.csv row (no file: none): the case, its times and step times, the roofline from the
  * pass's floor_us and GEMM FLOPs, the check's errors; `pass`: forward or backward; the board's
  * power state over the layer's series (tm) and over the steps' (steps_power), empty without NVML. */
 static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun *r, const char *path,
                     const char *pass, const GgTiming *tm, const GgTiming steps[GG_MOE_STEPS],
                     const GgTelemetry *steps_power, double floor_us, double flops, double max_abs_err,
-                    double rel_err) {
+                    double rel_err, const char *digest) {
     if (!csv) return;
     const GgMoeShape *s = &c->s;
     const double t = tm->median_us;
@@ -141,7 +157,7 @@ static void csv_row(FILE *csv, const GgOptions *o, const Case *c, const GgMoeRun
     if (steps_power->valid) fprintf(csv, ",%.1f,%d", steps_power->power_capped_pct, steps_power->sm_clock_mhz);
     else fputs(",,", csv);
     for (int i = 0; i < GG_MOE_STEPS; ++i) fprintf(csv, ",%.2f,%.2f", steps[i].p10_us, steps[i].p90_us);
-    fputc('\n', csv);
+    fprintf(csv, ",%s\n", digest);
     fflush(csv);
 }
 
@@ -179,12 +195,15 @@ static int run_path(const GgOptions *o, const GgDeviceInfo *d, const Case *c, Gg
         fprintf(stderr, "ggemm: moe %s T=%d %s: %s\n", c->model, s->tokens, path, gg_error());
         return GG_EXIT_CHECK;
     }
+    char digest[17];
+    routing_digest(r, digest);
     csv_row(csv, o, c, r, path, "forward", &tm, steps, &steps_power, k4_moe_floor_us(s, d->gemm_tflops, d->bw_gbps),
-            k4_moe_gemm_flops(s), chk.max_abs_err, chk.rel_err);
+            k4_moe_gemm_flops(s), chk.max_abs_err, chk.rel_err, digest);
     const char *verdict = o->check ? "pass" : "unchecked";
     printf("%-8s T=%-6d %-8s %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, path, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < GG_MOE_STEPS; ++i) printf("%s %.1f ", gg_moe_step_names[i], steps[i].median_us);
-    printf(" check %s%s (max abs err %.3g)\n", verdict, chk.cpu_ref ? " +CPU fp64" : "", chk.max_abs_err);
+    printf(" check %s%s (max abs err %.3g) routing %s\n", verdict, chk.cpu_ref ? " +CPU fp64" : "", chk.max_abs_err,
+           digest[0] ? digest : "-");
     fflush(stdout);
     return GG_EXIT_OK;
 }
@@ -224,9 +243,11 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
         fprintf(stderr, "ggemm: moe %s T=%d backward: %s\n", c->model, s->tokens, gg_error());
         return rc;
     }
+    char digest[17];
+    routing_digest(r, digest);
     csv_row(csv, o, c, r, "unfused", "backward", &tm, steps, &steps_power,
             k5_moe_backward_floor_us(s, d->gemm_tflops, d->bw_gbps), k5_moe_backward_gemm_flops(s), chk.max_abs_err,
-            chk.rel_err);
+            chk.rel_err, digest);
     const char *verdict = o->check ? "pass" : "unchecked";
     printf("%-8s T=%-6d backward %9.1f us [%.1f, %.1f]  ", c->model, s->tokens, tm.median_us, tm.p10_us, tm.p90_us);
     for (int i = 0; i < K5_MOE_BWD_STEPS; ++i)
@@ -236,8 +257,8 @@ static int run_backward(const GgOptions *o, const GgDeviceInfo *d, const Case *c
         gg_moe_bwd_margins(&chk, m, sizeof m);
         snprintf(rel, sizeof rel, "%.3g", chk.rel_err);
     }
-    printf(" check %s%s (worst error / bound, fp32/fp64 reference: %s; worst rel err %s)\n", verdict,
-           chk.cpu_ref ? " +CPU fp64" : "", m, rel);
+    printf(" check %s%s (worst error / bound, fp32/fp64 reference: %s; worst rel err %s) routing %s\n", verdict,
+           chk.cpu_ref ? " +CPU fp64" : "", m, rel, digest[0] ? digest : "-");
     fflush(stdout);
     return GG_EXIT_OK;
 }

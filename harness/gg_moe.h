@@ -2,6 +2,9 @@
  * replay. Used by `ggemm moe` (cmd_moe.c) and the GPU tests. */
 #ifndef GG_MOE_H
 #define GG_MOE_H
+#include <stddef.h>
+#include <stdint.h>
+
 #include "gg_harness.h"
 #include "k4_moe/k4_moe.h"
 #include "k5_backward/k5_moe_backward.h"
@@ -77,6 +80,9 @@ int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, GgTi
  * telemetry left empty); power: the board's power state over the series. */
 int gg_moe_time_steps(cudaError_t (*run)(void *ctx, cudaEvent_t *marks), void *ctx, const char *what, int steps,
                       int tokens, int reps, GgTiming *step, GgTelemetry *power);
+/* 64-bit FNV-1a over `bytes` bytes: moe.csv's routing_digest hashes the chosen experts [T x topk]
+ * (int32) with it, as harness/peers/peer_common.py's fnv1a64 does the peers'. */
+uint64_t gg_fnv1a64(const void *data, size_t bytes);
 /* Capture one forward in a CUDA graph, replay it and check; new X (seed2), replay, check. */
 int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,
                               GgMoeCheck *second);

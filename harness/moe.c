@@ -532,6 +532,12 @@ int gg_moe_time(GgMoeRun *r, int fused, int warmup, int reps, GgTiming *tm, GgTi
                              steps_power);
 }
 
+uint64_t gg_fnv1a64(const void *data, size_t bytes) {
+    uint64_t h = 14695981039346656037ull; /* FNV's 64-bit offset basis and prime */
+    for (size_t i = 0; i < bytes; ++i) h = (h ^ ((const unsigned char *)data)[i]) * 1099511628211ull;
+    return h;
+}
+
 /* ---- graph replay ---- */
 
 int gg_moe_graph_replay_check(GgMoeRun *r, int fused, unsigned long long seed2, GgMoeCheck *first,

@@ -8,6 +8,7 @@ import io
 import math
 import os
 import random
+import struct
 import sys
 import tempfile
 import types
@@ -279,6 +280,13 @@ class Common(unittest.TestCase):
         self.assertEqual(peer_common.median_p10_p90([5, 1, 3]), (3, 1, 5))
         times = list(range(30, 0, -1))  # 1..30
         self.assertEqual(peer_common.median_p10_p90(times), (15.5, 4, 27))
+
+    def test_fnv1a64(self):
+        # FNV-1a's published 64-bit values for "" and "a"; ggemm moe's routing digest is this hash.
+        self.assertEqual(peer_common.fnv1a64(b""), "cbf29ce484222325")
+        self.assertEqual(peer_common.fnv1a64(b"a"), "af63dc4c8601ec8c")
+        # Three int32s, as tests/suite_moe.c's routing_digest_is_fnv1a hashes them in C.
+        self.assertEqual(peer_common.fnv1a64(struct.pack("<3i", 1, 2, -1)), "511984b0dc92e782")
 
     def test_input_scale(self):
         # 2^(2 - round(log2 sqrt K)), half up, as harness/moe.c's input_scale.

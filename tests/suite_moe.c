@@ -492,6 +492,16 @@ START_TEST(edge_layers_reach_the_one_pair_64_row_path) {
 }
 END_TEST
 
+/* FNV-1a's published values for "" and "a", and three int32s as the Python peers hash them
+ * (peer_common.fnv1a64 of struct.pack('<3i', 1, 2, -1)): the routing digests of both sides agree. */
+START_TEST(routing_digest_is_fnv1a) {
+    ck_assert_uint_eq(gg_fnv1a64("", 0), 0xcbf29ce484222325ull);
+    ck_assert_uint_eq(gg_fnv1a64("a", 1), 0xaf63dc4c8601ec8cull);
+    const int32_t ids[] = {1, 2, -1};
+    ck_assert_uint_eq(gg_fnv1a64(ids, sizeof ids), 0x511984b0dc92e782ull);
+}
+END_TEST
+
 Suite *moe_suite(void) {
     Suite *s = suite_create("moe");
     TCase *t = tcase_create("host");
@@ -511,6 +521,7 @@ Suite *moe_suite(void) {
     tcase_add_test(t, route_and_permute_refuse_bad_arguments);
     tcase_add_test(t, logit_bound_holds_for_every_order);
     tcase_add_test(t, topk_exact_accepts_only_the_top_k);
+    tcase_add_test(t, routing_digest_is_fnv1a);
     suite_add_tcase(s, t);
     return s;
 }

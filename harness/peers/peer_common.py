@@ -251,11 +251,25 @@ def csv_row(columns, values):
     return ",".join(str(values.get(c, "")) for c in columns)
 
 
-def moe_values(case, impl, path, active, timing, steps, check, want="forward"):
+def fnv1a64(data):
+    """FNV-1a, 64 bits, of a sequence of byte values, as 16 hex digits: `ggemm moe`'s routing digest."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return f"{h:016x}"
+
+
+def routing_digest(torch, idx):
+    """moe.csv's routing_digest of top-k expert ids [T, k] (best first): their int32 bytes in
+    little-endian order, as `ggemm moe` hashes its own, so equal digests mean the same routing."""
+    return fnv1a64(idx.to(torch.int32).contiguous().cpu().view(torch.uint8).tolist())
+
+
+def moe_values(case, impl, path, active, timing, steps, check, want="forward", digest=""):
     """moe.csv's fields of one timed case. timing: (median, p10, p90) µs; steps: {step: (median,
     p10, p90) µs} (None: no per-step times, the columns left empty); check: (passed, max_abs_err,
-    rel_err). The roofline % divides the case's floor by the median, as `ggemm moe` does for
-    k4_moe's rows."""
+    rel_err); digest: the routing's (routing_digest). The roofline % divides the case's floor by the
+    median, as `ggemm moe` does for k4_moe's rows."""
     median, p10, p90 = timing
     passed, max_err, rel = check
     return {
@@ -268,6 +282,7 @@ def moe_values(case, impl, path, active, timing, steps, check, want="forward"):
         "floor_us": f"{case['floor_us']:.2f}", "roofline_pct": f"{100.0 * case['floor_us'] / median:.1f}",
         "useful_tflops": f"{case['gemm_flops'] / (median * 1e-6) * 1e-12:.2f}", "check": "pass" if passed else "fail",
         "max_abs_err": f"{max_err:.4g}", "rel_err": f"{rel:.4g}", "seed": case["seed"], "pass": want,
+        "routing_digest": digest,
     }
 
 
@@ -375,7 +390,8 @@ def moe_case(torch, case, args, flush, peer):
     # The steps: separate reps (the layer is warm from the reps above), events between the steps.
     per_rep = time_reps(torch, layer, flush, 0, args.reps, len(MOE_STEPS) + 1)
     steps = {s: median_p10_p90([t[i] for t in per_rep]) for i, s in enumerate(MOE_STEPS)}
-    values = moe_values(case, peer.impl, peer.path, active, timing, steps, (passed, max_err, rel))
+    values = moe_values(case, peer.impl, peer.path, active, timing, steps, (passed, max_err, rel),
+                        digest=routing_digest(torch, idx))
     print(f"{peer.impl}: {case['model']} T={T}: {timing[0]:.2f} us ({', '.join(f'{s} {v[0]:.1f}' for s, v in steps.items())}), "
           f"{values['useful_tflops']} TFLOP/s, check {values['check']} ({peer.version(torch)})", file=sys.stderr)
     return values
@@ -442,7 +458,8 @@ def moe_backward_case(torch, case, args, flush, peer):
         del got, refs  # before the timing: Mixtral's dW1 and its reference are ~5.6 GB
     active = int(torch.unique(idx).numel())
     timing = median_p10_p90(time_us(torch, backward, flush, args.warmup, args.reps))
-    values = moe_values(case, peer.impl, peer.path, active, timing, None, (passed, max_err, rel), "backward")
+    values = moe_values(case, peer.impl, peer.path, active, timing, None, (passed, max_err, rel), "backward",
+                        routing_digest(torch, idx))
     print(f"{label}: {timing[0]:.2f} us, {values['useful_tflops']} TFLOP/s, check {values['check']} "
           f"({peer.version(torch)})", file=sys.stderr)
     return values
