@@ -121,18 +121,22 @@ static int active_experts(const GgMoeRun *r) {
     return n;
 }
 
-/* The routing as 16 hex digits (FNV-1a, 64 bits, over the chosen experts [T x topk] as the layer
- * left them), so that two runs, builds or GPUs can be seen to route alike; "" where there is
- * nothing to read. The experts alone decide the rows' order and every GEMM's tile list. */
+/* The routing as 16 hex digits (FNV-1a, 64 bits, over the chosen experts [T x topk], int32, as
+ * the layer left them), so that two runs, builds or GPUs can be seen to route alike; "" for an
+ * empty layer, or after one line on stderr where the ids cannot be read. The experts alone decide
+ * the rows' order and every GEMM's tile list. */
+_Static_assert(sizeof(int) == 4, "the digest hashes the experts' int32 bytes, as the peers do");
 static void routing_digest(const GgMoeRun *r, char out[17]) {
     const GgMoeShape *s = &r->layer.s;
     const size_t n = (size_t)s->tokens * s->topk;
-    int *ids = n ? malloc(sizeof(int) * n) : NULL;
     out[0] = '\0';
+    if (!n) return;
+    int *ids = malloc(sizeof(int) * n);
     if (ids && cudaStreamSynchronize(r->layer.stream) == cudaSuccess &&
-        cudaMemcpy(ids, r->layer.ws.topk_expert, sizeof(int) * n, cudaMemcpyDeviceToHost) == cudaSuccess) {
+        cudaMemcpy(ids, r->layer.ws.topk_expert, sizeof(int) * n, cudaMemcpyDeviceToHost) == cudaSuccess)
         snprintf(out, 17, "%016llx", (unsigned long long)gg_fnv1a64(ids, sizeof(int) * n));
-    }
+    else
+        fprintf(stderr, "ggemm: moe: the routing digest could not read the chosen experts\n");
     free(ids);
 }
 

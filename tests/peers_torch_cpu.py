@@ -5,13 +5,14 @@ liger_kernel are installed (a skip, exit 77 with one line, otherwise): torch_moe
 (TRITON_INTERPRET=1), each on small layers (empty and one-row experts, top-1, top-k = 8, T not a
 multiple of Liger's 64-row tiles) against peer_common's fp32 reference, and Liger's step marks
 (liger_moe.liger_steps) in order, its output the same with them and its module left as it was; both
-layers' backward against peer_common.moe_reference_grads; moe_check on NaN and zeros; and Liger's
-autotuners all cleared. The interpreter computes bf16 wrongly (numpy has no bf16), so Liger runs in
-fp16 here; its kernels read the dtype from their pointers. Where the interpreter cannot run Liger's
+layers' backward against peer_common.moe_reference_grads; moe_check on NaN and zeros; the routing
+digest's bytes; and Liger's autotuners all cleared. The interpreter computes bf16 wrongly (numpy has
+no bf16), so Liger runs in fp16 here; its kernels read the dtype from their pointers. Where the interpreter cannot run Liger's
 routing kernel (a known numpy error inside it on the first Liger forward: interpreter_cannot_run),
 Liger's layer checks are skipped with one line and torch's still run. The GPU run checks both in bf16.
 usage: python3 tests/peers_torch_cpu.py"""
 import os
+import struct
 import sys
 import warnings
 
@@ -136,6 +137,12 @@ for T, d, F, E, k, renorm in LAYERS[:2]:
         print(f"{peer.__name__} {name}: {'pass' if ok else 'FAIL'} "
               f"(bad {[c[1] for c in checks]}, max abs err {max(c[2] for c in checks):.3g})")
         failed += not ok
+
+# The peers' routing digest hashes [T, k] ids as `ggemm moe` does: int32 bytes, row-major.
+got = peer_common.routing_digest(torch, torch.tensor([[1, 2], [-1, 0]]))
+ok = got == peer_common.fnv1a64(struct.pack("<4i", 1, 2, -1, 0))
+print(f"peer_common routing_digest: {'pass' if ok else 'FAIL'} ({got})")
+failed += not ok
 
 # Every autotuner of Liger's fused MoE is cleared before a case: the forward's three kernels and
 # the backward's four, each cache emptied (filled here by hand: with one configuration pinned,

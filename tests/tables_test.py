@@ -98,5 +98,24 @@ class SanitizeLog(unittest.TestCase):
         self.assertEqual(len(table(CLEARED)), 5)  # one log: no row naming it
 
 
+class MoeSteps(unittest.TestCase):
+    ROW = {"model": "m", "tokens": "256", "impl": "k4_moe", "path": "fused", "check": "pass",
+           "time_us_median": "16.0", **{f"{c}_us": str(float(i + 1)) for i, c in
+                                       enumerate(("route", "permute", "gemm1", "gemm2", "combine"))}}
+
+    def test_spread_where_the_csv_has_it(self):  # moe.csv since e8492ec: <step>_us_p10 and _p90
+        row = dict(self.ROW, **{f"{c}_us_p{q}": v for c in ("route", "permute", "gemm1", "gemm2", "combine")
+                                for q, v in (("10", "0.5"), ("90", "9"))})
+        lines = tables.moe_steps({}, [row], "moe.csv").splitlines()
+        self.assertIn("µs [p10–p90]", lines[2])
+        self.assertEqual(lines[-1].split(" | ")[3], "1.0 [0.5–9.0]")
+        self.assertEqual(lines[-1].split(" | ")[8:], ["15.0", "16.0 |"])  # sum of medians, whole layer
+
+    def test_medians_alone_in_older_files(self):
+        lines = tables.moe_steps({}, [self.ROW], "moe.csv").splitlines()
+        self.assertNotIn("[p10–p90]", lines[2])
+        self.assertEqual(lines[-1].split(" | ")[3:8], ["1.0", "2.0", "3.0", "4.0", "5.0"])
+
+
 if __name__ == "__main__":
     unittest.main()

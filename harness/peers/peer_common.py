@@ -262,7 +262,8 @@ def fnv1a64(data):
 def routing_digest(torch, idx):
     """moe.csv's routing_digest of top-k expert ids [T, k] (best first): their int32 bytes in
     little-endian order, as `ggemm moe` hashes its own, so equal digests mean the same routing."""
-    return fnv1a64(idx.to(torch.int32).contiguous().cpu().view(torch.uint8).tolist())
+    # Flat first: view(uint8) of a 2-D tensor widens only its last dimension (rows of bytes).
+    return fnv1a64(idx.to(torch.int32).reshape(-1).cpu().view(torch.uint8).tolist())
 
 
 def moe_values(case, impl, path, active, timing, steps, check, want="forward", digest=""):
