@@ -844,20 +844,11 @@ def router_shapes_ab(caption, arms):
                                  [k + (t,) for k in ROUTER_SHAPES for t in (4096, 16384)], got))
 
 
-def moe_log_routes(paths):
-    """(model, T, path) -> the route step's median over the text lines of `paths` (moe_log_values)."""
-    steps = {}
-    for p in paths:
-        for k, v in moe_log_values(p, "route").items():
-            steps.setdefault(k, []).extend(v)
-    return {k: statistics.median(v) for k, v in steps.items()}
-
-
 def moe_route_arms(caption, arms):
     """Per model, T and path: each arm's route step (the router GEMM + the route kernel), the median of its
     rounds' medians, and its ratio to the first arm's."""
-    got = [(label, moe_log_routes(files) if files[0].endswith(".log")
-            else {k: v[0] for k, v in moe_csv_steps(files, ("route_us",))[0].items()}) for label, files in arms]
+    got = [(label, {k: statistics.median(v) for k, v in moe_logs_values(files, "route").items()}
+            if files[0].endswith(".log") else {k: v[0] for k, v in moe_csv_steps(files, ("route_us",))[0].items()}) for label, files in arms]
     keys = sorted(set.intersection(*(set(d) for _, d in got)))
     if not keys:
         return None
@@ -1114,10 +1105,19 @@ def moe_log_values(path, step):
     return out
 
 
-def moe_log_steps(path, path_name):
+def moe_logs_values(paths, step):
+    """moe_log_values over several logs (a build's rounds), each key's values pooled."""
+    pooled = {}
+    for p in paths:
+        for k, v in moe_log_values(p, step).items():
+            pooled.setdefault(k, []).extend(v)
+    return pooled
+
+
+def moe_log_steps(paths, path_name):
     """(model, T) -> [GEMM1 step median, µs] of the `ggemm moe` text lines of one path ("fused",
-    "unfused", "fused_tma_warp", ...), checks passed."""
-    return {k[:2]: v for k, v in moe_log_values(path, "gemm1").items() if k[2] == path_name}
+    "unfused", "fused_tma_warp", ...) in the logs `paths`, checks passed."""
+    return {k[:2]: v for k, v in moe_logs_values(paths, "gemm1").items() if k[2] == path_name}
 
 
 def moe_log_arms(caption, arms, unfused):
@@ -1125,12 +1125,9 @@ def moe_log_arms(caption, arms, unfused):
     and the unfused GEMM1 of the same call over each arm's (>= 1: the fused one is as fast)."""
     got = []
     for label, logs, path_name in arms:
-        steps = {}
-        for log in logs:
-            for k, v in moe_log_steps(log, path_name).items():
-                steps.setdefault(k, []).extend(v)
+        steps = moe_log_steps(logs, path_name)
         got.append((label, {k: (statistics.median(v), min(v), max(v)) for k, v in steps.items()}))
-    ref = {k: statistics.median(v) for k, v in moe_log_steps(unfused, "unfused").items()} if unfused else {}
+    ref = {k: statistics.median(v) for k, v in moe_log_steps([unfused], "unfused").items()} if unfused else {}
     keys = sorted(set.intersection(*(set(d) for _, d in got)))
     if not keys:
         return None
