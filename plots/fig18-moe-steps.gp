@@ -3,7 +3,8 @@
 # the torch router's routing), torch_moe eager; an implementation with no row in the CSV has no
 # bar and no slot. The segments are the per-step medians (route, permute, GEMM1, GEMM2, combine,
 # each timed between CUDA events in reps of their own), the black tick the whole layer's median
-# (timed without the events), the dashed line the layer's roofline floor. Each panel has its own
+# (timed without the events) with its p10-p90 whisker right of the bar, the dashed line the layer's
+# roofline floor; where the CSV has each step's p10 and p90, a thin whisker at each segment's top. Each panel has its own
 # y range: Mixtral's layer is ~10x the others.
 # Data: results/<gpu>/moe.csv as written (ggemm moe, then harness/peers/torch_moe.py and
 # liger_moe.py), read directly.
@@ -17,6 +18,12 @@ impls = "k4_moe/fused k4_moe/unfused liger_moe/fused torch_moe/eager"
 ni = words(impls)
 array labels[ni] = ["k4_moe\nfused", "k4_moe\nunfused", "Liger\nfused MoE", "torch_moe\neager"]
 device = system("sed -n 's/^# device=//p' '".csv."' | head -n 1")
+# Files from e8492ec on have each step's p10 and p90 (route_us_p10, ...): 1, and each segment's top
+# gets a whisker from its step's p10 to its p90 (stacked on the steps below at their medians).
+spread = system("grep -c '^impl,.*route_us_p10' '".csv."'") + 0 > 0
+step_whiskers = spread ? "for [j=1:5] forward using (bar(m, t) + 0.5 * w):(below(j) + column(word(cols, j).'_p10')):" . \
+    "(0):(column(word(cols, j).'_p90') - column(word(cols, j).'_p10')) " . \
+    "with vectors heads size screen 0.003,90 lw 1.2 lc rgb '#404040' title (j == 1 ? 'step p10–p90' : '')," : ""
 # The forward's rows only: the layer backward's (`ggemm moe --backward`) say backward in their
 # pass column, and so do those of its peers: the last column in older files, followed by the
 # power-state columns since those were added.
@@ -91,6 +98,9 @@ do for [r=1:nt] {
                (below(j)):(below(j) + column(word(cols, j))) with boxxyerror lc rgb word(colors, j) title word(names, j), \
            forward using (bar(m, t) - w - 0.04):"time_us_median":(2 * w + 0.08):(0) with vectors nohead lw 3 \
                lc rgb "#000000" title "whole layer", \
+           forward using (bar(m, t) + w + 0.1):"time_us_p10":(0):(column("time_us_p90") - column("time_us_p10")) \
+               with vectors heads size screen 0.004,90 lw 1.5 lc rgb "#000000" title "layer p10–p90", \
+           @step_whiskers \
            forward using (bar(m, t)):"time_us_median":(sprintf("%.0f", column("time_us_median"))) with labels \
                offset 0,0.7 font "sans,10" notitle, \
            forward using (bar(m, t) >= 0 ? xlo : NaN):"floor_us":(xhi - xlo):(0) with vectors nohead lw 2 dt 2 \
