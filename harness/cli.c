@@ -101,11 +101,12 @@ static const struct {
                             TIMING | BIT(OPT_NO_CHECK) | BIT(OPT_GATHER) | BIT(OPT_BACKWARD), 1,
      "moe      [--model NAME,..|all | --experts E --topk K --d D --f F] [--tokens T,..]\n"
      "           [--fused | --unfused] [--no-renorm] [--out FILE] [--list] [--reps N] [--warmup N] [--seed S]\n"
-     "           [--gather tma_warp|tma_warpgroup|cp_async] [--backward]\n"
+     "           [--gather tma_warp|tma_warpgroup|cp_async|cp_async_m256] [--backward]\n"
      "           the whole MoE layer (k4_moe), checked, timed, per step; default: every model, T 256,4096,16384;\n"
      "           NAME: a model of k4_moe/k4_moe.c's table (an unknown NAME lists them);\n"
      "           --out: moe.csv; --list: the cases and their roofline floors, not run; --gather: the fused\n"
-     "           GEMM1's gather (k4_moe/TRIALS.md; all but the default need -DGG_ABLATIONS=ON);\n"
+     "           GEMM1's variant, its gather (and for cp_async_m256 its tile; k4_moe/TRIALS.md; all but\n"
+     "           the default, cp_async, need -DGG_ABLATIONS=ON);\n"
      "           --backward: also the layer's backward (k5_moe_backward) after each case's forward rows,\n"
      "           checked and timed (with --list: the backward's floors)"},
     {"tiles", GG_CMD_TILES,

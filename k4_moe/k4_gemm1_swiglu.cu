@@ -30,7 +30,7 @@
 //    whole row, not per block); when F / 64 is odd the last 256-column block holds one pair
 //    (k4_block_pairs) and ends at 2F half-way through. Its two B boxes past 2F are moved back
 //    onto the last panel (k4_w1_box_col), so that every box overlaps the tensor and delivers
-//    its full bytes (as in k3_tcgen05: no box wholly out of bounds is issued; B_STAGE_BYTES
+//    its full bytes (as in k3_tcgen05: no box wholly out of bounds is issued; TileOf::B_STAGE
 //    stays every stage's count), and no wgmma reads them: the consumers run an m64n128 on the
 //    block's first two panels, so every H column stored comes from its pair's own panels. The
 //    stores stop at column F (the epilogue masks columns >= F).
@@ -41,6 +41,13 @@
 //   K4_GATHER_TMA_WARP       one-row TMAs, all issued by one producer warp (lane l: rows l,
 //                            l + 32, l + 64, l + 96, their tokens read once per tile)
 //   K4_GATHER_TMA_WARPGROUP  the same TMAs, 32 rows from each of the four producer warps
+//   K4_GATHER_CP_ASYNC_M256  the lesson's gather into 256-row tiles of ONE gate/up pair (128
+//                            packed columns): a stage still holds 48 KiB (A 256 x 64, W1 two
+//                            panels), each consumer computes 128 rows in two m64n128
+//                            accumulators, and one W1 stage feeds twice the rows, so the row
+//                            tiles of an expert no longer share W1 only by running side by side
+//                            (k4_moe/TRIALS.md, "Launch by launch"). Remainders of <= 128 rows run
+//                            as a 128-row tile of the same pair, split by rows.
 //
 // Block tile   128 (or 64) rows x 256 packed columns (128 H columns) x 64 k.
 //              128-row tile: consumer c computes rows 64c .. 64c + 63 (wgmma.m64n256k16).
@@ -69,10 +76,21 @@ constexpr int H_N = K4_PACK_N;                            // H columns per tile
 static_assert(K4_GLU_PANEL == PANEL_N, "gate/up interleave = one 64-column B panel (swiglu below)");
 using R = Ring<BLOCK_N>;
 constexpr int STAGES = R::STAGES, STAGE_BYTES = R::STAGE_BYTES, PANELS = R::PANELS;
-constexpr uint32_t B_STAGE_BYTES = PANELS * PANEL_BYTES;   // W1's panels of one stage
 static_assert(K4_GATHER_ROWS == BLOCK_M && K4_GATHER_ROW_BYTES == ROW_BYTES,
               "k4_gather_warp_tx counts the rows of k3's A stage");
 constexpr int ACC = BLOCK_N / 2;                          // fp32 accumulators per thread
+// The tile of each variant: 128 rows x 256 packed columns, or (K4_GATHER_CP_ASYNC_M256) 256 rows x
+// one gate/up pair. Both fill the stage of k3's Ring<256>, so the ring, its stage count and the
+// staging buffers are the same; in a 256-row stage W1's panels start past 256 rows of A.
+template <K4Gather GATHER>
+struct TileOf {
+    static constexpr int M = GATHER == K4_GATHER_CP_ASYNC_M256 ? 2 * BLOCK_M : BLOCK_M;
+    static constexpr int N = M == BLOCK_M ? BLOCK_N : 2 * PANEL_N;  // packed columns
+    static constexpr int PANELS = N / PANEL_N;
+    static constexpr int A_STAGE = M * ROW_BYTES;
+    static constexpr uint32_t B_STAGE = PANELS * PANEL_BYTES;
+    static_assert(A_STAGE + B_STAGE == STAGE_BYTES, "every variant's stage is k3's Ring<256> stage");
+};
 constexpr int PAIRS = BLOCK_N / (2 * PANEL_N);            // gate/up pairs of a whole block
 static_assert(PAIRS == K4_PACK_N / K4_GLU_PANEL, "k4_block_pairs counts this kernel's pairs");
 static_assert(H_N % PANEL_N == 0, "the epilogue stores whole 64-column panels of H");
@@ -99,8 +117,9 @@ static_assert(K4_MAX_EXPERTS <= GG_SCHED_MAX_EXPERTS, "more experts than the sch
 // so gate register i of pair q pairs with up register i + 32. H panel q lands in registers
 // 32q .. 32q + 31: the layout gg::wgmma_store_warp_rows reads. Pair 0 is read before pair 1
 // overwrites registers 32..63.
-template <int N>
-__device__ __forceinline__ void swiglu(float (&acc)[ACC]) {
+template <int N, int REGS>
+__device__ __forceinline__ void swiglu(float (&acc)[REGS]) {
+    static_assert(N / 2 <= REGS, "an m64nN accumulator holds N / 2 registers");
     constexpr int PANEL_REGS = PANEL_N / 2;
 #pragma unroll
     for (int q = 0; q < N / (2 * PANEL_N); ++q)
@@ -111,12 +130,13 @@ __device__ __forceinline__ void swiglu(float (&acc)[ACC]) {
 
 // ---- Producers: each fills the ring with a tile's k-blocks, A gathered, B (W1) by TMA ----
 
-// W1's panels of one stage: 64 k x 256 packed columns of expert `expert`, as k3 loads B. A box
-// past the packed width 2F (a block of one gate/up pair) loads the last panel again: never read
-// (the header, 4.).
+// W1's panels of one stage: 64 k x 64 PANELS_T packed columns of expert `expert`, as k3 loads B.
+// A box past the packed width 2F (a 256-column block of one gate/up pair) loads the last panel
+// again: never read (the header, 4.).
+template <int PANELS_T = PANELS>
 __device__ __forceinline__ void load_w1(uint8_t *b_stage, const CUtensorMap *tmap_w1, const gg::SchedTile &tile,
                                         int kb, int f, uint64_t *bar) {
-    for (int p = 0; p < PANELS; ++p)
+    for (int p = 0; p < PANELS_T; ++p)
         gg::tma_load_3d(b_stage + p * PANEL_BYTES, tmap_w1, k4_w1_box_col(tile.col0, p, f), kb * BLOCK_K,
                         tile.expert, bar);
 }
@@ -125,18 +145,19 @@ __device__ __forceinline__ void load_w1(uint8_t *b_stage, const CUtensorMap *tma
 // tile, one TMA of one 128-byte row each, into row r's place of the stage (the header, 1.).
 // Lane 0's arrive.expect_tx is the warp's one arrival on full[s], so the phase cannot complete
 // before the warp's bytes are announced, in whatever order they and the bytes reach the barrier.
-template <int WARPS, class Schedule>
+template <class T, int WARPS, class Schedule>
 __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles, int k_blocks,
                                            const CUtensorMap *tmap_x, const CUtensorMap *tmap_w1,
                                            const int *__restrict__ src_token, int f, uint8_t *smem, uint64_t *full,
                                            uint64_t *empty, int warp, int lane) {
+    static_assert(T::M == BLOCK_M, "the TMA gathers fill the lesson's 128-row tile");
     constexpr int SHARE = BLOCK_M / WARPS, PER_LANE = SHARE / 32;
     static_assert(SHARE % 32 == 0, "whole lanes' worth of rows per warp");
     GgPipe pipe = {0, 0};
     for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
         const gg::SchedTile tile = sched.at(t);
         const int first = warp * SHARE, rows = k4_gather_warp_rows(tile.rows, warp, WARPS);
-        const uint32_t tx = k4_gather_warp_tx(tile.rows, warp, WARPS, B_STAGE_BYTES);
+        const uint32_t tx = k4_gather_warp_tx(tile.rows, warp, WARPS, T::B_STAGE);
         int token[PER_LANE];  // lane l: the tokens of this warp's rows l, l + 32, ... (once a tile)
 #pragma unroll
         for (int j = 0; j < PER_LANE; ++j)
@@ -162,7 +183,7 @@ __device__ __forceinline__ void gather_tma(const Schedule &sched, int num_tiles,
 // copies carry the .L2::256B hint (gg::cp_async_16_l2_256): the rows are scattered lines of X, and
 // a miss can bring a neighbouring k-block of its row into L2 with it (k4_moe/TRIALS.md, "The fused
 // GEMM1's extra DRAM bytes": the pf256 build).
-template <class Schedule>
+template <class T, class Schedule>
 __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_tiles, int k_blocks,
                                                 const CUtensorMap *tmap_w1, const uint16_t *__restrict__ x,
                                                 const int *__restrict__ src_token, int d, int f, uint8_t *smem,
@@ -178,9 +199,9 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
         // expert's rows, not loaded). Addresses, not token indices: the loop below then adds one
         // offset per copy (k4_moe/TRIALS.md, "Session 23": the build for 4096 experts lost its
         // slowdown at 256 experts with them).
-        const uint16_t *src[BLOCK_M / ROWS_PER_PASS];
+        const uint16_t *src[T::M / ROWS_PER_PASS];
 #pragma unroll
-        for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i) {
+        for (int i = 0; i < T::M / ROWS_PER_PASS; ++i) {
             const int r = row_in_pass + i * ROWS_PER_PASS;
             src[i] = (i < passes && r < tile.rows) ? x + (size_t)__ldg(src_token + tile.row0 + r) * d + chunk * 8
                                                    : nullptr;
@@ -189,16 +210,41 @@ __device__ __forceinline__ void gather_cp_async(const Schedule &sched, int num_t
             gg::mbarrier_wait_parity(&empty[pipe.stage], gg_pipe_empty_parity(pipe));
             uint8_t *a_tile = smem + pipe.stage * STAGE_BYTES;
             if (threadIdx.x == 0) {
-                gg::mbarrier_arrive_expect_tx(&full[pipe.stage], B_STAGE_BYTES);
-                load_w1(a_tile + A_BYTES, tmap_w1, tile, kb, f, &full[pipe.stage]);
+                gg::mbarrier_arrive_expect_tx(&full[pipe.stage], T::B_STAGE);
+                load_w1<T::PANELS>(a_tile + T::A_STAGE, tmap_w1, tile, kb, f, &full[pipe.stage]);
             }
 #pragma unroll
-            for (int i = 0; i < BLOCK_M / ROWS_PER_PASS; ++i)
+            for (int i = 0; i < T::M / ROWS_PER_PASS; ++i)
                 if (src[i])
                     gg::cp_async_16_l2_256(a_tile + gg_swizzle128(row_in_pass + i * ROWS_PER_PASS, chunk),
                                            src[i] + kb * BLOCK_K);
             gg::cp_async_mbarrier_arrive_noinc(&full[pipe.stage]);
         }
+    }
+}
+
+// A consumer's share of a tile of one gate/up pair (K4_GATHER_CP_ASYNC_M256): of a 256-row tile,
+// rows 128c .. 128c + 127 in two m64n128 accumulators; of a 128-row tile (an expert's remainder),
+// rows 64c .. 64c + 63 in one. 64 H columns from each.
+template <class T, class Ring>
+__device__ __forceinline__ void consume_pair_tile(Ring &ring, const gg::SchedTile &tile, int c, int warp, int lane,
+                                                  uint8_t *staging, uint16_t *__restrict__ h, int f, int k_blocks) {
+    constexpr uint32_t B_OFF = T::A_STAGE - A_BYTES;  // mma_k_loop finds B at A_BYTES + b_off
+    gg::Trace<false> untraced;
+    float acc0[T::N / 2], acc1[T::N / 2];
+    const int end = tile.row0 + tile.rows, col = tile.col0 / 2;
+    int row = tile.row0 + warp * STAGING_ROWS;
+    const bool tall = tile.height == T::M;
+    if (tall)
+        ring.template mma<T::N, 2>(acc0, acc1, c * 2 * HALF_A_BYTES, B_OFF, k_blocks, untraced);
+    else
+        ring.template mma<T::N>(acc0, c * HALF_A_BYTES, B_OFF, k_blocks, untraced);
+    row += c * (tall ? 2 : 1) * WG_ROWS;
+    swiglu<T::N>(acc0);
+    gg::wgmma_store_warp_rows<1>(acc0, staging, h, f, row, end - row, col, lane);
+    if (tall) {
+        swiglu<T::N>(acc1);
+        gg::wgmma_store_warp_rows<1>(acc1, staging, h, f, row + WG_ROWS, end - row - WG_ROWS, col, lane);
     }
 }
 
@@ -208,16 +254,17 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
                     const uint16_t *__restrict__ x, const int *__restrict__ src_token,
                     const int *__restrict__ row_offsets, uint16_t *__restrict__ h, int rows, int experts, int d,
                     int f, bool adaptive) {
-    constexpr bool CP_ASYNC = GATHER == K4_GATHER_CP_ASYNC;
+    using T = TileOf<GATHER>;
+    constexpr bool CP_ASYNC = GATHER == K4_GATHER_CP_ASYNC || GATHER == K4_GATHER_CP_ASYNC_M256;
     constexpr int GATHER_WARPS = GATHER == K4_GATHER_TMA_WARPGROUP ? WARPS_PER_WG : 1;
     extern __shared__ uint8_t smem_raw[];
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
-    __shared__ gg::TileSchedule<MAX_EXPERTS> sched;
+    __shared__ gg::TileSchedule<MAX_EXPERTS, T::M> sched;
     uint8_t *smem = ring_start(smem_raw);
     // full: one expect_tx per gathering warp (TMA), or thread 0's for B + every copier (cp.async)
     init_ring(full, empty, CP_ASYNC ? 1 + WG_THREADS : GATHER_WARPS, CONSUMER_WARPS);
-    // Packed W1 has 2F columns; the schedule walks them in 256-wide blocks.
-    sched.build(row_offsets, experts, rows, 2 * f, BLOCK_N, adaptive);  // ends with __syncthreads
+    // Packed W1 has 2F columns; the schedule walks them in blocks of the tile's width.
+    sched.build(row_offsets, experts, rows, 2 * f, T::N, adaptive);  // ends with __syncthreads
     const int num_tiles = sched.total(), k_blocks = d / BLOCK_K;
     const int wg = threadIdx.x / WG_THREADS;
 
@@ -226,10 +273,10 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
         gg::setmaxnreg_dec<GATHER_REGS>();
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         if constexpr (CP_ASYNC)
-            gather_cp_async(sched, num_tiles, k_blocks, &tmap_w1, x, src_token, d, f, smem, full, empty);
+            gather_cp_async<T>(sched, num_tiles, k_blocks, &tmap_w1, x, src_token, d, f, smem, full, empty);
         else if (warp < GATHER_WARPS)
-            gather_tma<GATHER_WARPS>(sched, num_tiles, k_blocks, &tmap_x, &tmap_w1, src_token, f, smem, full,
-                                     empty, warp, lane);
+            gather_tma<T, GATHER_WARPS>(sched, num_tiles, k_blocks, &tmap_x, &tmap_w1, src_token, f, smem, full,
+                                        empty, warp, lane);
     } else {
         // ---------------- consumers: k3's MMA loop, SwiGLU epilogue ----------------
         gg::setmaxnreg_inc<MMA_REGS>();
@@ -242,30 +289,35 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
         float acc[ACC];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
-            const int pairs = k4_block_pairs(tile.col0, f);  // PAIRS, or 1 (last block, F / 64 odd)
-            const bool split_rows = tile.height == BLOCK_M;
-            int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
-            if (split_rows && pairs == PAIRS) {
-                // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
-                ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
-                row += c * WG_ROWS;
-                swiglu<BLOCK_N>(acc);
-                gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
-            } else if (split_rows || c < pairs) {
-                // One gate/up pair per consumer (128 packed columns = 64 H columns). 64-row
-                // tile: consumer c takes pair c, so both work, each on its own pair. 128-row
-                // tile of a one-pair block: consumer c takes rows 64c .. 64c + 63 of pair 0.
-                const int pair = split_rows ? 0 : c;
-                if (split_rows) row += c * WG_ROWS;
-                ring.template mma<BLOCK_N / 2>(acc, split_rows ? c * HALF_A_BYTES : 0, pair * 2 * PANEL_BYTES,
-                                               k_blocks, untraced);
-                swiglu<BLOCK_N / 2>(acc);
-                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + pair * PANEL_N,
-                                             lane);
+            if constexpr (T::M != BLOCK_M) {  // the 256-row ablation
+                consume_pair_tile<T>(ring, tile, c, warp, lane, staging, h, f, k_blocks);
             } else {
-                // 64-row tile of a one-pair block: no pair for consumer 1 (its two panels are
-                // copies of the last one); it releases the stages so that the ring runs on.
-                ring.skip_tile(k_blocks, untraced);
+                const int pairs = k4_block_pairs(tile.col0, f);  // PAIRS, or 1 (last block, F / 64 odd)
+                const bool split_rows = tile.height == BLOCK_M;
+                int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
+                if (split_rows && pairs == PAIRS) {
+                    // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
+                    ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
+                    row += c * WG_ROWS;
+                    swiglu<BLOCK_N>(acc);
+                    gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col,
+                                                             lane);
+                } else if (split_rows || c < pairs) {
+                    // One gate/up pair per consumer (128 packed columns = 64 H columns). 64-row
+                    // tile: consumer c takes pair c, so both work, each on its own pair. 128-row
+                    // tile of a one-pair block: consumer c takes rows 64c .. 64c + 63 of pair 0.
+                    const int pair = split_rows ? 0 : c;
+                    if (split_rows) row += c * WG_ROWS;
+                    ring.template mma<BLOCK_N / 2>(acc, split_rows ? c * HALF_A_BYTES : 0, pair * 2 * PANEL_BYTES,
+                                                   k_blocks, untraced);
+                    swiglu<BLOCK_N / 2>(acc);
+                    gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row,
+                                                 col + pair * PANEL_N, lane);
+                } else {
+                    // 64-row tile of a one-pair block: no pair for consumer 1 (its two panels are
+                    // copies of the last one); it releases the stages so that the ring runs on.
+                    ring.skip_tile(k_blocks, untraced);
+                }
             }
         }
     }
@@ -285,6 +337,7 @@ GemmKernel kernel_of(K4Gather gather, int experts) {
     case K4_GATHER_TMA_WARP: return for_experts<K4_GATHER_TMA_WARP>(experts);
     case K4_GATHER_TMA_WARPGROUP: return for_experts<K4_GATHER_TMA_WARPGROUP>(experts);
     case K4_GATHER_CP_ASYNC: return for_experts<K4_GATHER_CP_ASYNC>(experts);
+    case K4_GATHER_CP_ASYNC_M256: return for_experts<K4_GATHER_CP_ASYNC_M256>(experts);
     default: return nullptr;
     }
 #else
@@ -318,16 +371,23 @@ extern "C" cudaError_t k4_gemm1_swiglu(const uint16_t *x, int tokens, const int 
     // X [tokens x d] as an A operand in boxes of one row: the TMA gathers' tensor map (the
     // cp.async gather reads X through its pointer: no map to encode on every launch).
     CUtensorMap tmap_w1, tmap_x = {};
-    if (gg_tmap_b(&tmap_w1, &g) || (gather != K4_GATHER_CP_ASYNC && gg_tmap_rows(&tmap_x, x, d, tokens, 1)))
+    const int tma_gather = gather == K4_GATHER_TMA_WARP || gather == K4_GATHER_TMA_WARPGROUP;
+    if (gg_tmap_b(&tmap_w1, &g) || (tma_gather && gg_tmap_rows(&tmap_x, x, d, tokens, 1)))
         return cudaErrorInvalidValue;
     const GgShape shape = {rows, experts, d, 2 * f};
     GgGpu gpu;
     CUDA_TRY(gg_launch_gpu(&g, &gpu));
-    const bool adaptive = k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);  // k3's cost model: do 64-row remainder tiles pay here
+    // Half-height remainder tiles: k3's cost model decides for the 128-row tile (do 64-row tiles
+    // pay here); the 256-row variant always takes them, a remainder of <= 128 rows being the
+    // lesson's own tile height.
+    const int m256 = gather == K4_GATHER_CP_ASYNC_M256;
+    const int tile_m = m256 ? TileOf<K4_GATHER_CP_ASYNC_M256>::M : BLOCK_M;
+    const int tile_n = m256 ? TileOf<K4_GATHER_CP_ASYNC_M256>::N : BLOCK_N;
+    const bool adaptive = m256 || k3_wgmma_adaptive_rows(&shape, &gpu, BLOCK_N);
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, R::SMEM_BYTES));
     const cudaLaunchConfig_t cfg = {};  // one CTA per cluster: no occupancy query needed
     int grid;
-    CUDA_TRY(gg_launch_persistent_ctas(&g, (const void *)kernel, &cfg, 1, BLOCK_M, BLOCK_N, &grid));
+    CUDA_TRY(gg_launch_persistent_ctas(&g, (const void *)kernel, &cfg, 1, tile_m, tile_n, &grid));
     kernel<<<grid, THREADS, R::SMEM_BYTES, st>>>(tmap_w1, tmap_x, x, src_token, row_offsets, h, rows, experts, d, f,
                                                  adaptive);
     CUDA_LAUNCH_CHECK();

@@ -9,7 +9,7 @@
 #include "k4_moe/k4_host.h"
 
 const char *const gg_moe_step_names[GG_MOE_STEPS] = {"route", "permute", "gemm1", "gemm2", "combine"};
-const char *const k4_gather_names[K4_GATHERS] = {"tma_warp", "tma_warpgroup", "cp_async"};
+const char *const k4_gather_names[K4_GATHERS] = {"tma_warp", "tma_warpgroup", "cp_async", "cp_async_m256"};
 
 /* Public configurations of open MoE models, the MoE FFN layer's shape only: width d, expert FFN
  * width F, routed experts, top-k, and whether the chosen weights are renormalised to sum to 1.

@@ -61,17 +61,20 @@ typedef struct GgMoeWorkspace {
     uint16_t *y;           /* [R x d] GEMM2 output, one row per (token, slot) */
 } GgMoeWorkspace;
 
-/* How the fused GEMM1's producer gathers the rows of X (k4_gemm1_swiglu.cu). K4_GATHER_DEFAULT
- * is the lesson's, always built; the others are ablations, built with -DGG_ABLATIONS=ON
- * (k4_moe/TRIALS.md); `ggemm moe --gather NAME` picks one by its k4_gather_names entry. */
+/* The fused GEMM1's variants (k4_gemm1_swiglu.cu): how its producer gathers the rows of X and, for
+ * one, its tile. K4_GATHER_DEFAULT is the lesson's, always built; the others are ablations, built
+ * with -DGG_ABLATIONS=ON (k4_moe/TRIALS.md); `ggemm moe --gather NAME` picks one by its
+ * k4_gather_names entry. */
 typedef enum {
-    K4_GATHER_TMA_WARP,      /* one TMA per row (box 64 k x 1 row), all issued by one producer warp */
-    K4_GATHER_TMA_WARPGROUP, /* the same, 32 rows from each of the four producer warps */
-    K4_GATHER_CP_ASYNC,      /* 16-byte cp.async from the 128 producer threads (the first version) */
+    K4_GATHER_TMA_WARP,       /* one TMA per row (box 64 k x 1 row), all issued by one producer warp */
+    K4_GATHER_TMA_WARPGROUP,  /* the same, 32 rows from each of the four producer warps */
+    K4_GATHER_CP_ASYNC,       /* 16-byte cp.async from the 128 producer threads (the first version) */
+    K4_GATHER_CP_ASYNC_M256,  /* the same gather into 256-row tiles of one gate/up pair (128 packed
+                                 columns): each W1 stage feeds twice the rows */
     K4_GATHERS
 } K4Gather;
 #define K4_GATHER_DEFAULT K4_GATHER_CP_ASYNC
-extern const char *const k4_gather_names[K4_GATHERS]; /* "tma_warp", "tma_warpgroup", "cp_async" */
+extern const char *const k4_gather_names[K4_GATHERS]; /* "tma_warp", "tma_warpgroup", "cp_async", "cp_async_m256" */
 int k4_gather_built(K4Gather gather);                  /* 1 if this build has that gather's kernel */
 
 typedef struct GgMoeLayer {
