@@ -684,6 +684,8 @@ def moe_gather():
 S29 = "results/h100-80gb-hbm3/evidence/device-calls-b622f3236aae"
 S30 = "results/h100-80gb-hbm3/evidence/device-calls-aa38af75a2bf"
 S31 = "results/h100-80gb-hbm3/evidence/device-calls-e8492ecfb1ea"
+# Session 32's calls (an H100): read by K4_NCU_LAUNCHES, K4_NCU, K4_GEMM1_PROCESSES and K4_GEMM1_PADS.
+S32 = "results/h100-80gb-hbm3/evidence/device-calls-dc5482ff7395"
 
 
 def h100_rounds(stem, commit, ext="csv", rounds=2):
@@ -1046,10 +1048,27 @@ K4_NCU_LAUNCHES = [("k4-gemm1-launches-h100", "the fused GEMM1 of the 160-expert
                     "(`base`) and main with `wave.patch` (`new`), built alike (`device-calls-e8492ecfb1ea/e83.sh`, at "
                     "e8492ec; NVIDIA H100 80GB HBM3)",
                     [(arm, f"{S31}/ncu-gemm1-launches-{arm}-e8492ecfb1ea.txt") for arm in ("base", "new")],
-                    "gpu__time_duration.sum")]
+                    "gpu__time_duration.sum")] + [
+    (f"k4-gemm1-m256-launches-{what}-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, "
+     "F = 1536), its first twelve launches in each of three processes per variant (two warm-up layers, then timed "
+     "layers and steps, each after the harness's L2 flush) under ncu with no cache control and the GPU's clocks, the "
+     "lesson's gather (`cp_async`, 128 x 256 tiles) and the 256-row ablation (`m256`, 256 x 128 tiles of one "
+     "gate/up pair) (`device-calls-dc5482ff7395/e95.sh`, at dc5482f; NVIDIA H100 80GB HBM3)",
+     [(f"{g.replace('cp_async_', '')} {r}", f"{S32}/ncu-launches-{r}-{g}-dc5482ff7395.txt")
+      for r in (1, 2, 3) for g in ("cp_async", "cp_async_m256")], metric)
+    for what, metric in (("time", "gpu__time_duration.sum"), ("dram", "dram__bytes_read.sum"))]
 
 
-K4_NCU = [("k4-gemm1-cache-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, F = 1536), "
+K4_NCU = [("k4-gemm1-m256-ncu-h100", "the fused GEMM1 of the Qwen3-, OLMoE- and Mixtral-like layers at T = 4096, "
+           "the third launch of one process per variant (the second warm-up layer) under ncu with no cache control "
+           "and the GPU's clocks, `cp_async` (128 x 256 tiles) against `m256` (256 x 128 tiles of one gate/up pair) "
+           "(`device-calls-dc5482ff7395/e96.sh`, at dc5482f; the same file's launches 4 to 6 are within a few per "
+           "cent of it)",
+           [(f"{m}, {g.replace('cp_async_', '')}", f"{S32}/ncu-launches-{m}-{g}-dc5482ff7395.txt")
+            for m in ("qwen3", "olmoe", "mixtral") for g in ("cp_async", "cp_async_m256")],
+           ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+            "lts__t_sector_hit_rate.pct", "sm__cycles_elapsed.avg.per_second"]),
+          ("k4-gemm1-cache-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, F = 1536), "
            "the third launch of each process under ncu at the GPU's clocks (`--clock-control none`), with ncu's cache "
            "flush before it (`all`) and without (`none`: L2 as the router and permute leave it), the split rule before "
            "(`base`) and after (`new`), `device-calls-aa38af75a2bf/e79.sh` at ac4239b",
@@ -2057,6 +2076,101 @@ def ncu_value(path, metric, kernel=None):
     return None
 
 
+# The GEMM1 step of one `ggemm moe` text line, checked or not: (layer, T, path, gemm1 µs, routing digest).
+MOE_LOG_GEMM1 = re.compile(r"^([\w-]+)\s+T=(\d+)\s+((?:fused|unfused)(?:_\w+)?)\s+[\d.]+ us .*?gemm1 ([\d.]+) "
+                           r".*?check (\w+).*?routing ([0-9a-f-]+)")
+
+
+def moe_log_gemm1(path):
+    """Every layer line of a `ggemm moe` log: (layer, T, path, GEMM1 step µs, check, routing digest)."""
+    with open(os.path.join(ROOT, path)) as f:
+        return [(m[1], int(m[2]), m[3], float(m[4]), m[5], m[6]) for m in map(MOE_LOG_GEMM1.match, f) if m]
+
+
+# Per layer and variant: the GEMM1 step over processes (each `ggemm moe` a process of its own).
+K4_GEMM1_PROCESSES = [("k4-gemm1-m256-h100", "the GEMM1 step of four layers at T = 4096, seed 1, three variants: the "
+                       "fused GEMM1 with the lesson's gather (`fused`, 128 x 256 tiles), with the 256-row ablation "
+                       "(`fused_cp_async_m256`, 256 x 128 tiles of one gate/up pair), and the unfused layer's (k3's "
+                       "GEMM1 on the gathered rows, then SwiGLU); `custom` is the 160-expert layer (top-8, d = 5120, "
+                       "F = 1536); `device-calls-dc5482ff7395`, at dc5482f, NVIDIA H100 80GB HBM3",
+                       [f"{S32}/m256-{m}-{g}-{r}-dc5482ff7395.log" for r in (1, 2)
+                        for m in ("mixtral", "qwen3", "olmoe", "e160") for g in ("cp_async", "cp_async_m256", "unfused")],
+                       [f"{S32}/proc-{r}-{m}-{a}-dc5482ff7395.log" for r in range(1, 7)
+                        for m in ("e160", "qwen3", "olmoe", "mixtral")
+                        for a in ("fusedgathercp_async", "fusedgathercp_async_m256", "unfused")])]
+
+
+def moe_gemm1_processes(caption, checked, unchecked):
+    """Per (layer, path): the GEMM1 step of the checked rounds (each a process; their checks must pass)
+    and, over the unchecked processes, its median, least and most; then each fused path's median over
+    the lesson's and the unfused median over each path's."""
+    rounds, procs, digests = {}, {}, {}
+    for files, into in ((checked, rounds), (unchecked, procs)):
+        for path in files:
+            for layer, tokens, name, gemm1, check, digest in moe_log_gemm1(path):
+                if into is rounds and check != "pass":
+                    raise SystemExit(f"tables.py: {path}: a checked round did not pass ({check})")
+                into.setdefault((layer, tokens, name), []).append(gemm1)
+                digests.setdefault((layer, tokens), set()).add(digest)
+    med = {k: statistics.median(v) for k, v in procs.items()}
+    out = [f"*Generated by `plots/tables.py`: {caption}. GEMM1 step, µs: the two checked rounds (`e90.sh`, each a "
+           "process, check passed), then the median [least–most] of six unchecked processes (`e92.sh`, "
+           "interleaved by process); × lesson = this path's median over the lesson's fused one (below 1: faster); "
+           "unfused / path = the unfused median over this path's (at least 1: as fast as k3's GEMM1 on the same "
+           "rows). Every process of a layer routed alike (one routing digest each). From `" + S32 +
+           "/` (`m256-*.log`, `proc-*.log`).*", "",
+           "| layer | T | path | checked rounds | processes: median [least–most] | × lesson | unfused / path |",
+           "|---|---:|---|---:|---:|---:|---:|"]
+    for (layer, tokens), ds in sorted(digests.items()):
+        if len(ds) != 1:
+            raise SystemExit(f"tables.py: {layer} T={tokens}: the processes routed differently ({sorted(ds)})")
+    order = {"fused": 0, "fused_cp_async_m256": 1, "unfused": 2}
+    for key in sorted(procs, key=lambda k: (k[0], k[1], order.get(k[2], 9))):
+        layer, tokens, name = key
+        v, base, unf = procs[key], med.get((layer, tokens, "fused")), med.get((layer, tokens, "unfused"))
+        out.append(f"| {layer} | {tokens} | {name} | " + ", ".join(f"{x:.1f}" for x in rounds.get(key, [])) +
+                   f" | {med[key]:.1f} [{min(v):.1f}–{max(v):.1f}] | " +
+                   (f"{med[key] / base:.3f}" if base and name != "unfused" else "") + " | " +
+                   (f"{unf / med[key]:.3f}" if unf and name != "unfused" else "") + " |")
+    return "\n".join(out)
+
+
+# The pad probe: per pad (MiB allocated before the layer's buffers), each call's GEMM1 step per path.
+K4_GEMM1_PADS = [("k4-gemm1-pad-h100", "the GEMM1 step of the 160-expert layer at T = 4096 (top-8, d = 5120, "
+                  "F = 1536), seed 1, unchecked, 20 reps, each pad and path a process of its own, with `pad.patch` "
+                  "(GG_PAD_MIB MiB allocated before the layer's buffers, moving every one of them); `e89.sh` (the "
+                  "lesson's fused path; main's build beside it at pad 0) and, on the same warm machine, `e91.sh` (a "
+                  "second process per pad, the 256-row ablation and the unfused path beside it); "
+                  "`device-calls-dc5482ff7395`, at dc5482f, NVIDIA H100 80GB HBM3",
+                  [f"{S32}/pad-pad-{p}-dc5482ff7395.log" for p in (0, 2, 3, 4, 6, 8, 16, 64, 256, 1024)] +
+                  [f"{S32}/pad-main-0-dc5482ff7395.log"],
+                  [f"{S32}/pad2-{p}-{a}-dc5482ff7395.log" for p in (0, 3, 8, 64, 1024)
+                   for a in ("fusedgathercp_async", "fusedgathercp_async_m256", "unfused")])]
+
+
+def moe_gemm1_pads(caption, first, second):
+    """A row per pad: the first call's fused GEMM1 step, the second call's per path."""
+    pad_of = re.compile(r"^pad2?-(?:pad-|main-)?(\d+)-")
+    cols = [("fused (e89)", first, "fused"), ("fused (e91)", second, "fused"),
+            ("fused_cp_async_m256 (e91)", second, "fused_cp_async_m256"), ("unfused (e91)", second, "unfused")]
+    table, digests = {}, set()
+    for label, files, name in cols:
+        for path in files:
+            pad = int(pad_of.match(os.path.basename(path)).group(1))
+            who = "main's build" if "-main-" in path else "pad.patch"
+            for _, _, got, gemm1, _, digest in moe_log_gemm1(path):
+                if got == name:
+                    table.setdefault((pad, who), {})[label] = gemm1
+                    digests.add(digest)
+    out = [f"*Generated by `plots/tables.py`: {caption}. GEMM1 step median, µs, per pad and path; one routing "
+           f"digest over every process ({', '.join(sorted(digests))}). From `{S32}/` (`pad-*.log`, `pad2-*.log`).*",
+           "", "| pad, MiB | build | " + " | ".join(label for label, _, _ in cols) + " |",
+           "|---:|---|" + "---:|" * len(cols)]
+    for (pad, who), row in sorted(table.items(), key=lambda kv: (kv[0][0], kv[0][1] != "pad.patch")):
+        out.append(f"| {pad} | {who} | " + " | ".join(f"{row[l]:.1f}" if l in row else "" for l, _, _ in cols) + " |")
+    return "\n".join(out)
+
+
 def ncu_launches(caption, reports, metric):
     """One metric of every launch an ncu text report profiled, in launch order: a row per launch, a
     column per report (label, file)."""
@@ -2401,6 +2515,10 @@ def main():
         generated("k4_moe", tag, [f for _, files in arms for f in files], lambda: moe_route_arms(caption, arms))
     for tag, caption, files in MOE_EXPERTS_ROUNDS:
         generated("k4_moe", tag, [p for _, p in build_files(files)], lambda: moe_experts_rounds(caption, files))
+    for tag, caption, checked, unchecked in K4_GEMM1_PROCESSES:
+        generated("k4_moe", tag, checked + unchecked, lambda: moe_gemm1_processes(caption, checked, unchecked))
+    for tag, caption, first, second in K4_GEMM1_PADS:
+        generated("k4_moe", tag, first + second, lambda: moe_gemm1_pads(caption, first, second))
     for tag, caption, reports, metric in K4_NCU_LAUNCHES:
         generated("k4_moe", tag, [f for _, f in reports], lambda: ncu_launches(caption, reports, metric))
     for stage, specs in (("k5_backward", K5_NCU), ("k3_wgmma", K3_NCU), ("k4_moe", K4_NCU)):

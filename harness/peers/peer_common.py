@@ -261,7 +261,8 @@ def fnv1a64(data):
 
 def routing_digest(torch, idx):
     """moe.csv's routing_digest of top-k expert ids [T, k] (best first): their int32 bytes in
-    little-endian order, as `ggemm moe` hashes its own, so equal digests mean the same routing."""
+    little-endian order, as `ggemm moe` hashes its own: equal digests of two runs on the same inputs
+    mean the same routing (the peers' inputs are torch's, not ggemm's: moe_inputs)."""
     # Flat first: view(uint8) of a 2-D tensor widens only its last dimension (rows of bytes).
     return fnv1a64(idx.to(torch.int32).reshape(-1).cpu().view(torch.uint8).tolist())
 
