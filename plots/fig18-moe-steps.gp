@@ -42,9 +42,15 @@ mi(m) = sum [i=1:nm] (word(models, i) eq m ? i : 0)
 ii(impl, path) = sum [i=1:ni] (word(impls, i) eq impl."/".path ? i : 0)
 ti(t) = sum [i=1:nt] (word(tokens, i) + 0 == t ? i : 0)
 panel(m, t) = (mi(m) && ti(t) ? (ti(t) - 1) * nm + mi(m) : 0)
-steps(dummy) = column("route_us") + column("permute_us") + column("gemm1_us") + column("gemm2_us") + column("combine_us")
-top(dummy) = (steps(0) > column("time_us_median") ? steps(0) : column("time_us_median"))
-top2(dummy) = (top(0) > column("floor_us") ? top(0) : column("floor_us"))
+cols = "route_us permute_us gemm1_us gemm2_us combine_us"  # the stack, bottom to top
+steps(dummy) = sum [i=1:5] column(word(cols, i))
+max2(a, b) = (a > b ? a : b)
+# The highest whisker: the layer's p90 and, where the CSV has them, each step's p90 on the medians below it
+# (gnuplot's ?: evaluates one branch, so a CSV without the steps' columns never asks for them).
+step_top(j) = (j == 1 ? 0 : sum [i=1:j-1] column(word(cols, i))) + column(word(cols, j)."_p90")
+steps_top(dummy) = max2(max2(step_top(1), step_top(2)), max2(step_top(3), max2(step_top(4), step_top(5))))
+top(dummy) = max2(max2(steps(0), column("time_us_median")), max2(column("time_us_p90"), spread ? steps_top(0) : 0))
+top2(dummy) = max2(top(0), column("floor_us"))
 set table $null
 plot forward using (p = panel(strcol("model"), column("tokens")), \
                 (p && top2(0) > ymax[p] ? ymax[p] = top2(0) : 0), \
@@ -75,7 +81,6 @@ set ytics nomirror
 bar(m, t) = (strcol("model") eq m && column("tokens") == t && ii(strcol("impl"), strcol("path")) ? \
              slot[ii(strcol("impl"), strcol("path"))] : NaN)
 names = "route permute GEMM1 GEMM2 combine"  # the stack, bottom to top
-cols = "route_us permute_us gemm1_us gemm2_us combine_us"
 colors = "#9467bd #8c564b #1f77b4 #17becf #e377c2"
 below(j) = (j == 1 ? 0 : sum [i=1:j-1] column(word(cols, i)))
 w = 0.3

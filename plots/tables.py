@@ -1050,25 +1050,31 @@ K4_NCU_LAUNCHES = [("k4-gemm1-launches-h100", "the fused GEMM1 of the 160-expert
                     [(arm, f"{S31}/ncu-gemm1-launches-{arm}-e8492ecfb1ea.txt") for arm in ("base", "new")],
                     "gpu__time_duration.sum")] + [
     (f"k4-gemm1-m256-launches-{what}-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, "
-     "F = 1536), its first twelve launches in each of three processes per variant (two warm-up layers, then timed "
-     "layers and steps, each after the harness's L2 flush) under ncu with no cache control and the GPU's clocks, the "
-     "lesson's gather (`cp_async`, 128 x 256 tiles) and the 256-row ablation (`m256`, 256 x 128 tiles of one "
-     "gate/up pair) (`device-calls-dc5482ff7395/e95.sh`, at dc5482f; NVIDIA H100 80GB HBM3)",
+     "F = 1536), its first twelve launches in each of three processes per variant (launch 1 the untimed first "
+     "forward, 2 and 3 the warm-up layers, unflushed, 4 to 9 the timed layers and 10 to 12 the steps' reps, each "
+     "after the harness's L2 flush) under ncu with no cache control and the GPU's clocks, three metrics, so each "
+     "launch replayed three times (ncu's \"3 passes\"), the lesson's gather (`cp_async`, 128 x 256 tiles) and the "
+     "256-row ablation (`m256`, 256 x 128 tiles of one gate/up pair) (`device-calls-dc5482ff7395/e95.sh`, at "
+     "dc5482f; NVIDIA H100 80GB HBM3)",
      [(f"{g.replace('cp_async_', '')} {r}", f"{S32}/ncu-launches-{r}-{g}-dc5482ff7395.txt")
       for r in (1, 2, 3) for g in ("cp_async", "cp_async_m256")], metric)
     for what, metric in (("time", "gpu__time_duration.sum"), ("dram", "dram__bytes_read.sum"))]
 
 
-K4_NCU = [("k4-gemm1-m256-ncu-h100", "the fused GEMM1 of the Qwen3-, OLMoE- and Mixtral-like layers at T = 4096, "
-           "the third launch of one process per variant (the second warm-up layer) under ncu with no cache control "
-           "and the GPU's clocks, `cp_async` (128 x 256 tiles) against `m256` (256 x 128 tiles of one gate/up pair) "
-           "(`device-calls-dc5482ff7395/e96.sh`, at dc5482f; the same file's launches 4 to 6 are within a few per "
-           "cent of it)",
-           [(f"{m}, {g.replace('cp_async_', '')}", f"{S32}/ncu-launches-{m}-{g}-dc5482ff7395.txt")
-            for m in ("qwen3", "olmoe", "mixtral") for g in ("cp_async", "cp_async_m256")],
-           ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-            "lts__t_sector_hit_rate.pct", "sm__cycles_elapsed.avg.per_second"]),
-          ("k4-gemm1-cache-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, F = 1536), "
+# Per report and metric, the median over a file's profiled launches from the `first` on: (tag, caption, reports,
+# metrics, first).
+K4_NCU_MEDIANS = [("k4-gemm1-m256-ncu-h100", "the fused GEMM1 of the Qwen3-, OLMoE- and Mixtral-like layers at T = "
+                   "4096, launches 3 to 6 of one process per variant profiled (3 the second warm-up layer, unflushed; "
+                   "4 to 6 timed layers, each after the harness's L2 flush), the median over launches 4 to 6, under "
+                   "ncu with no cache control and the GPU's clocks, five metrics (each launch replayed: ncu's \"passes\"), "
+                   "`cp_async` (128 x 256 tiles) against `m256` (256 x 128 tiles of one gate/up pair) "
+                   "(`device-calls-dc5482ff7395/e96.sh`, at dc5482f; NVIDIA H100 80GB HBM3)",
+                   [(f"{m}, {g.replace('cp_async_', '')}", f"{S32}/ncu-launches-{m}-{g}-dc5482ff7395.txt")
+                    for m in ("qwen3", "olmoe", "mixtral") for g in ("cp_async", "cp_async_m256")],
+                   ["gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+                    "lts__t_sector_hit_rate.pct", "sm__cycles_elapsed.avg.per_second"], 2)]
+
+K4_NCU = [("k4-gemm1-cache-h100", "the fused GEMM1 of the 160-expert layer at T = 4096 (top-8, d = 5120, F = 1536), "
            "the third launch of each process under ncu at the GPU's clocks (`--clock-control none`), with ncu's cache "
            "flush before it (`all`) and without (`none`: L2 as the router and permute leave it), the split rule before "
            "(`base`) and after (`new`), `device-calls-aa38af75a2bf/e79.sh` at ac4239b",
@@ -2076,7 +2082,7 @@ def ncu_value(path, metric, kernel=None):
     return None
 
 
-# The GEMM1 step of one `ggemm moe` text line, checked or not: (layer, T, path, gemm1 µs, routing digest).
+# The GEMM1 step of one `ggemm moe` text line, checked or not: (layer, T, path, gemm1 µs, check, routing digest).
 MOE_LOG_GEMM1 = re.compile(r"^([\w-]+)\s+T=(\d+)\s+((?:fused|unfused)(?:_\w+)?)\s+[\d.]+ us .*?gemm1 ([\d.]+) "
                            r".*?check (\w+).*?routing ([0-9a-f-]+)")
 
@@ -2112,6 +2118,9 @@ def moe_gemm1_processes(caption, checked, unchecked):
                     raise SystemExit(f"tables.py: {path}: a checked round did not pass ({check})")
                 into.setdefault((layer, tokens, name), []).append(gemm1)
                 digests.setdefault((layer, tokens), set()).add(digest)
+    for key, v in procs.items():
+        if len(v) != 6:
+            raise SystemExit(f"tables.py: {key}: {len(v)} processes, not six (a run cut short?)")
     med = {k: statistics.median(v) for k, v in procs.items()}
     out = [f"*Generated by `plots/tables.py`: {caption}. GEMM1 step, µs: the two checked rounds (`e90.sh`, each a "
            "process, check passed), then the median [least–most] of six unchecked processes (`e92.sh`, "
@@ -2162,6 +2171,8 @@ def moe_gemm1_pads(caption, first, second):
                 if got == name:
                     table.setdefault((pad, who), {})[label] = gemm1
                     digests.add(digest)
+    if len(digests) != 1:
+        raise SystemExit(f"tables.py: the pad probe's processes routed differently ({sorted(digests)})")
     out = [f"*Generated by `plots/tables.py`: {caption}. GEMM1 step median, µs, per pad and path; one routing "
            f"digest over every process ({', '.join(sorted(digests))}). From `{S32}/` (`pad-*.log`, `pad2-*.log`).*",
            "", "| pad, MiB | build | " + " | ".join(label for label, _, _ in cols) + " |",
@@ -2188,6 +2199,26 @@ def ncu_launches(caption, reports, metric):
            "| profiled launch | " + " | ".join(label for label, _ in reports) + " |", "|---:|" + "---:|" * len(reports)]
     for i in range(max(len(c) for c in cols)):
         out.append(f"| {i + 1} | " + " | ".join(c[i][1] if i < len(c) else "" for c in cols) + " |")
+    return "\n".join(out)
+
+
+def ncu_launch_medians(caption, reports, metrics, first):
+    """A row per metric, a column per report: the median of the metric over the report's profiled
+    launches from the `first` (1-based) on, in the unit ncu printed (one unit per cell's launches)."""
+    out = [f"*Generated by `plots/tables.py`: {caption}. From " + ", ".join(f"`{p}`" for _, p in reports) + ".*", "",
+           "| metric | " + " | ".join(label for label, _ in reports) + " |", "|---|" + "---:|" * len(reports)]
+    for metric in metrics:
+        cells = []
+        for _, path in reports:
+            with open(os.path.join(ROOT, path)) as f:
+                got = [m for m in (ncu_metric(line, metric) for line in f) if m][first - 1:]
+            units = {u for u, _ in got}
+            if len(units) != 1:
+                raise SystemExit(f"tables.py: {path}: {metric} in {len(units)} units from launch {first} on")
+            value = statistics.median(float(v.replace(",", "")) for _, v in got)
+            text = f"{value:,.0f}" if all("." not in v for _, v in got) else f"{value:,.2f}"  # counts stay whole
+            cells.append(f"{text} {units.pop()}".rstrip())
+        out.append(f"| {metric} ({len(got)} launches) | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -2521,6 +2552,8 @@ def main():
         generated("k4_moe", tag, first + second, lambda: moe_gemm1_pads(caption, first, second))
     for tag, caption, reports, metric in K4_NCU_LAUNCHES:
         generated("k4_moe", tag, [f for _, f in reports], lambda: ncu_launches(caption, reports, metric))
+    for tag, caption, reports, metrics, first in K4_NCU_MEDIANS:
+        generated("k4_moe", tag, [f for _, f in reports], lambda: ncu_launch_medians(caption, reports, metrics, first))
     for stage, specs in (("k5_backward", K5_NCU), ("k3_wgmma", K3_NCU), ("k4_moe", K4_NCU)):
         for tag, caption, reports, metrics in specs:
             generated(stage, tag, [r[1] for r in reports], lambda: ncu_columns(caption, reports, metrics))

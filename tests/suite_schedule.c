@@ -206,6 +206,7 @@ START_TEST(test_every_tile_exactly_once) {
             for (int pair = GG_PAIR_NONE; pair <= GG_PAIR_COLS; ++pair)
                 check_schedule(m, experts, n, block_n, 128, adaptive, (GgPairing)pair, clusters);
         check_schedule(m, experts, n, 256, 256, 0, GG_PAIR_NONE, clusters);  /* k3_tcgen05 */
+        check_schedule(m, experts, n, 128, 256, 1, GG_PAIR_NONE, clusters);  /* k4's cp_async_m256 */
     }
 }
 END_TEST
