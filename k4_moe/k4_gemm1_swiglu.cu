@@ -291,33 +291,32 @@ gemm1_swiglu_kernel(const __grid_constant__ CUtensorMap tmap_w1, const __grid_co
             const gg::SchedTile tile = sched.at(t);
             if constexpr (T::M != BLOCK_M) {  // the 256-row ablation
                 consume_pair_tile<T>(ring, tile, c, warp, lane, staging, h, f, k_blocks);
+                continue;
+            }
+            const int pairs = k4_block_pairs(tile.col0, f);  // PAIRS, or 1 (last block, F / 64 odd)
+            const bool split_rows = tile.height == BLOCK_M;
+            int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
+            if (split_rows && pairs == PAIRS) {
+                // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
+                ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
+                row += c * WG_ROWS;
+                swiglu<BLOCK_N>(acc);
+                gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col, lane);
+            } else if (split_rows || c < pairs) {
+                // One gate/up pair per consumer (128 packed columns = 64 H columns). 64-row
+                // tile: consumer c takes pair c, so both work, each on its own pair. 128-row
+                // tile of a one-pair block: consumer c takes rows 64c .. 64c + 63 of pair 0.
+                const int pair = split_rows ? 0 : c;
+                if (split_rows) row += c * WG_ROWS;
+                ring.template mma<BLOCK_N / 2>(acc, split_rows ? c * HALF_A_BYTES : 0, pair * 2 * PANEL_BYTES,
+                                               k_blocks, untraced);
+                swiglu<BLOCK_N / 2>(acc);
+                gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col + pair * PANEL_N,
+                                             lane);
             } else {
-                const int pairs = k4_block_pairs(tile.col0, f);  // PAIRS, or 1 (last block, F / 64 odd)
-                const bool split_rows = tile.height == BLOCK_M;
-                int row = tile.row0 + warp * STAGING_ROWS, col = tile.col0 / 2;
-                if (split_rows && pairs == PAIRS) {
-                    // Consumer c: rows 64c .. 64c + 63, all 256 packed columns = 128 H columns.
-                    ring.template mma<BLOCK_N>(acc, c * HALF_A_BYTES, 0, k_blocks, untraced);
-                    row += c * WG_ROWS;
-                    swiglu<BLOCK_N>(acc);
-                    gg::wgmma_store_warp_rows<H_N / PANEL_N>(acc, staging, h, f, row, tile.row0 + tile.rows - row, col,
-                                                             lane);
-                } else if (split_rows || c < pairs) {
-                    // One gate/up pair per consumer (128 packed columns = 64 H columns). 64-row
-                    // tile: consumer c takes pair c, so both work, each on its own pair. 128-row
-                    // tile of a one-pair block: consumer c takes rows 64c .. 64c + 63 of pair 0.
-                    const int pair = split_rows ? 0 : c;
-                    if (split_rows) row += c * WG_ROWS;
-                    ring.template mma<BLOCK_N / 2>(acc, split_rows ? c * HALF_A_BYTES : 0, pair * 2 * PANEL_BYTES,
-                                                   k_blocks, untraced);
-                    swiglu<BLOCK_N / 2>(acc);
-                    gg::wgmma_store_warp_rows<1>(acc, staging, h, f, row, tile.row0 + tile.rows - row,
-                                                 col + pair * PANEL_N, lane);
-                } else {
-                    // 64-row tile of a one-pair block: no pair for consumer 1 (its two panels are
-                    // copies of the last one); it releases the stages so that the ring runs on.
-                    ring.skip_tile(k_blocks, untraced);
-                }
+                // 64-row tile of a one-pair block: no pair for consumer 1 (its two panels are
+                // copies of the last one); it releases the stages so that the ring runs on.
+                ring.skip_tile(k_blocks, untraced);
             }
         }
     }
