@@ -2083,14 +2083,13 @@ def ncu_value(path, metric, kernel=None):
 
 
 # The GEMM1 step of one `ggemm moe` text line, checked or not: (layer, T, path, gemm1 µs, check, routing digest).
-MOE_LOG_GEMM1 = re.compile(r"^([\w-]+)\s+T=(\d+)\s+((?:fused|unfused)(?:_\w+)?)\s+[\d.]+ us .*?gemm1 ([\d.]+) "
-                           r".*?check (\w+).*?routing ([0-9a-f-]+)")
+MOE_LOG_GEMM1 = re.compile(MOE_LOG_LINE.pattern + r".*?check (\w+).*?routing ([0-9a-f-]+)")
 
 
 def moe_log_gemm1(path):
     """Every layer line of a `ggemm moe` log: (layer, T, path, GEMM1 step µs, check, routing digest)."""
     with open(os.path.join(ROOT, path)) as f:
-        return [(m[1], int(m[2]), m[3], float(m[4]), m[5], m[6]) for m in map(MOE_LOG_GEMM1.match, f) if m]
+        return [(m[1], int(m[2]), m[3], float(m[5]), m[6], m[7]) for m in map(MOE_LOG_GEMM1.match, f) if m]
 
 
 # Per layer and variant: the GEMM1 step over processes (each `ggemm moe` a process of its own).
@@ -2168,6 +2167,11 @@ K4_GEMM1_SPREAD = [("k4-gemm1-spread-h100", "the GEMM1 step of the 160-expert la
                      f"{S32}/m256-2-dc5482ff7395.csv", f"{S32}/pad2-dc5482ff7395.csv"])]
 
 
+def moe_spread_cells(r, step):
+    """A step's `median [p10–p90]` (moe_step_cell) and its p90 / p10, two table cells."""
+    return f"{moe_step_cell(r, step + '_us')} | {float(r[step + '_us_p90']) / float(r[step + '_us_p10']):.2f}"
+
+
 def moe_gemm1_spread(caption, files):
     """A row per process: the GEMM1 step's median [p10–p90] over the step series' reps, p90 / p10, and the
     share of that series held down for power with the SM clock at its end (moe.csv's steps_ columns)."""
@@ -2181,10 +2185,8 @@ def moe_gemm1_spread(caption, files):
         meta, rows = load(os.path.join(ROOT, path))
         for r in rows:
             if r["experts"] == "160" and r.get("gemm1_us_p10"):
-                lo, hi = float(r["gemm1_us_p10"]), float(r["gemm1_us_p90"])
-                out.append(f"| `{os.path.basename(path)}` | {r['path']} | {float(r['gemm1_us']):.1f} "
-                           f"[{lo:.1f}–{hi:.1f}] | {hi / lo:.2f} | {float(r['steps_power_capped_pct']):.0f} | "
-                           f"{r['steps_sm_clock_mhz']} |")
+                out.append(f"| `{os.path.basename(path)}` | {r['path']} | {moe_spread_cells(r, 'gemm1')} | "
+                           f"{float(r['steps_power_capped_pct']):.0f} | {r['steps_sm_clock_mhz']} |")
     return "\n".join(out)
 
 
@@ -2201,11 +2203,8 @@ def moe_gemm_step_spread(caption, path):
            "| layer | implementation | GEMM1 [p10–p90] | p90 / p10 | GEMM2 [p10–p90] | p90 / p10 |",
            "|---|---|---:|---:|---:|---:|"]
     for r in rows:
-        cells = []
-        for step in ("gemm1", "gemm2"):
-            med, lo, hi = (float(r[f"{step}_us{x}"]) for x in ("", "_p10", "_p90"))
-            cells.append(f"{med:.1f} [{lo:.1f}–{hi:.1f}] | {hi / lo:.2f}")
-        out.append(f"| {r['model']} | {r['impl']} {r['path']} | " + " | ".join(cells) + " |")
+        out.append(f"| {r['model']} | {r['impl']} {r['path']} | {moe_spread_cells(r, 'gemm1')} | "
+                   f"{moe_spread_cells(r, 'gemm2')} |")
     return "\n".join(out)
 
 
@@ -2234,13 +2233,16 @@ def moe_gemm1_pads(caption, first, second):
     return "\n".join(out)
 
 
+def ncu_metric_launches(path, metric):
+    """(unit, value) of `metric` for every launch an ncu text report profiled, in launch order."""
+    with open(os.path.join(ROOT, path)) as f:
+        return [m for m in (ncu_metric(line, metric) for line in f) if m]
+
+
 def ncu_launches(caption, reports, metric):
     """One metric of every launch an ncu text report profiled, in launch order: a row per launch, a
     column per report (label, file)."""
-    cols = []
-    for _, path in reports:
-        with open(os.path.join(ROOT, path)) as f:
-            cols.append([m for m in (ncu_metric(line, metric) for line in f) if m])
+    cols = [ncu_metric_launches(path, metric) for _, path in reports]
     units = {m[0] for c in cols for m in c}
     if len(units) > 1:  # ncu picks a unit per value; the table states one
         raise SystemExit(f"tables.py: {metric} in several units ({', '.join(sorted(units))}) in " +
@@ -2262,8 +2264,7 @@ def ncu_launch_medians(caption, reports, metrics, first):
     for metric in metrics:
         cells = []
         for _, path in reports:
-            with open(os.path.join(ROOT, path)) as f:
-                got = [m for m in (ncu_metric(line, metric) for line in f) if m][first - 1:]
+            got = ncu_metric_launches(path, metric)[first - 1:]
             units = {u for u, _ in got}
             if len(units) != 1:
                 raise SystemExit(f"tables.py: {path}: {metric} in {len(units)} units from launch {first} on")
