@@ -37,6 +37,10 @@
 #define ENTRY(NAME, STAGE, CONFIG)                                                               \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
      NAME##_trace_launch, NAME##_choose, 0}
+/* An entry point with its own can_implement (k5_dgrad). */
+#define ENTRY_OWN(NAME, STAGE, CONFIG)                                                          \
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, \
+     NAME##_trace_launch, NAME##_choose, 0}
 
 const GgKernel gg_kernels[] = {
     /*  name, stage, config (what it was built for: GG_ARCHS_<stage>, from CMake) */
@@ -67,7 +71,17 @@ const GgKernel gg_kernels[] = {
 #endif
     ENTRY(k3_wgmma, k3_wgmma, "the entry point: picks one of steps 2-4's configurations per shape"),
     ROW(k3_tcgen05, k3_tcgen05, "tcgen05 in 2-CTA pairs, TMEM double buffer"),
-    TRACED_OWN(k5_dgrad, k5_backward, "backward, dA = dC B_e^T: k3 step 2 with B read K-major (imm-trans-b 0)"),
+    TRACED_OWN(k5_dgrad_pingpong_m128_n192, k5_backward, "dA = dC B_e^T on k3's pingpong_m128_n192, B read K-major"),
+    TRACED_OWN(k5_dgrad_pingpong_m64_n192, k5_backward, "dA = dC B_e^T on k3's pingpong_m64_n192, B read K-major"),
+    TRACED_OWN(k5_dgrad_coop_m128_n192, k5_backward, "dA = dC B_e^T on k3's coop_m128_n192, B read K-major"),
+    TRACED_OWN(k5_dgrad_coop_m64_n192, k5_backward, "dA = dC B_e^T on k3's coop_m64_n192, B read K-major"),
+    TRACED_OWN(k5_dgrad_coop_m128_n256, k5_backward,
+        "dA = dC B_e^T on k3's coop_m128_n256 (step 2), B read K-major (imm-trans-b 0): the first dgrad"),
+    TRACED_OWN(k5_dgrad_coop_m64_n256, k5_backward, "dA = dC B_e^T on k3's coop_m64_n256, B read K-major"),
+    TRACED_OWN(k5_dgrad_pingpong_m128_n128, k5_backward, "dA = dC B_e^T on k3's pingpong_m128_n128, B read K-major"),
+    TRACED_OWN(k5_dgrad_pingpong_m64_n128, k5_backward, "dA = dC B_e^T on k3's pingpong_m64_n128, B read K-major"),
+    TRACED_OWN(k5_dgrad_coop_m64_n128, k5_backward, "dA = dC B_e^T on k3's coop_m64_n128, B read K-major"),
+    ENTRY_OWN(k5_dgrad, k5_backward, "the dgrad entry point: k3's model picks the configuration for K = n, N = k"),
     TRACED_OWN(k5_wgrad, k5_backward,
         "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),
     TRACED_OWN(k5_wgrad_pingpong, k5_backward, "k5_wgrad with ping-pong consumers: each owns whole items in turn"),

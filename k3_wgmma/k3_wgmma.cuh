@@ -108,9 +108,19 @@ __device__ __forceinline__ void init_ring(uint64_t (&full)[STAGES], uint64_t (&e
 }
 
 // ---- Producer ----
+// How the consumers read a stage's B boxes. The forward's B_e [k x n] has n contiguous: a box is
+// 64 k-rows of 64 columns, N-major, read with imm-trans-b 1 through the descriptor the main loop
+// builds. k5's dgrad reads B_e^T from the same boxes K-major (k5_backward.cuh) and overrides
+// these three.
+struct NMajorB {
+    static constexpr int TRANS_B = 1;
+    static constexpr uint32_t B_K16 = GG_WGMMA_MNMAJOR_K16_BYTES;  // the next 16 k-rows
+    __device__ static uint64_t b_operand(uint64_t desc_b, uint32_t /*b_addr*/) { return desc_b; }
+};
+
 // Where a stage's boxes come from. Here each CTA loads its own A and B; a CTA pair that
 // multicasts a shared operand (k3_wgmma_ablations.cu) brings its own.
-struct OwnLoads {
+struct OwnLoads : NMajorB {
     static constexpr int CLUSTER = 1;
     __device__ static void load_a(void *box, const CUtensorMap *map, int k0, int row, uint64_t *bar,
                                   int /*h*/, int /*rank*/) {
@@ -187,15 +197,16 @@ __device__ __forceinline__ void mma_k_loop(float (&acc0)[ACC], float (&acc1)[ACC
         const uint64_t desc_a1 = gg_wgmma_desc_a_kmajor_sw128(a_addr + HALF_A_BYTES);
         const uint64_t desc_b = gg_wgmma_desc_b_mnmajor_sw128(b_addr, PANEL_BYTES);
         // lab:gap-end
+        const uint64_t desc_b_read = LOADS::b_operand(desc_b, b_addr);  // dgrad's B: K-major
         gg::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
-            const uint64_t b = gg_wgmma_desc_advance(desc_b, kk * GG_WGMMA_MNMAJOR_K16_BYTES);
+            const uint64_t b = gg_wgmma_desc_advance(desc_b_read, kk * LOADS::B_K16);
             const int scale = (kb > 0 || kk > 0) ? 1 : 0;  // the tile's first k16 overwrites
-            gg::wgmma_m64k16_bf16<N, 0, 1>(
+            gg::wgmma_m64k16_bf16<N, 0, LOADS::TRANS_B>(
                 acc0, gg_wgmma_desc_advance(desc_a0, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
             if constexpr (HALVES == 2)
-                gg::wgmma_m64k16_bf16<N, 0, 1>(
+                gg::wgmma_m64k16_bf16<N, 0, LOADS::TRANS_B>(
                     acc1, gg_wgmma_desc_advance(desc_a1, kk * GG_WGMMA_KMAJOR_K16_BYTES), b, scale);
         }
         gg::wgmma_commit_group();
@@ -281,15 +292,11 @@ struct Shape {
     }
 };
 
+// The launch once the tensor maps are built: p is the GEMM as the kernel sees it (rows of A k
+// wide, C n wide).
 template <bool TRACE>
-cudaError_t launch(const GgLaunch *p, Kernel<TRACE> kernel, Shape s,
-                   const typename gg::Trace<TRACE>::Sink &trace) {
-    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
-    if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
-    // A boxes: 64 rows x one 64-wide k slice (one consumer's half). B boxes: 64 k x 64 columns.
-    static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");
-    CUtensorMap tmap_a, tmap_b;
-    if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
+cudaError_t launch_maps(const GgLaunch *p, Kernel<TRACE> kernel, Shape s, const CUtensorMap &tmap_a,
+                        const CUtensorMap &tmap_b, const typename gg::Trace<TRACE>::Sink &trace) {
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, s.smem()));
     cudaLaunchAttribute cluster_dim = {};
     cluster_dim.id = cudaLaunchAttributeClusterDimension;
@@ -308,6 +315,18 @@ cudaError_t launch(const GgLaunch *p, Kernel<TRACE> kernel, Shape s,
                                 p->experts, p->k, p->n, trace));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
+}
+
+template <bool TRACE>
+cudaError_t launch(const GgLaunch *p, Kernel<TRACE> kernel, Shape s,
+                   const typename gg::Trace<TRACE>::Sink &trace) {
+    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
+    if (!gg_launch_aligned16(p, "k3_wgmma")) return cudaErrorInvalidValue;
+    // A boxes: 64 rows x one 64-wide k slice (one consumer's half). B boxes: 64 k x 64 columns.
+    static_assert(BLOCK_K == 64 && PANEL_N == 64, "gg_tmap_a/b build 64-wide boxes");
+    CUtensorMap tmap_a, tmap_b;
+    if (gg_tmap_a(&tmap_a, p, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
+    return launch_maps<TRACE>(p, kernel, s, tmap_a, tmap_b, trace);
 }
 
 inline cudaError_t info_of(GgKernelInfo *info, const void *kernel, Shape s) {

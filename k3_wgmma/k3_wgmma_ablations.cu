@@ -27,7 +27,7 @@ template <int CLUSTER>
 constexpr uint16_t CLUSTER_MASK = (1u << CLUSTER) - 1;  // multicast to every CTA of the cluster
 
 template <GgPairing PAIRING_>
-struct PairLoads {
+struct PairLoads : NMajorB {
     static constexpr int CLUSTER = 2;
     static constexpr GgPairing PAIRING = PAIRING_;
     __device__ static int rank() { return (int)gg::cluster_ctarank(); }

@@ -24,7 +24,7 @@
 namespace k3 {
 namespace {
 
-template <int BLOCK_N, bool TRACE>
+template <int BLOCK_N, class LOADS, bool TRACE>  // LOADS: k3_wgmma.cuh, Producer
 __global__ void __launch_bounds__(THREADS, 1)
 persistent_kernel(K3_KERNEL_PARAMS(TRACE)) {
     using R = Ring<BLOCK_N>;
@@ -49,7 +49,7 @@ persistent_kernel(K3_KERNEL_PARAMS(TRACE)) {
             for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
                 const gg::SchedTile tile = sched.at(t);
                 Trace span;
-                produce_tile<BLOCK_N>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
+                produce_tile<BLOCK_N, LOADS>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
                                       tokens, n, 0, span);
                 span.end(trace, GG_TRACE_PRODUCER, t, tile, true);
             }
@@ -60,7 +60,7 @@ persistent_kernel(K3_KERNEL_PARAMS(TRACE)) {
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         const int row = c * WG_ROWS + warp * STAGING_ROWS;  // this warp's 16 rows of a tile
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
-        ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
+        ConsumerRing<R::STAGES, R::STAGE_BYTES, LOADS> ring{full, empty, gg::smem_u32(smem), lane == 0};
         float acc[BLOCK_N / 2];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
@@ -76,7 +76,11 @@ persistent_kernel(K3_KERNEL_PARAMS(TRACE)) {
 }  // namespace
 }  // namespace k3
 
+// The forward's configurations; k5_dgrad.cu compiles this kernel again, B read K-major.
+#ifndef K3_KERNELS_ONLY
 #define COOP_M128(NAME, BLOCK_N) \
-    K3_REGISTER(NAME, k3::persistent_kernel, (k3::Shape{BLOCK_N, false, false, false}), BLOCK_N)
+    K3_REGISTER(NAME, k3::persistent_kernel, (k3::Shape{BLOCK_N, false, false, false}), BLOCK_N, \
+                k3::OwnLoads)
 COOP_M128(k3_wgmma_coop_m128_n192, 192)
 COOP_M128(k3_wgmma_coop_m128_n256, 256)
+#endif

@@ -19,7 +19,7 @@
 namespace k3 {
 namespace {
 
-template <int BLOCK_N, bool TRACE>
+template <int BLOCK_N, class LOADS, bool TRACE>  // LOADS: k3_wgmma.cuh, Producer
 __global__ void __launch_bounds__(THREADS, 1)
 adaptive_kernel(K3_KERNEL_PARAMS(TRACE)) {
     using R = Ring<BLOCK_N>;
@@ -46,7 +46,7 @@ adaptive_kernel(K3_KERNEL_PARAMS(TRACE)) {
             for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
                 const gg::SchedTile tile = sched.at(t);
                 Trace span;
-                produce_tile<BLOCK_N>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
+                produce_tile<BLOCK_N, LOADS>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
                                       tokens, n, 0, span);
                 span.end(trace, GG_TRACE_PRODUCER, t, tile, true);
             }
@@ -57,7 +57,7 @@ adaptive_kernel(K3_KERNEL_PARAMS(TRACE)) {
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         const int warp_row = warp * STAGING_ROWS;  // the warp's rows in a 64-row accumulator
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
-        ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
+        ConsumerRing<R::STAGES, R::STAGE_BYTES, LOADS> ring{full, empty, gg::smem_u32(smem), lane == 0};
         float acc[BLOCK_N / 2];
         for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
             const gg::SchedTile tile = sched.at(t);
@@ -84,8 +84,12 @@ adaptive_kernel(K3_KERNEL_PARAMS(TRACE)) {
 }  // namespace
 }  // namespace k3
 
+// The forward's configurations; k5_dgrad.cu compiles this kernel again, B read K-major.
+#ifndef K3_KERNELS_ONLY
 #define COOP_M64(NAME, BLOCK_N) \
-    K3_REGISTER(NAME, k3::adaptive_kernel, (k3::Shape{BLOCK_N, true, false, false}), BLOCK_N)
+    K3_REGISTER(NAME, k3::adaptive_kernel, (k3::Shape{BLOCK_N, true, false, false}), BLOCK_N, \
+                k3::OwnLoads)
 COOP_M64(k3_wgmma_coop_m64_n192, 192)
 COOP_M64(k3_wgmma_coop_m64_n128, 128)
 COOP_M64(k3_wgmma_coop_m64_n256, 256)
+#endif

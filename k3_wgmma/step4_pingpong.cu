@@ -49,7 +49,7 @@ struct TurnClock<true> {
     }
 };
 
-template <int BLOCK_N, bool ADAPTIVE, bool TRACE>
+template <int BLOCK_N, bool ADAPTIVE, class LOADS, bool TRACE>  // LOADS: k3_wgmma.cuh, Producer
 __global__ void __launch_bounds__(THREADS, 1)
 pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
     using R = Ring<BLOCK_N>;
@@ -74,7 +74,7 @@ pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
             for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
                 const gg::SchedTile tile = sched.at(t);
                 Trace span;
-                produce_tile<BLOCK_N>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
+                produce_tile<BLOCK_N, LOADS>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
                                       tokens, n, 0, span);
                 span.end(trace, GG_TRACE_PRODUCER, t, tile, true);
             }
@@ -85,7 +85,7 @@ pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
         const int c = wg - 1, warp = (threadIdx.x / 32) % WARPS_PER_WG, lane = threadIdx.x % 32;
         const int warp_row = warp * STAGING_ROWS;
         uint8_t *staging = staging_of<BLOCK_N>(smem, c, warp);
-        ConsumerRing<R::STAGES, R::STAGE_BYTES> ring{full, empty, gg::smem_u32(smem), lane == 0};
+        ConsumerRing<R::STAGES, R::STAGE_BYTES, LOADS> ring{full, empty, gg::smem_u32(smem), lane == 0};
         const TurnClock<TRACE> clock{&turn_ns};
         float acc0[BLOCK_N / 2], acc1[BLOCK_N / 2];  // rows 0..63 and 64..127 of the tile
         int j = 0;                  // the CTA's tile count
@@ -123,9 +123,13 @@ pingpong_kernel(K3_KERNEL_PARAMS(TRACE)) {
 }  // namespace
 }  // namespace k3
 
+// The forward's configurations; k5_dgrad.cu compiles this kernel again, B read K-major.
+#ifndef K3_KERNELS_ONLY
 #define PINGPONG(NAME, BLOCK_N, ADAPTIVE) \
-    K3_REGISTER(NAME, k3::pingpong_kernel, (k3::Shape{BLOCK_N, ADAPTIVE, false, true}), BLOCK_N, ADAPTIVE)
+    K3_REGISTER(NAME, k3::pingpong_kernel, (k3::Shape{BLOCK_N, ADAPTIVE, false, true}), BLOCK_N, ADAPTIVE, \
+                k3::OwnLoads)
 PINGPONG(k3_wgmma_pingpong_m128_n192, 192, false)
 PINGPONG(k3_wgmma_pingpong_m64_n192, 192, true)
 PINGPONG(k3_wgmma_pingpong_m128_n128, 128, false)
 PINGPONG(k3_wgmma_pingpong_m64_n128, 128, true)
+#endif

@@ -2,10 +2,11 @@
 // backward products and a main loop that takes them as a parameter.
 //
 // k3's mma_k_loop has the forward's layouts built in: A K-major (imm-trans-a 0), B N-major
-// (imm-trans-b 1). The backward products have the other ones, in the same 128B-swizzled boxes
-// of 64 x 64 bf16 (one 128-byte row per box row), so the ring, its stages and its barriers are
-// k3's unchanged (dgrad: Ring<BLOCK_N>, init_ring, produce_tile, staging_of; wgrad: the same
-// boxes in WgradRing, k5_wgrad.cuh, whose stage holds as many A boxes as its tile has rows):
+// (imm-trans-b 1), B's read overridable by the loads policy (k3's NMajorB). The backward
+// products have other ones, in the same 128B-swizzled boxes of 64 x 64 bf16 (one 128-byte row
+// per box row), so the ring, its stages and its barriers are k3's unchanged (dgrad: k3's own
+// kernels with TransposedBLoads, k5_dgrad.cu; wgrad: the same boxes in WgradRing, k5_wgrad.cuh,
+// whose stage holds as many A boxes as its tile has rows):
 //
 //   dgrad  A = dC_e, K-major as in the forward (rows of 64 n): imm-trans-a 0.
 //          B = B_e^T: element (r, w) = B_e[w][r], contiguous in r, the reduction index:
@@ -23,12 +24,6 @@
 namespace k5 {
 using namespace k3;
 
-struct DgradOperands {
-    static constexpr int TRANS_A = 0, TRANS_B = 0;
-    static constexpr uint32_t A_K16 = GG_WGMMA_KMAJOR_K16_BYTES, B_K16 = GG_WGMMA_KMAJOR_K16_BYTES;
-    __device__ static uint64_t desc_a(uint32_t addr) { return gg_wgmma_desc_a_kmajor_sw128(addr); }
-    __device__ static uint64_t desc_b(uint32_t addr) { return gg_wgmma_desc_b_kmajor_sw128(addr); }
-};
 struct WgradOperands {
     static constexpr int TRANS_A = 1, TRANS_B = 1;
     static constexpr uint32_t A_K16 = GG_WGMMA_MNMAJOR_K16_BYTES, B_K16 = GG_WGMMA_MNMAJOR_K16_BYTES;
@@ -36,10 +31,17 @@ struct WgradOperands {
     __device__ static uint64_t desc_b(uint32_t addr) { return gg_wgmma_desc_b_mnmajor_sw128(addr, PANEL_BYTES); }
 };
 
-// dgrad's B boxes through k3's produce_tile: it asks for (column, k0) of the forward's B; the
-// transposed operand wants the box at x = k0 (the reduction index, n) and y = column (the
-// output column, a k index) of the same [experts x k x n] tensor map.
+// dgrad's B through k3's produce_tile and main loop. The producer asks for (column, k0) of the
+// forward's B; the transposed operand wants the box at x = k0 (the reduction index, n) and
+// y = column (the output column, a k index) of the same [experts x k x n] tensor map. The box
+// lands as 64 rows of 128 B, one per output column, which is A's layout: the consumers read it
+// K-major with A's descriptor (no LBO; 8-row groups 1024 B apart) and imm-trans-b 0.
 struct TransposedBLoads : OwnLoads {
+    static constexpr int TRANS_B = 0;
+    static constexpr uint32_t B_K16 = GG_WGMMA_KMAJOR_K16_BYTES;  // 16 n further along the rows
+    __device__ static uint64_t b_operand(uint64_t /*desc_b*/, uint32_t b_addr) {
+        return gg_wgmma_desc_b_kmajor_sw128(b_addr);
+    }
     __device__ static void load_b(void *box, const CUtensorMap *map, int col, int k0, int expert,
                                   uint64_t *bar, int /*panel*/, int /*rank*/) {
         gg::tma_load_3d(box, map, k0, col, expert, bar);

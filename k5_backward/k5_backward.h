@@ -1,5 +1,8 @@
 /* k5_backward: the training half of the grouped GEMM (sm_90a), on k3_wgmma's machinery.
- *   k5_dgrad  dA = dC_e B_e^T       (k5_dgrad.cu): ragged M again, B read transposed
+ *   k5_dgrad  dA = dC_e B_e^T: the entry point (k5_dgrad_entry.c), which runs the configuration
+ *             k3_wgmma's cost model picks for dgrad's GEMM (K = n, N = k)
+ *   k5_dgrad_<config>  k3's configuration <config> (coop_m128_n256, pingpong_m128_n192, ...)
+ *             with B read transposed (k5_dgrad.cu): ragged M again
  *   k5_wgrad  dB_e = A_e^T dC_e     (k5_wgrad.cu): the reduction runs over the ragged m_e rows
  *   k5_wgrad_pingpong  the same with ping-pong consumers (k5_wgrad_pingpong.cu): each owns whole
  *             items in turn, so one stores while the other computes
@@ -24,7 +27,25 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* dgrad: one per configuration of k3_wgmma's entry point, and the entry point. */
+#define K5_DECLARE_DGRAD(NAME) \
+    GG_DECLARE_TRACED_CONFIG(NAME) \
+    int NAME##_can_implement(const GgShape *s, char *why, size_t len);
+K5_DECLARE_DGRAD(k5_dgrad_pingpong_m128_n192)
+K5_DECLARE_DGRAD(k5_dgrad_pingpong_m64_n192)
+K5_DECLARE_DGRAD(k5_dgrad_coop_m128_n192)
+K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n192)
+K5_DECLARE_DGRAD(k5_dgrad_coop_m128_n256)
+K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n256)
+K5_DECLARE_DGRAD(k5_dgrad_pingpong_m128_n128)
+K5_DECLARE_DGRAD(k5_dgrad_pingpong_m64_n128)
+K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n128)
 GG_DECLARE_TRACED_CONFIG(k5_dgrad)
+/* The configuration k5_dgrad runs for shape s (the forward's k and n), on the current GPU (as
+ * k3_wgmma_choose), and the same on the GPU given (as k3_wgmma_choose_on); why: k3's reasons for
+ * dgrad's GEMM. */
+const char *k5_dgrad_choose(const GgShape *s, char *why, size_t len);
+const char *k5_dgrad_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len);
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_m256)

@@ -1,7 +1,8 @@
 /* The k3_wgmma entry point's cost model (k3_wgmma/k3_wgmma_model.h) and choice, on the CPU:
  * the fit recovers the constants that made its measurements, the built-in H200 calibration has
  * every configuration the entry point chooses among, the choice is the least predicted time and
- * says so with its runners-up, and a calibration file is read or refused with one line. */
+ * says so with its runners-up, and a calibration file is read or refused with one line. k5_dgrad
+ * asks the same model about dgrad's GEMM and has a twin of every configuration it can name. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #include <check.h>
 #include <stdlib.h>
@@ -10,7 +11,9 @@
 #include <string.h>
 
 #include "k3_wgmma/k3_wgmma.h"
+#include "gg_harness.h"
 #include "k3_wgmma/k3_wgmma_model.h"
+#include "k5_backward/k5_backward.h"
 
 static const GgGpu h200 = {132, "NVIDIA H200", 62914560}; /* results/h200/sweep.csv */
 
@@ -239,6 +242,39 @@ START_TEST(choice_is_the_least_prediction) {
 }
 END_TEST
 
+/* dgrad (dA = dC B_e^T) is k3's GEMM with K = n and N = k: k5_dgrad runs the twin of what k3's
+ * model picks for that shape, says so, and every configuration k3 can pick has a dgrad twin. */
+START_TEST(dgrad_chooses_as_k3_on_its_gemm) {
+    const GgShape shapes[] = {{16384, 64, 1024, 2688}, {2048, 64, 1024, 2688}, {8192, 8, 4096, 14336},
+                              {65536, 128, 2048, 1536}, {16384, 64, 2048, 1024}, {256, 64, 1024, 2688}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        const GgShape gemm = {shapes[s].tokens, shapes[s].experts, shapes[s].n, shapes[s].k};
+        const char *forward = k3_wgmma_choose_on(&gemm, &h200, NULL, 0);
+        char why[1024], twin[96];
+        const char *pick = k5_dgrad_choose_on(&shapes[s], &h200, why, sizeof why);
+        ck_assert_ptr_nonnull(forward);
+        ck_assert_ptr_nonnull(pick);
+        snprintf(twin, sizeof twin, "k5_dgrad_%s", forward + strlen("k3_wgmma_"));
+        ck_assert_str_eq(pick, twin);
+        ck_assert_ptr_nonnull(strstr(why, "dgrad's GEMM"));
+        ck_assert_ptr_nonnull(strstr(why, forward));
+    }
+    for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
+        char twin[96];
+        GgImpl impl;
+        GgKernelInfo forward = {0};
+        snprintf(twin, sizeof twin, "k5_dgrad_%s", k3_wgmma_choice_name(i) + strlen("k3_wgmma_"));
+        ck_assert_msg(gg_impl_find(twin, &impl) == GG_EXIT_OK, "%s is not registered", twin);
+        ck_assert_int_eq(k3_wgmma_choice_info(i, &forward), 0);
+        ck_assert_int_eq(impl.info.pass, GG_PASS_DGRAD);
+        ck_assert_int_eq(impl.info.block_m, forward.block_m);
+        ck_assert_int_eq(impl.info.block_n, forward.block_n);
+        ck_assert_int_eq(impl.info.whole_tiles, forward.whole_tiles);
+        ck_assert_int_eq(impl.info.stages, forward.stages);
+    }
+}
+END_TEST
+
 /* More work, more time: K, N and tokens each raise every configuration's prediction. */
 START_TEST(prediction_grows_with_work) {
     for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
@@ -429,6 +465,7 @@ Suite *entry_suite(void) {
     tcase_add_test(t, work_of_a_shape);
     tcase_add_test(t, stream_share_deals_the_tiles);
     tcase_add_test(t, choice_is_the_least_prediction);
+    tcase_add_test(t, dgrad_chooses_as_k3_on_its_gemm);
     tcase_add_test(t, prediction_grows_with_work);
     tcase_add_test(t, gpu_given_or_calibrations_own);
     tcase_add_test(t, calibration_file_read_or_refused);

@@ -1,0 +1,102 @@
+/* k5_dgrad, the entry point: dgrad runs on k3's kernels (k5_dgrad.cu), so which of them is
+ * fastest is k3's question about dgrad's GEMM: tokens rows of dC, n wide, the reduction, into dA,
+ * k wide. This asks k3_wgmma's cost model (k3_wgmma_model.h, constants from `ggemm calibrate`)
+ * for that shape, k and n swapped, and runs the dgrad twin of the configuration it names. The
+ * model's constants were measured on the forward's kernels: that a twin's tile costs what the
+ * forward's tile of the same width and depth costs is the assumption, and the sweeps that run
+ * the twins side by side (k5_backward/TRIALS.md) are what test it. Host-side shape only, as k3's:
+ * a CUDA graph of the launch replays with new m_e. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gg_launch.h"
+#include "k3_wgmma/k3_wgmma.h"
+#include "k5_backward.h"
+
+typedef struct {
+    const char *name, *forward; /* the dgrad configuration, and k3's that it computes with */
+    GgInfoFn info;
+    GgLaunchFn launch;
+    GgTraceLaunchFn trace_launch;
+} Twin;
+#define TWIN(CONFIG)                                                                            \
+    {"k5_dgrad_" #CONFIG, "k3_wgmma_" #CONFIG, k5_dgrad_##CONFIG##_info, k5_dgrad_##CONFIG##_launch, \
+     k5_dgrad_##CONFIG##_trace_launch}
+static const Twin twins[] = {
+    TWIN(pingpong_m128_n192), TWIN(pingpong_m64_n192), TWIN(coop_m128_n192),
+    TWIN(coop_m64_n192),      TWIN(coop_m128_n256),    TWIN(coop_m64_n256),
+    TWIN(pingpong_m128_n128), TWIN(pingpong_m64_n128), TWIN(coop_m64_n128),
+};
+enum { TWINS = (int)(sizeof twins / sizeof twins[0]) };
+
+static GgShape gemm_of(const GgShape *s) {
+    GgShape g = *s;
+    g.k = s->n;
+    g.n = s->k;
+    return g;
+}
+
+/* The twin of k3's configuration `forward`, or NULL (k3 chose one dgrad has no twin of). */
+static const Twin *twin_of(const char *forward, char *why, size_t len) {
+    if (!forward) return NULL;
+    for (int i = 0; i < TWINS; ++i)
+        if (!strcmp(twins[i].forward, forward)) return &twins[i];
+    if (why) snprintf(why, len, "k3_wgmma chose %s, which k5_dgrad has no twin of", forward);
+    return NULL;
+}
+
+/* why: "for dgrad's GEMM (K = n, N = k): " and k3's reasons, which name k3's configurations. */
+static const Twin *choose(const GgShape *s, const GgGpu *gpu, int on_gpu, char *why, size_t len) {
+    const GgShape g = gemm_of(s);
+    char k3_why[1024];
+    const char *forward = on_gpu ? k3_wgmma_choose_on(&g, gpu, why ? k3_why : NULL, sizeof k3_why)
+                                 : k3_wgmma_choose(&g, why ? k3_why : NULL, sizeof k3_why);
+    if (!forward) {
+        if (why) snprintf(why, len, "%s", k3_why);
+        return NULL;
+    }
+    const Twin *t = twin_of(forward, why, len);
+    if (t && why)
+        snprintf(why, len, "k3_wgmma's model on dgrad's GEMM (K = n = %d, N = k = %d): %s", g.k, g.n, k3_why);
+    return t;
+}
+
+const char *k5_dgrad_choose(const GgShape *s, char *why, size_t len) {
+    const Twin *t = choose(s, NULL, 0, why, len);
+    return t ? t->name : NULL;
+}
+
+const char *k5_dgrad_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len) {
+    const Twin *t = choose(s, gpu, 1, why, len);
+    return t ? t->name : NULL;
+}
+
+/* A launch: the GPU it runs on. */
+static cudaError_t choose_for(const GgLaunch *p, const Twin **t) {
+    const GgShape s = {p->tokens, p->experts, p->k, p->n};
+    GgGpu g;
+    const cudaError_t err = gg_launch_gpu(p, &g);
+    if (err != cudaSuccess) return err;
+    *t = choose(&s, &g, 1, NULL, 0);
+    return *t ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t k5_dgrad_launch(const GgLaunch *p) {
+    const Twin *t;
+    const cudaError_t err = choose_for(p, &t);
+    return err != cudaSuccess ? err : t->launch(p);
+}
+
+cudaError_t k5_dgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace) {
+    const Twin *t;
+    const cudaError_t err = choose_for(p, &t);
+    return err != cudaSuccess ? err : t->trace_launch(p, trace);
+}
+
+/* Without a shape (listings): the configuration it runs on ggemm's default shape, the worklog's
+ * 16k case, for the GPU of the calibration in use (host-side only: a listing asks no GPU). */
+cudaError_t k5_dgrad_info(GgKernelInfo *info) {
+    const GgShape worklog = {16384, 64, 1024, 2688};
+    const Twin *t = choose(&worklog, NULL, 1, NULL, 0);
+    return t ? t->info(info) : cudaErrorInvalidValue;
+}
