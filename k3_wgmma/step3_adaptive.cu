@@ -47,7 +47,7 @@ adaptive_kernel(K3_KERNEL_PARAMS(TRACE)) {
                 const gg::SchedTile tile = sched.at(t);
                 Trace span;
                 produce_tile<BLOCK_N, LOADS>(pipe, tile, k_blocks, &tmap_a, &tmap_b, smem, full, empty,
-                                      tokens, n, 0, span);
+                                             tokens, n, 0, span);
                 span.end(trace, GG_TRACE_PRODUCER, t, tile, true);
             }
         }

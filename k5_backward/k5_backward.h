@@ -40,6 +40,7 @@ K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n256)
 K5_DECLARE_DGRAD(k5_dgrad_pingpong_m128_n128)
 K5_DECLARE_DGRAD(k5_dgrad_pingpong_m64_n128)
 K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n128)
+#undef K5_DECLARE_DGRAD
 GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 /* The configuration k5_dgrad runs for shape s (the forward's k and n), on the current GPU (as
  * k3_wgmma_choose), and the same on the GPU given (as k3_wgmma_choose_on); why: k3's reasons for

@@ -13,8 +13,8 @@
 // is asked for the box at (reduction block, output columns) instead of (output columns,
 // reduction block), and each box lands as 64 rows of 128 B, one row per output column, which is
 // A's layout; the consumers read it with A's descriptor and imm-trans-b 0. Those three changes
-// are one policy class, k5::TransposedBLoads (k5_backward.cuh), the last template argument of
-// k3's kernels (the forward's is k3::OwnLoads).
+// are one policy class, k5::TransposedBLoads (k5_backward.cuh), the template argument of k3's
+// kernels just before TRACE (the forward's is k3::OwnLoads).
 //
 // Tiles, threads, shared memory: the k3 configuration's (k3_wgmma/README.md), BLOCK_N columns of
 // dA (that is, of k) per tile, 64 of n per stage. Which configuration is fastest for dgrad's
@@ -70,22 +70,22 @@ cudaError_t launch_dgrad(const GgLaunch *p, k3::Kernel<TRACE> kernel, k3::Shape 
 }  // namespace k5
 
 // One dgrad configuration NAME: k3's KERNEL<TARGS..., TRACE>, TARGS ending in the loads policy
-// k5::TransposedBLoads (B read K-major), its traced
-// twin, its info (the pass: dgrad) and its preconditions (every configuration's are the same).
-#define K5_DGRAD(NAME, KERNEL, SHAPE, ...)                                                            \
-    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                         \
-        return k5::launch_dgrad<false>(p, KERNEL<__VA_ARGS__, false>, SHAPE, {}); \
-    }                                                                                                 \
-    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {           \
-        return k5::launch_dgrad<true>(p, KERNEL<__VA_ARGS__, true>, SHAPE, *t);  \
-    }                                                                                                 \
-    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                          \
-        k3::info_of(info, (const void *)KERNEL<__VA_ARGS__, false>, SHAPE);     \
-        info->pass = GG_PASS_DGRAD;                                                                   \
-        return cudaSuccess;                                                                           \
-    }                                                                                                 \
-    extern "C" int NAME##_can_implement(const GgShape *s, char *why, size_t len) {                    \
-        return k5_dgrad_can_implement(s, why, len);                                                   \
+// k5::TransposedBLoads (B read K-major); its traced twin, its info (the pass: dgrad) and its
+// preconditions (every configuration's are the same).
+#define K5_DGRAD(NAME, KERNEL, SHAPE, ...)                                                   \
+    extern "C" cudaError_t NAME##_launch(const GgLaunch *p) {                                \
+        return k5::launch_dgrad<false>(p, KERNEL<__VA_ARGS__, false>, SHAPE, {});            \
+    }                                                                                        \
+    extern "C" cudaError_t NAME##_trace_launch(const GgLaunch *p, const GgTraceBuffer *t) {  \
+        return k5::launch_dgrad<true>(p, KERNEL<__VA_ARGS__, true>, SHAPE, *t);              \
+    }                                                                                        \
+    extern "C" cudaError_t NAME##_info(GgKernelInfo *info) {                                 \
+        k3::info_of(info, (const void *)KERNEL<__VA_ARGS__, false>, SHAPE);                  \
+        info->pass = GG_PASS_DGRAD;                                                          \
+        return cudaSuccess;                                                                  \
+    }                                                                                        \
+    extern "C" int NAME##_can_implement(const GgShape *s, char *why, size_t len) {           \
+        return k5_dgrad_can_implement(s, why, len);                                          \
     }
 // The shapes of k3's registrations (step2..4's COOP_M128, COOP_M64, PINGPONG), in
 // k3_wgmma_entry.c's order.
@@ -93,7 +93,7 @@ cudaError_t launch_dgrad(const GgLaunch *p, k3::Kernel<TRACE> kernel, k3::Shape 
     K5_DGRAD(NAME, k3::persistent_kernel, (k3::Shape{BLOCK_N, false, false, false}), BLOCK_N, k5::TransposedBLoads)
 #define DGRAD_M64(NAME, BLOCK_N) \
     K5_DGRAD(NAME, k3::adaptive_kernel, (k3::Shape{BLOCK_N, true, false, false}), BLOCK_N, k5::TransposedBLoads)
-#define DGRAD_PINGPONG(NAME, BLOCK_N, ADAPTIVE)                                                                   \
+#define DGRAD_PINGPONG(NAME, BLOCK_N, ADAPTIVE)                                                       \
     K5_DGRAD(NAME, k3::pingpong_kernel, (k3::Shape{BLOCK_N, ADAPTIVE, false, true}), BLOCK_N, ADAPTIVE, \
              k5::TransposedBLoads)
 DGRAD_PINGPONG(k5_dgrad_pingpong_m128_n192, 192, false)

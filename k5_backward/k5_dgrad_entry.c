@@ -45,19 +45,23 @@ static const Twin *twin_of(const char *forward, char *why, size_t len) {
     return NULL;
 }
 
-/* why: "for dgrad's GEMM (K = n, N = k): " and k3's reasons, which name k3's configurations. */
+/* why: "k5_dgrad_<config>: k3_wgmma_<config> on dgrad's GEMM (K = n, N = k): " and k3's reasons
+ * after its own "name: " (the predicted times, the runners-up under k3's names, the calibration). */
 static const Twin *choose(const GgShape *s, const GgGpu *gpu, int on_gpu, char *why, size_t len) {
     const GgShape g = gemm_of(s);
     char k3_why[1024];
     const char *forward = on_gpu ? k3_wgmma_choose_on(&g, gpu, why ? k3_why : NULL, sizeof k3_why)
                                  : k3_wgmma_choose(&g, why ? k3_why : NULL, sizeof k3_why);
     if (!forward) {
-        if (why) snprintf(why, len, "%s", k3_why);
+        if (why) snprintf(why, len, "dgrad's GEMM (K = n = %d, N = k = %d): %s", g.k, g.n, k3_why);
         return NULL;
     }
     const Twin *t = twin_of(forward, why, len);
-    if (t && why)
-        snprintf(why, len, "k3_wgmma's model on dgrad's GEMM (K = n = %d, N = k = %d): %s", g.k, g.n, k3_why);
+    if (t && why) {
+        const char *reasons = strstr(k3_why, ": ");
+        snprintf(why, len, "%s: %s on dgrad's GEMM (K = n = %d, N = k = %d): %s", t->name, forward, g.k, g.n,
+                 reasons ? reasons + 2 : k3_why);
+    }
     return t;
 }
 

@@ -256,6 +256,7 @@ START_TEST(dgrad_chooses_as_k3_on_its_gemm) {
         ck_assert_ptr_nonnull(pick);
         snprintf(twin, sizeof twin, "k5_dgrad_%s", forward + strlen("k3_wgmma_"));
         ck_assert_str_eq(pick, twin);
+        ck_assert_msg(!strncmp(why, pick, strlen(pick)) && why[strlen(pick)] == ':', "why names %s: %s", pick, why);
         ck_assert_ptr_nonnull(strstr(why, "dgrad's GEMM"));
         ck_assert_ptr_nonnull(strstr(why, forward));
     }

@@ -6,7 +6,7 @@
 # backward sets' dgrad (k5_dgrad* : the entry point beside its nine twins) and the forward's entry point on the
 # same shapes, two rounds each, then torch's dgrad form on the backward cases.
 source .devscripts/pro.sh
-timeout 240 ctest --test-dir build -R '^gpu_edge_shapes$' --output-on-failure > $o/gpu-tests-$GG_COMMIT.log 2>&1
+timeout 400 ctest --test-dir build -R '^gpu_edge_shapes$' --output-on-failure > $o/gpu-tests-$GG_COMMIT.log 2>&1
 say "gpu tests rc=$?"; pack
 export GG_COMPUTE_SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 timeout 180 sh tests/sanitize.sh build k5_dgrad_coop_m128_n192 k5_dgrad_coop_m64_n128 k5_dgrad_pingpong_m128_n192 \
