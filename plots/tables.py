@@ -1443,10 +1443,20 @@ def k5_targets(path, forward_paths, layer=None):
             met.append(roof >= K5_WGRAD_ROOFLINE)
             out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
                        f"{'✓' if met[-1] else '✗'} |")
+    # dgrad: the entry point's row; where the run has its twins (k5_dgrad_<config>, since 82a6013),
+    # the twin it ran (its config column names it first) and the fastest twin on the same shape.
+    twins = list(dict.fromkeys(r["kernel"] for r in ok_rows if r["kernel"].startswith("k5_dgrad_")))
     for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):
         f, torch = forward.get(key(r)), same_shape(r, "torch_grouped_mm_dgrad")
         vs_torch = (f"× torch's dgrad form, not a target: {float(torch['time_us_median']) / float(r['time_us_median']):.2f}x"
                     if torch else "")
+        timed = [(k, o) for k, o in ((k, same_shape(r, k)) for k in twins) if o]
+        if timed:
+            ran = r.get("config", "").split(":")[0]
+            best, b = min(timed, key=lambda ko: float(ko[1]["time_us_median"]))
+            vs_best = (f"ran {ran[len('k5_dgrad_'):] if ran.startswith('k5_dgrad_') else '?'}; time / the fastest "
+                       f"twin's ({best[len('k5_dgrad_'):]}): {float(r['time_us_median']) / float(b['time_us_median']):.3f}")
+            vs_torch = "; ".join(x for x in (vs_best, vs_torch) if x)
         goal = f"dgrad within {100 * (K5_DGRAD_SLACK - 1):.0f}% of k3_wgmma's forward (time / forward's)"
         if f:
             x = float(r["time_us_median"]) / float(f["time_us_median"])

@@ -3,7 +3,8 @@
 launches a clean rerun without the check cleared, one whose rerun was not clean (its summary shown, not the first
 run's alone; a racecheck rerun's races counted against its own summary, or not at all where
 it has none), races printed with no location that a clean rerun cleared, and several logs in one table, each named
-before its runs.
+before its runs; and the k5 targets' dgrad row, which names the twin the entry point ran and its time against the
+fastest twin where the run has the twins.
 usage: python3 tests/tables_test.py"""
 import os
 import sys
@@ -115,6 +116,37 @@ class MoeSteps(unittest.TestCase):
         lines = tables.moe_steps({}, [self.ROW], "moe.csv").splitlines()
         self.assertNotIn("[p10–p90]", lines[2])
         self.assertEqual(lines[-1].split(" | ")[3:8], ["1.0", "2.0", "3.0", "4.0", "5.0"])
+
+
+HEAD = "kernel,config,tokens,experts,k,n,skew,set,check,time_us_median,roofline_pct\n"
+
+
+def dgrad_row(kernel, config, us):
+    return f"{kernel},{config},2048,64,1024,2688,1.2,backward_stages,pass,{us},50\n"
+
+
+class K5DgradRow(unittest.TestCase):
+    def targets(self, backward_rows):
+        with tempfile.TemporaryDirectory() as d:
+            bwd, fwd = os.path.join(d, "backward.csv"), os.path.join(d, "sweep.csv")
+            with open(bwd, "w") as f:
+                f.write("# device=GPU\n" + HEAD + "".join(backward_rows))
+            with open(fwd, "w") as f:
+                f.write("# device=GPU\n# commit=abc\n" + HEAD
+                        + "k3_wgmma,k3_wgmma_coop_m64_n192: why,2048,64,1024,2688,1.2,stages,pass,100,50\n")
+            return tables.k5_targets(bwd, [fwd], layer=os.path.join(d, "none.csv")) or ""
+
+    def test_twins_named(self):  # the entry's config names its twin first; the fastest twin beside it
+        text = self.targets([dgrad_row("k5_dgrad_coop_m128_n256", "x", 120),
+                             dgrad_row("k5_dgrad_pingpong_m64_n128", "x", 100),
+                             dgrad_row("k5_dgrad", "k5_dgrad_pingpong_m64_n128: k3_wgmma_pingpong_m64_n128 on", 102)])
+        self.assertIn("| 1.020 (ran pingpong_m64_n128; time / the fastest twin's (pingpong_m64_n128): 1.020) | ✓ |",
+                      text)
+
+    def test_without_twins(self):  # older runs: the entry's row alone, as before
+        text = self.targets([dgrad_row("k5_dgrad", "dA = dC B_e^T: k3 step 2 with B read K-major", 110)])
+        self.assertIn("| 1.100 | ✗ |", text)
+        self.assertNotIn("ran ", text)
 
 
 if __name__ == "__main__":
