@@ -21,6 +21,6 @@ sets=backward_stages,backward_mixtral,backward_qwen3_30b_a3b,backward_olmoe,back
 [ $(left) -gt 40 ] && { c=$(mktemp); $b cases --set $sets --pass dgrad --kernels torch_grouped_mm_dgrad --format csv > $c
   timeout $(( $(left) - 10 )) python3 harness/peers/torch_grouped_mm.py --csv $o/dgrad-$GG_COMMIT.csv --cases $c \
     > $o/dgrad-torch-$GG_COMMIT.log 2>&1; say "torch dgrad rc=$?"; pack; }
-[ $(left) -gt 60 ] && { timeout $(( $(left) - 10 )) $b moe --model mixtral,qwen3,olmoe --tokens 4096 --fused --backward \
+[ $(left) -gt 60 ] && { timeout $(( $(left) - 10 )) $b moe --model mixtral,qwen3,olmoe --tokens 4096 --unfused --backward \
     --out $o/moe-backward-$GG_COMMIT.csv > $o/moe-backward-$GG_COMMIT.log 2>&1; say "layer backward rc=$?"; pack; }
 grep -c ',fail' $o/*.csv
