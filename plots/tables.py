@@ -1417,7 +1417,7 @@ def k5_targets(path, forward_paths, layer=None):
         return next((t for t in ok_rows if t["kernel"] == kernel and key(t) == key(r)), None)
 
     wgrad = lambda r: r["kernel"].startswith("k5_wgrad")  # noqa: E731
-    for r in (r for r in rows if (wgrad(r) or r["kernel"] == "k5_dgrad") and r["set"] in K5_WGRAD_SETS
+    for r in (r for r in rows if (wgrad(r) or r["kernel"].startswith("k5_dgrad")) and r["set"] in K5_WGRAD_SETS
               and r.get("check") != "pass"):
         met.append(False)
         out.append(f"| `{r['kernel']}` passes its check | {case(r)} | {r.get('check')} | ✗ |")
@@ -1443,7 +1443,7 @@ def k5_targets(path, forward_paths, layer=None):
             met.append(roof >= K5_WGRAD_ROOFLINE)
             out.append(f"| wgrad ≥ {K5_WGRAD_ROOFLINE:g}% of the roofline | {case(r)} | {roof:.1f}% | "
                        f"{'✓' if met[-1] else '✗'} |")
-    # dgrad: the entry point's row; where the run has its twins (k5_dgrad_<config>, since 82a6013),
+    # dgrad: the entry point's row; where the run has its twins (k5_dgrad_<config>, since a5df0f0),
     # the twin it ran (its config column names it first) and the fastest twin on the same shape.
     twins = list(dict.fromkeys(r["kernel"] for r in ok_rows if r["kernel"].startswith("k5_dgrad_")))
     for r in (r for r in ok_rows if r["kernel"] == "k5_dgrad" and r["set"] in K5_WGRAD_SETS):

@@ -138,10 +138,15 @@ class K5DgradRow(unittest.TestCase):
 
     def test_twins_named(self):  # the entry's config names its twin first; the fastest twin beside it
         text = self.targets([dgrad_row("k5_dgrad_coop_m128_n256", "x", 120),
-                             dgrad_row("k5_dgrad_pingpong_m64_n128", "x", 100),
+                             dgrad_row("k5_dgrad_pingpong_m64_n128", "x", 95),
                              dgrad_row("k5_dgrad", "k5_dgrad_pingpong_m64_n128: k3_wgmma_pingpong_m64_n128 on", 102)])
-        self.assertIn("| 1.020 (ran pingpong_m64_n128; time / the fastest twin's (pingpong_m64_n128): 1.020) | ✓ |",
+        self.assertIn("| 1.020 (ran pingpong_m64_n128; time / the fastest twin's (pingpong_m64_n128): 1.074) | ✓ |",
                       text)
+
+    def test_failed_twin_listed(self):  # a twin that fails its check is a row of its own, not dropped
+        text = self.targets([dgrad_row("k5_dgrad_coop_m128_n256", "x", 120).replace(",pass,", ",fail,"),
+                             dgrad_row("k5_dgrad", "k5_dgrad_coop_m128_n256: k3_wgmma_coop_m128_n256 on", 102)])
+        self.assertIn("| `k5_dgrad_coop_m128_n256` passes its check | stages: 2048 rows, s=1.2 | fail | ✗ |", text)
 
     def test_without_twins(self):  # older runs: the entry's row alone, as before
         text = self.targets([dgrad_row("k5_dgrad", "dA = dC B_e^T: k3 step 2 with B read K-major", 110)])
