@@ -4,9 +4,10 @@
 #                                                  the layers named, or the list below)
 # Runs under compute-sanitizer's memcheck, racecheck and synccheck:
 # - kernels: every registered kernel this GPU can run, labs aside (or the ones named), on one
-#   ragged problem: empty experts, a 1-row expert, row counts on both sides of 64 and 128, and N
-#   that leaves a partial column tile for every BLOCK_N; k5_wgrad also on a problem whose
-#   reductions split (ggemm tiles --pass wgrad: split_tiles > 0; tests/CMakeLists.txt checks it),
+#   ragged problem: empty experts, a 1-row expert, row counts on both sides of 64 and 128, and an
+#   output width (N; dgrad's K) that leaves a partial column tile for every BLOCK_N; k5_wgrad also
+#   on a problem whose reductions split (ggemm tiles --pass wgrad: split_tiles > 0;
+#   tests/CMakeLists.txt checks it),
 #   so its partials, tickets and fix-up run, and on one run on 16 CTAs, so that each CTA draws
 #   more items than its item queue holds.
 # - --moe: `ggemm moe` on small layers that reach every path of k4_moe's kernels, each unfused
@@ -164,7 +165,9 @@ if [ $moe = 0 ]; then
     # not the peers (no block_m) nor the labs (their starters fail the check until solved)
     kernels=${*:-$("$bin" list --format csv | awk -F, 'NR > 1 && $4 != "" && $1 !~ /^lab_/ && $17 == "ok" {print $1}')}
     for k in $kernels; do
-        sanitize "$k" run --kernel "$k" --m-list 0,1,130,0,64,257,3,200,127,65 --k 256 --n 392
+        # The output's width is n, dgrad's k: 392 leaves a partial column tile at every BLOCK_N.
+        case $k in k5_dgrad*) width="--k 392 --n 256" ;; *) width="--k 256 --n 392" ;; esac
+        sanitize "$k" run --kernel "$k" --m-list 0,1,130,0,64,257,3,200,127,65 $width
         # 3000, 1400, 1025 and 2048 rows split at any grid (chunk >= 16 blocks of 64 rows): 3, 2,
         # 2 (the last split 1 row) and 2 items per output tile.
         # Then 64 experts of 64 rows on 16 CTAs: tens of items per CTA, so the item queue's eight

@@ -3,8 +3,8 @@
 # prediction), checked before it is timed: (1) test_gpu's default cases (edge, tail, graph replay, trace) for
 # every registered kernel, the nine k5_dgrad_<config> and the k5_dgrad entry point among them; (2) memcheck,
 # racecheck and synccheck on one configuration of each kernel template (steps 2, 3 and 4; coop_m128_n256 is
-# the old k5_dgrad's SASS). sanitize.sh's shape has k = 256, so dgrad's output there has no partial column
-# block at any width (test_gpu's tail shapes have them). Then e101.sh times them.
+# the old k5_dgrad's SASS), on sanitize.sh's ragged problem with k = 392 for dgrad (a partial column block of
+# dA at every width). Then e101.sh times them.
 source .devscripts/pro.sh
 timeout $(( $(left) - 150 )) ctest --test-dir build -R '^gpu_edge_shapes$' --output-on-failure \
   > $o/gpu-tests-$GG_COMMIT.log 2>&1
