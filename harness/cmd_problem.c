@@ -38,7 +38,7 @@ int gg_cmd_problem(const GgOptions *o) {
         const GgShape shape = {p.tokens, p.experts, p.k, p.n};
         for (int i = 0; i < gg_kernel_count; ++i) /* entry points: what each would run here */
             if (gg_kernels[i].choose) {
-                char why[512];
+                char why[1024]; /* the pick, every runner-up's prediction, the calibration used */
                 if (gg_kernels[i].choose(&shape, why, sizeof why))
                     printf("%s would run %s\n", gg_kernels[i].name, why);
                 else

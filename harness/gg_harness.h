@@ -140,7 +140,7 @@ typedef struct GgImpl {
     const GgKernel *kernel;   /* NULL for a peer */
     const GgPeer *peer;       /* NULL for a kernel */
     GgKernelInfo info;        /* kernels: the configuration's constants; peers: block_m 1, block_n 8 */
-    char chose[512];          /* an entry point, once resolved: what it chose and why */
+    char chose[1024];         /* an entry point, once resolved: what it chose and why */
 } GgImpl;
 
 /* 0 and *impl filled, or GG_EXIT_USAGE with one line in gg_error() for an unknown name. */
