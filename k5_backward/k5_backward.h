@@ -43,8 +43,8 @@ K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n128)
 #undef K5_DECLARE_DGRAD
 GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 /* The configuration k5_dgrad runs for shape s (the forward's k and n), on the current GPU (as
- * k3_wgmma_choose), and the same on the GPU given (as k3_wgmma_choose_on); why: k3's reasons for
- * dgrad's GEMM. */
+ * k3_wgmma_choose), and the same on the GPU given (as k3_wgmma_choose_on); why: that
+ * configuration's name, then k3's pick and reasons for dgrad's GEMM. */
 const char *k5_dgrad_choose(const GgShape *s, char *why, size_t len);
 const char *k5_dgrad_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len);
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
