@@ -69,8 +69,8 @@ if name=$($bin device 2>/dev/null); then
     $bin list --format csv >"results/$slug/kernels.csv"
     echo "== resources -> results/$slug/kernels.csv"
     peer torch_grouped_mm "$csv" cases --pass forward --kernels torch_grouped_mm --format csv
-    # k5_backward: dgrad and wgrad (and wgrad's ping-pong twin), and torch._grouped_mm's dgrad and 2D x 2D wgrad
-    # forms, in one run.
+    # k5_backward: dgrad (its entry point and the configurations it chooses among) and wgrad (and its twins),
+    # and torch._grouped_mm's dgrad and 2D x 2D wgrad forms, in one run.
     backward="results/$slug/backward.csv"
     echo "== backward sweep on $name -> $backward"
     $bin sweep --pass backward --out "$backward"
