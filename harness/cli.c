@@ -114,9 +114,10 @@ static const struct {
          BIT(OPT_L2_MIB), 0,
      "tiles    [--pass wgrad | --kernel NAME] [shape: as problem] [--sms N]   a work list as CSV, no GPU:\n"
      "           k5_wgrad's per item (CTA, expert, K and N block, split, fix-up; common/gg_wgrad.h), or a\n"
-     "           persistent k3_wgmma configuration's tiles per CTA (common/gg_schedule.h); --kernel of a wgrad\n"
-     "           kernel: its own list (k5_wgrad_m256's 256-row tiles); N SMs (default 132); --chunk C: a wgrad\n"
-     "           list cut at C 64-row blocks instead of gg_wgrad_chunk's (a what-if: no kernel runs it);\n"
+     "           persistent k3_wgmma or k5_dgrad configuration's tiles per CTA (common/gg_schedule.h; dgrad's\n"
+     "           over dA, k wide); --kernel of a wgrad kernel: its own list (k5_wgrad_m256's 256-row tiles);\n"
+     "           N SMs (default 132); --chunk C: a wgrad list cut at C 64-row blocks instead of\n"
+     "           gg_wgrad_chunk's (a what-if: no kernel runs it);\n"
      "           --l2-mib L: a wgrad list's tile order for an L2 of L MiB (default 60, the H200's)"},
     {"ceilings", GG_CMD_CEILINGS, 0, 0,
      "ceilings                          measured copy, write, read, GEMM, FFMA and mma.sync peaks"},

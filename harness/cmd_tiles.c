@@ -11,7 +11,8 @@
  * in the same time, a tie going to the later split (the sum is the same bits whoever adds it).
  *
  * --kernel NAME (a persistent forward configuration of k3_wgmma, or the entry point, which
- * lists what its cost model picks for this shape on N SMs): the device schedule's tiles (common/gg_schedule.h), tile t on CTA
+ * lists what its cost model picks for this shape on N SMs; or a dgrad configuration k5_dgrad_*,
+ * or k5_dgrad, whose tiles are k3's over dA: K = n, N = k, the columns those of k): the device schedule's tiles (common/gg_schedule.h), tile t on CTA
  * t % grid with the grid of gg_persistent_clusters. One row per tile: the CTA, the expert, its
  * rows (row0, valid rows, rows computed), its columns (col0, valid width), and the CTA's B
  * stream before and after it in columns of B loaded (start, end: every tile loads K rows of its
@@ -95,8 +96,9 @@ static int write_list(const GgProblem *pr, int sms, long l2_bytes, int tile_m, i
     return 0;
 }
 
-/* The forward schedule's tiles for impl's configuration (persistent, no cluster, forward). */
-static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms) {
+/* The device schedule's tiles for impl's configuration (persistent, no cluster) over the GEMM pr
+ * (dgrad: k and n swapped); the header names the pass and the problem's own k and n. */
+static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms, const char *pass, int k, int n) {
     enum { TILE_M = 128 }; /* k3's schedule: 128-row tiles, 64-row remainders when adaptive */
     const GgKernelInfo *info = &impl->info;
     const GgSchedParams p = gg_sched_params(pr->experts, pr->tokens, pr->n, info->block_n, info->block_m == 0,
@@ -116,10 +118,10 @@ static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms) {
             entry_start[g + 1] = entry_start[g] + gg_sched_group_entries(pr->offsets, &p, g, TILE_M, GG_SCHED_MAX_SPAN);
     }
     const int tiles = entry_start[p.groups];
-    printf("# pass=forward,kernel=%s,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,block_n=%d,adaptive=%d,sms=%d,grid=%d,"
+    printf("# pass=%s,kernel=%s,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,block_n=%d,adaptive=%d,sms=%d,grid=%d,"
            "tiles=%d,m_e=",
-           impl->kernel->name, pr->tokens, pr->experts,
-           pr->k, pr->n, TILE_M, info->block_n, info->block_m == 0, sms, grid, tiles);
+           pass, impl->kernel->name, pr->tokens, pr->experts, k, n, TILE_M, info->block_n, info->block_m == 0, sms,
+           grid, tiles);
     for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
     puts("\ntile,cta,expert,row0,rows,height,col0,width,start,end");
     for (int t = 0; t < tiles; ++t) {
@@ -134,20 +136,21 @@ static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms) {
     return 0;
 }
 
-/* The forward tiles of --kernel NAME: a persistent configuration of one CTA per cluster that
- * schedules on the device (an entry point: the one it picks here). */
+/* The tiles of --kernel NAME: a persistent configuration of one CTA per cluster that schedules
+ * on the device, k3's or dgrad's (an entry point: the one it picks here). */
 static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
     GgImpl impl;
     if (gg_impl_find(o->kernel, &impl)) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
-    if (impl.kernel && impl.kernel->choose == k3_wgmma_choose) { /* on `sms` SMs, no GPU asked */
-        const GgGpu gpu = {sms, NULL, 0};
-        char why[512];
-        const char *name = k3_wgmma_choose_on(shape, &gpu, why, sizeof why);
+    if (impl.kernel && (impl.kernel->choose == k3_wgmma_choose || impl.kernel->choose == k5_dgrad_choose)) {
+        const GgGpu gpu = {sms, NULL, 0}; /* on `sms` SMs, no GPU asked */
+        char why[1024];
+        const char *name = impl.kernel->choose == k3_wgmma_choose ? k3_wgmma_choose_on(shape, &gpu, why, sizeof why)
+                                                                  : k5_dgrad_choose_on(shape, &gpu, why, sizeof why);
         if (!name) {
-            fprintf(stderr, "ggemm: k3_wgmma chose nothing: %s\n", why);
+            fprintf(stderr, "ggemm: %s chose nothing: %s\n", impl.kernel->name, why);
             return GG_EXIT_USAGE;
         }
         if (gg_impl_find(name, &impl)) {
@@ -156,10 +159,12 @@ static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
         }
     }
     const GgKernelInfo *info = &impl.info;
-    if (!impl.kernel || info->pass != GG_PASS_FORWARD || info->host_tiles || info->cluster > 1 ||
-        strncmp(impl.kernel->name, "k3_wgmma", 8) != 0) {
+    const int dgrad = impl.kernel && info->pass == GG_PASS_DGRAD && !strncmp(impl.kernel->name, "k5_dgrad_", 9);
+    if (!impl.kernel || (info->pass != GG_PASS_FORWARD && !dgrad) || info->host_tiles || info->cluster > 1 ||
+        (strncmp(impl.kernel->name, "k3_wgmma", 8) != 0 && !dgrad)) {
         fprintf(stderr, "ggemm: tiles --kernel lists the device schedule of k3_wgmma's persistent configurations "
-                        "without clusters, or a wgrad kernel's work list; %s is neither ('ggemm list')\n", o->kernel);
+                        "without clusters (and dgrad's), or a wgrad kernel's work list; %s is neither ('ggemm list')\n",
+                o->kernel);
         return GG_EXIT_USAGE;
     }
     char why[256];
@@ -172,7 +177,9 @@ static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
-    const int rc = write_tiles(&p, &impl, sms);
+    GgProblem gemm = p; /* the GEMM the kernel computes: dgrad's reduction is n, its output k wide */
+    if (dgrad) gemm.k = p.n, gemm.n = p.k;
+    const int rc = write_tiles(&gemm, &impl, sms, dgrad ? "dgrad" : "forward", p.k, p.n);
     gg_problem_free(&p);
     if (rc) fprintf(stderr, "ggemm: out of host memory for the tile list\n");
     return rc ? GG_EXIT_USAGE : GG_EXIT_OK;
@@ -193,20 +200,20 @@ int gg_cmd_tiles(const GgOptions *o) {
             return GG_EXIT_USAGE;
         }
     } else if (o->kernel) {
-        if (o->passes && o->passes != 1u << GG_PASS_FORWARD) {
-            fprintf(stderr, "ggemm: tiles --kernel lists a forward schedule or a wgrad kernel's work list; drop "
-                            "--pass or give the kernel's pass\n");
+        if (o->passes && o->passes != 1u << (wgrad.kernel ? wgrad.info.pass : GG_PASS_FORWARD)) {
+            fprintf(stderr, "ggemm: tiles --kernel lists a forward or dgrad schedule or a wgrad kernel's work list; "
+                            "drop --pass or give the kernel's pass\n");
             return GG_EXIT_USAGE;
         }
         if (o->chunk || o->l2_mib) {
-            fprintf(stderr, "ggemm: tiles %s a wgrad list; %s is a forward configuration\n",
+            fprintf(stderr, "ggemm: tiles %s a wgrad list; %s is not a wgrad kernel\n",
                     o->chunk ? "--chunk cuts" : "--l2-mib orders", o->kernel);
             return GG_EXIT_USAGE;
         }
         return forward_tiles(o, &shape, sms);
     } else if (o->passes && o->passes != 1u << GG_PASS_WGRAD) {
         fprintf(stderr, "ggemm: tiles lists k5_wgrad's work list (--pass wgrad), or with --kernel NAME a forward "
-                        "configuration's tiles or a wgrad kernel's list; dgrad's are k3's schedule with n = k\n");
+                        "or dgrad configuration's tiles or a wgrad kernel's list\n");
         return GG_EXIT_USAGE;
     }
     char why[256];
