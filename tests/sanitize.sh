@@ -5,7 +5,7 @@
 # Runs under compute-sanitizer's memcheck, racecheck and synccheck:
 # - kernels: every registered kernel this GPU can run, labs aside (or the ones named), on one
 #   ragged problem: empty experts, a 1-row expert, row counts on both sides of 64 and 128, and an
-#   output width (N; dgrad's K) that leaves a partial column tile for every BLOCK_N; k5_wgrad also
+#   output width (n; dgrad's k) that leaves a partial column tile for every BLOCK_N; k5_wgrad also
 #   on a problem whose reductions split (ggemm tiles --pass wgrad: split_tiles > 0;
 #   tests/CMakeLists.txt checks it),
 #   so its partials, tickets and fix-up run, and on one run on 16 CTAs, so that each CTA draws
