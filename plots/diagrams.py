@@ -10,7 +10,8 @@ the fragment layouts (gg_fragments.h), the swizzle (gg_swizzle.h), the mbarrier 
 budgets from BIN_DIR/ggemm with cuobjdump; fig23 is k5_wgrad's work list as `ggemm tiles`
 prints it (common/gg_wgrad.h), fig25 a k3 configuration's tiles per CTA as `ggemm tiles --kernel`
 prints them (common/gg_schedule.h), fig27 the tiles' order of a wgrad list on a given L2
-(gg_wgrad_k_first). Prints one line per figure written, or one line
+(gg_wgrad_k_first), fig28 a forward configuration's tiles beside its dgrad twin's (`ggemm tiles
+--kernel k5_dgrad_*`). Prints one line per figure written, or one line
 saying why a figure was skipped. Needs python3-matplotlib.
 """
 import argparse
@@ -677,6 +678,51 @@ def fig_forward_deal(bin_dir, out, ex=FORWARD_EXAMPLE):
     fig.savefig(out, dpi=DPI)
 
 
+
+# ---------------------------------------------------------------- fig28: dgrad's tiles against the forward's
+# k < n in the forward is dgrad's wider output: at equal width, twice the tiles, each half as long.
+DGRAD_EXAMPLE = dict(tokens=1536, experts=12, k=1024, n=512, sms=12)
+
+
+def fig_dgrad_tiles(bin_dir, out, ex=DGRAD_EXAMPLE):
+    """The same MACs as the forward's tiles and as dgrad's, both 128 x 256 (k3's coop_m128_n256 and its
+    dgrad configuration), per CTA as `ggemm tiles --kernel` lists them: each tile a bar as long as the
+    k-blocks it reduces, each ending in its epilogue (a tick)."""
+    kernels = ("k3_wgmma_coop_m128_n256", "k5_dgrad_coop_m128_n256")
+    colors = plt.cm.tab20.colors
+    fig, axes = plt.subplots(2, 1, figsize=(12, 6.4), sharex=True)
+    for ax, kernel in zip(axes, kernels):
+        meta, tiles = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel,
+                                       *(x for key, v in ex.items() for x in (f"--{key}", v)))
+        grid, block_n, dgrad = int(meta["grid"]), int(meta["block_n"]), meta["pass"] == "dgrad"
+        k_blocks = -(-int(meta["n"] if dgrad else meta["k"]) // 64)  # the reduction: n for dgrad, k forward
+        done = {}
+        for t in tiles:
+            x = done.get(t["cta"], 0)
+            ax.add_patch(mpatches.Rectangle((x, t["cta"] + 0.1), k_blocks, 0.8, facecolor=colors[t["expert"] % 20],
+                                            edgecolor="black", linewidth=0.5))
+            ax.plot([x + k_blocks] * 2, [t["cta"] + 0.02, t["cta"] + 0.98], color="black", linewidth=2.2)
+            ax.text(x + k_blocks / 2, t["cta"] + 0.5, f"e{t['expert']} c{t['col0'] // block_n}", ha="center",
+                    va="center", fontsize=7)
+            done[t["cta"]] = x + k_blocks
+        ax.set_ylim(grid, 0)
+        ax.set_yticks([c + 0.5 for c in range(grid)])
+        ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
+        ax.set_ylabel("CTA")
+        width = "k" if dgrad else "n"
+        ax.set_title(f"{kernel} ({'dgrad, dA = dC B_e^T' if dgrad else 'forward, C = A B_e'}): output {width} = "
+                     f"{meta[width]} wide in {block_n}-wide tiles, reduction {k_blocks} k-blocks per tile; "
+                     f"{len(tiles)} tiles, {len(tiles)} epilogues", fontsize=10)
+    axes[1].set_xlabel("k-blocks reduced, in each CTA's order (a count of work, not a measured time); "
+                       "a thick tick: the tile's epilogue, its C or dA tile stored")
+    handles = [mpatches.Patch(facecolor=colors[0], edgecolor="black", label="colour: the expert (eE cC: its column block)")]
+    fig.legend(handles=handles, loc="lower center", fontsize=8)
+    fig.suptitle(f"The same MACs, twice the epilogues: {ex['experts']} experts of {ex['tokens'] // ex['experts']} rows, "
+                 f"k = {ex['k']}, n = {ex['n']}, {ex['sms']} SMs (`ggemm tiles --kernel`)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    fig.savefig(out, dpi=DPI)
+
+
 FIGURES = {
     "fig02-tile-list.png": fig_tile_list,
     "fig04-ldmatrix.png": fig_ldmatrix,
@@ -691,6 +737,7 @@ FIGURES = {
     "fig25-k3-forward-deal.png": fig_forward_deal,
     "fig26-wgrad-deal.png": fig_wgrad_deal,
     "fig27-wgrad-order.png": fig_wgrad_order,
+    "fig28-dgrad-tiles.png": fig_dgrad_tiles,
 }
 
 
