@@ -102,6 +102,10 @@ typedef struct GgGpu {
     long l2_bytes;    /* cudaDeviceProp.l2CacheSize; 0: unknown */
 } GgGpu;
 
+/* An entry point's choice for the GPU given, no GPU asked (its SMs and its calibration; NULL: the
+ * calibration's own GPU): what `ggemm tiles` lists for N SMs. */
+typedef const char *(*GgChooseOnFn)(const GgShape *shape, const GgGpu *gpu, char *why, size_t why_len);
+
 /* Returns 1 if the kernel computes this shape correctly; else 0 and one line in why. */
 typedef int (*GgCanImplementFn)(const GgShape *shape, char *why, size_t why_len);
 
@@ -117,6 +121,7 @@ typedef struct GgKernel {
     GgLaunchFn launch;
     GgTraceLaunchFn trace_launch; /* NULL: no traced twin */
     GgChooseFn choose;            /* non-NULL: an entry point that runs the configuration it names */
+    GgChooseOnFn choose_on;       /* an entry point's: the same choice for a GPU given */
     int step;                     /* > 0: step `step` of its stage's lesson ladder (k3_wgmma) */
 } GgKernel;
 

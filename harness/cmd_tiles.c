@@ -27,7 +27,6 @@
 #include "gg_launch.h"
 #include "gg_schedule.h"
 #include "gg_wgrad.h"
-#include "k3_wgmma/k3_wgmma.h"
 #include "k5_backward/k5_backward.h"
 
 /* The SMs of the GPUs the results come from (H100 SXM, H200): the grid when --sms is not given. */
@@ -144,11 +143,10 @@ static int forward_tiles(const GgOptions *o, const GgShape *shape, int sms) {
         fprintf(stderr, "ggemm: %s\n", gg_error());
         return GG_EXIT_USAGE;
     }
-    if (impl.kernel && (impl.kernel->choose == k3_wgmma_choose || impl.kernel->choose == k5_dgrad_choose)) {
+    if (impl.kernel && impl.kernel->choose_on) {
         const GgGpu gpu = {sms, NULL, 0}; /* on `sms` SMs, no GPU asked */
         char why[1024];
-        const char *name = impl.kernel->choose == k3_wgmma_choose ? k3_wgmma_choose_on(shape, &gpu, why, sizeof why)
-                                                                  : k5_dgrad_choose_on(shape, &gpu, why, sizeof why);
+        const char *name = impl.kernel->choose_on(shape, &gpu, why, sizeof why);
         if (!name) {
             fprintf(stderr, "ggemm: %s chose nothing: %s\n", impl.kernel->name, why);
             return GG_EXIT_USAGE;

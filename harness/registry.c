@@ -18,29 +18,30 @@
 /* One line per configuration; each stage exports NAME_info, NAME_launch and one
  * STAGE_can_implement (see common/gg_kernel.h). Tile parameters come from NAME_info. */
 #define ROW(NAME, STAGE, CONFIG) \
-    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL, NULL, 0}
+    {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, NULL, NULL, NULL, 0}
 /* A configuration with a traced twin (NAME_trace_launch, common/gg_trace.h): `ggemm trace`. */
 #define TRACED(NAME, STAGE, CONFIG)                                                              \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NULL, 0}
+     NAME##_trace_launch, NULL, NULL, 0}
 /* A lesson step of its stage (`ggemm list` marks it): a TRACED row with its step number. */
 #define LESSON(NAME, STAGE, STEP, CONFIG)                                                        \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NULL, STEP}
+     NAME##_trace_launch, NULL, NULL, STEP}
 /* A TRACED row built only with -DGG_ABLATIONS=ON (tests/CMakeLists.txt counts them apart). */
 #define ABLATION(NAME, STAGE, CONFIG) TRACED(NAME, STAGE, CONFIG)
 /* A TRACED row with its own can_implement (NAME_can_implement): k5's two passes differ. */
 #define TRACED_OWN(NAME, STAGE, CONFIG)                                                         \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NULL, 0}
-/* An entry point (NAME_choose names the configuration it runs for a shape; gg_impl_resolve). */
+     NAME##_trace_launch, NULL, NULL, 0}
+/* An entry point (NAME_choose names the configuration it runs for a shape, gg_impl_resolve;
+ * NAME_choose_on the same for a GPU given). */
 #define ENTRY(NAME, STAGE, CONFIG)                                                               \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, STAGE##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NAME##_choose, 0}
+     NAME##_trace_launch, NAME##_choose, NAME##_choose_on, 0}
 /* An entry point with its own can_implement (k5_dgrad). */
 #define ENTRY_OWN(NAME, STAGE, CONFIG)                                                          \
     {#NAME, #STAGE, CONFIG, GG_ARCHS_##STAGE, NAME##_can_implement, NAME##_info, NAME##_launch, \
-     NAME##_trace_launch, NAME##_choose, 0}
+     NAME##_trace_launch, NAME##_choose, NAME##_choose_on, 0}
 
 const GgKernel gg_kernels[] = {
     /*  name, stage, config (what it was built for: GG_ARCHS_<stage>, from CMake) */
