@@ -17,10 +17,11 @@
 //
 // TILE_M is the tile height: 128 for k3_wgmma, 256 for k3_tcgen05's CTA-pair tiles and k4's
 // 256-row ablation (cp_async_m256). With `adaptive` (k3_wgmma, common/gg_adaptive.h; always in
-// that ablation) an expert's remainder of 1..TILE_M / 2 rows gets a tile of half the height. The tile fields, the pairings (GG_PAIR_ROWS, GG_PAIR_COLS: every
-// entry is two tiles, at(t, rank) returns tile `rank` of entry t, total() counts entries) and
-// the order are defined with the arithmetic in gg_schedule.h, which tests/suite_schedule.c
-// checks on the CPU; this file adds the block-wide build and the shared-memory table.
+// that ablation) an expert's remainder of 1..TILE_M / 2 rows gets a tile of half the height.
+// The tile fields, the pairings (GG_PAIR_ROWS, GG_PAIR_COLS: every entry is two tiles,
+// at(t, rank) returns tile `rank` of entry t, total() counts entries) and the order are defined
+// with the arithmetic in gg_schedule.h, which tests/suite_schedule.c checks on the CPU; this file
+// adds the block-wide build and the shared-memory table.
 //
 // The table: a two-level index (gg_schedule.h). Shared memory holds at most 256 groups + 1
 // (row_start, tile_start: ~2 KiB), each of span = ceil(experts / 256) consecutive experts. Up

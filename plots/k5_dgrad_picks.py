@@ -6,7 +6,7 @@ backward sets of harness/cases.csv (the skew grid aside), this build's `ggemm pr
 built-in H200 calibration and no GPU gives both picks: the forward's (k3_wgmma) and dgrad's, each
 with its tiles, waves and predicted time, and dgrad's runner-up. Predictions, not measurements:
 the backward sweeps time the same configurations (TRIALS.md, "dgrad on k3's configurations").
-Writes the `k5-dgrad-picks` block of k5_backward/README.md.
+Writes the `k5-dgrad-picks` block of k5_backward/TRIALS.md (the dgrad entry's picks).
 
     python3 plots/k5_dgrad_picks.py [--ggemm build/bin/ggemm] [--check]
 
@@ -88,7 +88,7 @@ def main():
     ap.add_argument("--ggemm", default=os.path.join(ROOT, "build", "bin", "ggemm"))
     ap.add_argument("--check", action="store_true", help="only say whether the block would change")
     a = ap.parse_args()
-    readme = os.path.join(ROOT, "k5_backward", "README.md")
+    readme = os.path.join(ROOT, "k5_backward", "TRIALS.md")
     changed = readme_block.replace_block(readme, "k5-dgrad-picks", block(a.ggemm), check=a.check)
     if changed is None:
         print(readme_block.missing("k5-dgrad-picks", readme))
