@@ -73,6 +73,8 @@ typedef struct GgKernelInfo {
     GgPass pass;             /* forward (0, every stage up to k4), dgrad or wgrad (k5_backward) */
     int dynamic_deal;        /* wgrad: 1 if each CTA draws its next item from a counter (k5_wgrad.cuh),
                                 0 if item t runs on CTA t % grid */
+    int tail_split;          /* 1: the last wave's tiles split along the reduction (gg_tail_splits,
+                                common/gg_schedule.h; k5_dgrad_tail.cu) */
     /* NULL, or the scratch bytes a launch of l's sizes needs (GgLaunch.workspace), from sizes
      * alone so that a captured graph replays with new m_e. Its launches leave it as they found it. */
     size_t (*workspace_bytes)(const GgLaunch *l);

@@ -251,4 +251,61 @@ GG_HD GgSchedTile gg_sched_at(const int *row_start, const int *entry_start, cons
     return gg_sched_tile(p, e, row0, m, local, rank, tile_m);
 }
 
+/* The last wave split along the reduction (k5_dgrad_tail_*: k5_backward/k5_dgrad_tail.cu).
+ * A persistent grid of `ctas` CTAs runs `tiles` tiles in waves of ctas; when the last wave holds
+ * r = tiles % ctas tiles and r is at most half the grid, most SMs sit idle for a whole tile's time
+ * at the end. Each of those r tiles is then cut into `splits` pieces of consecutive k-blocks, as
+ * many as the idle CTAs allow (ctas / r), at most GG_TAIL_MAX_SPLITS and each piece at least
+ * GG_TAIL_MIN_KBLOCKS long: the last wave lasts about 1 / splits of a tile. A piece writes an fp32
+ * partial; the tile's last piece to finish adds them in piece order (the same bits whoever is last)
+ * and stores the tile. The work list is the full waves' tiles, then the tail tiles' pieces, a tile's
+ * pieces adjacent: item w < full is tile w; item full + q splits + p is piece p of tile full + q. */
+#define GG_TAIL_MAX_SPLITS 4  /* a piece's partial is written and read once: 4 reads per tile at most */
+#define GG_TAIL_MIN_KBLOCKS 8 /* a piece's partial costs about what a few k-blocks do */
+
+typedef struct GgTailItem {
+    int tile;   /* index in the schedule's tile list */
+    int piece;  /* 0..pieces - 1 */
+    int pieces; /* 1: a whole tile, stored as it is; else the tile's splits */
+    int kb0;    /* the piece's k-blocks: [kb0, kb1) */
+    int kb1;
+    int slot;   /* pieces > 1: the piece's partial slot, q splits + p (q: the tail tile's index) */
+} GgTailItem;
+
+/* How many pieces each tile of the last wave is cut into (1: none). */
+GG_HD int gg_tail_splits(int tiles, int ctas, int k_blocks) {
+    if (tiles <= 0 || ctas <= 0) return 1;
+    const int r = tiles % ctas;
+    if (r == 0 || 2 * r > ctas) return 1;
+    int s = ctas / r;
+    if (s > GG_TAIL_MAX_SPLITS) s = GG_TAIL_MAX_SPLITS;
+    if (s > k_blocks / GG_TAIL_MIN_KBLOCKS) s = k_blocks / GG_TAIL_MIN_KBLOCKS;
+    return s > 1 ? s : 1;
+}
+
+/* Tiles before the split ones: the full waves' (all of them when there is no split). */
+GG_HD int gg_tail_full(int tiles, int ctas, int splits) { return splits > 1 ? tiles - tiles % ctas : tiles; }
+
+/* Items in the work list: one per tile of the full waves, `splits` per tail tile. */
+GG_HD int gg_tail_items(int tiles, int ctas, int splits) {
+    const int full = gg_tail_full(tiles, ctas, splits);
+    return full + (tiles - full) * splits;
+}
+
+/* Item w of the work list (0 <= w < gg_tail_items). */
+GG_HD GgTailItem gg_tail_item(int tiles, int ctas, int splits, int k_blocks, int w) {
+    const int full = gg_tail_full(tiles, ctas, splits);
+    GgTailItem it = {w, 0, 1, 0, k_blocks, 0};
+    if (w >= full) {
+        const int j = w - full;
+        it.tile = full + j / splits;
+        it.piece = j % splits;
+        it.pieces = splits;
+        it.kb0 = it.piece * k_blocks / splits;
+        it.kb1 = (it.piece + 1) * k_blocks / splits;
+        it.slot = j;
+    }
+    return it;
+}
+
 #endif

@@ -12,11 +12,14 @@
  *
  * --kernel NAME (a persistent forward configuration of k3_wgmma, or the entry point, which
  * lists what its cost model picks for this shape on N SMs; or a dgrad configuration k5_dgrad_*,
- * or k5_dgrad, whose tiles are k3's over dA: K = n, N = k, the columns those of k): the device schedule's tiles (common/gg_schedule.h), tile t on CTA
- * t % grid with the grid of gg_persistent_clusters. One row per tile: the CTA, the expert, its
- * rows (row0, valid rows, rows computed), its columns (col0, valid width), and the CTA's B
- * stream before and after it in columns of B loaded (start, end: every tile loads K rows of its
- * valid columns; the cost model's B share is the largest end over the mean).
+ * or k5_dgrad, whose tiles are k3's over dA: K = n, N = k, the columns those of k): the device
+ * schedule's tiles (common/gg_schedule.h), tile t on CTA t % grid with the grid of
+ * gg_persistent_clusters. One row per tile: the CTA, the expert, its rows (row0, valid rows, rows
+ * computed), its columns (col0, valid width), the CTA's B stream before and after it in columns of
+ * B loaded (start, end: every tile loads K rows of its valid columns; the cost model's B share is
+ * the largest end over the mean) and its k-blocks (kb0, kb1). A kernel that splits its last wave
+ * (k5_dgrad_tail_*: gg_tail_item) lists the full waves' tiles, then each tail tile's `splits`
+ * pieces, item w on CTA w % grid, a piece's columns counted for its share of the k-blocks.
  *
  * The first line, '# key=value,...', gives the list's parameters; plots/diagrams.py and
  * plots/k3_grid.py read it. */
@@ -105,7 +108,7 @@ static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms, const c
     const int grid = (int)gg_persistent_clusters(sms, pr->tokens, pr->experts, pr->n, TILE_M, info->block_n);
     int *row_start = malloc(sizeof(int) * (size_t)(p.groups + 1));
     int *entry_start = malloc(sizeof(int) * (size_t)(p.groups + 1));
-    long *stream = calloc((size_t)grid, sizeof(long));
+    double *stream = calloc((size_t)grid, sizeof(double));
     if (!row_start || !entry_start || !stream) {
         free(row_start), free(entry_start), free(stream);
         return 1;
@@ -116,20 +119,26 @@ static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms, const c
         if (g < p.groups)
             entry_start[g + 1] = entry_start[g] + gg_sched_group_entries(pr->offsets, &p, g, TILE_M, GG_SCHED_MAX_SPAN);
     }
-    const int tiles = entry_start[p.groups];
+    const int tiles = entry_start[p.groups], k_blocks = (pr->k + 63) / 64;
+    /* a kernel that splits its last wave (k5_dgrad_tail_*) lists items: whole tiles, then pieces */
+    const int splits = info->tail_split ? gg_tail_splits(tiles, grid, k_blocks) : 1;
+    const int items = gg_tail_items(tiles, grid, splits);
     printf("# pass=%s,kernel=%s,tokens=%d,experts=%d,k=%d,n=%d,tile_m=%d,block_n=%d,adaptive=%d,sms=%d,grid=%d,"
-           "tiles=%d,m_e=",
+           "tiles=%d,splits=%d,m_e=",
            pass, impl->kernel->name, pr->tokens, pr->experts, k, n, TILE_M, info->block_n, info->block_m == 0, sms,
-           grid, tiles);
+           grid, tiles, splits);
     for (int e = 0; e < pr->experts; ++e) printf("%s%d", e ? " " : "", pr->m[e]);
-    puts("\ntile,cta,expert,row0,rows,height,col0,width,start,end");
-    for (int t = 0; t < tiles; ++t) {
-        const GgSchedTile tile = gg_sched_at(row_start, entry_start, pr->offsets, &p, t, 0, TILE_M, GG_SCHED_MAX_SPAN);
+    /* start, end: the CTA's columns so far, a piece counting its share of the k-blocks */
+    puts("\ntile,cta,expert,row0,rows,height,col0,width,start,end,kb0,kb1");
+    for (int w = 0; w < items; ++w) {
+        const GgTailItem it = gg_tail_item(tiles, grid, splits, k_blocks, w);
+        const GgSchedTile tile =
+            gg_sched_at(row_start, entry_start, pr->offsets, &p, it.tile, 0, TILE_M, GG_SCHED_MAX_SPAN);
         const int width = pr->n - tile.col0 < info->block_n ? pr->n - tile.col0 : info->block_n;
-        const long start = stream[t % grid];
-        stream[t % grid] += width;
-        printf("%d,%d,%d,%d,%d,%d,%d,%d,%ld,%ld\n", t, t % grid, tile.expert, tile.row0, tile.rows, tile.height,
-               tile.col0, width, start, stream[t % grid]);
+        const double start = stream[w % grid];
+        stream[w % grid] += (double)width * (it.kb1 - it.kb0) / k_blocks;
+        printf("%d,%d,%d,%d,%d,%d,%d,%d,%g,%g,%d,%d\n", it.tile, w % grid, tile.expert, tile.row0, tile.rows,
+               tile.height, tile.col0, width, start, stream[w % grid], it.kb0, it.kb1);
     }
     free(row_start), free(entry_start), free(stream);
     return 0;

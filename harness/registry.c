@@ -82,6 +82,8 @@ const GgKernel gg_kernels[] = {
     TRACED_OWN(k5_dgrad_pingpong_m128_n128, k5_backward, "dA = dC B_e^T on k3's pingpong_m128_n128, B read K-major"),
     TRACED_OWN(k5_dgrad_pingpong_m64_n128, k5_backward, "dA = dC B_e^T on k3's pingpong_m64_n128, B read K-major"),
     TRACED_OWN(k5_dgrad_coop_m64_n128, k5_backward, "dA = dC B_e^T on k3's coop_m64_n128, B read K-major"),
+    TRACED_OWN(k5_dgrad_tail_m128_n192, k5_backward, "k5_dgrad_coop_m128_n192, the last wave's tiles split along n"),
+    TRACED_OWN(k5_dgrad_tail_m128_n256, k5_backward, "k5_dgrad_coop_m128_n256, the last wave's tiles split along n"),
     ENTRY_OWN(k5_dgrad, k5_backward, "the dgrad entry point: k3's model picks the configuration for K = n, N = k"),
     TRACED_OWN(k5_wgrad, k5_backward,
         "backward, dB_e = A_e^T dC: tiles of dB_e, ragged reduction in 64-row stages, split experts, ticketed fix-up"),

@@ -48,6 +48,22 @@ struct TransposedBLoads : OwnLoads {
     }
 };
 
+// A launch of a dgrad kernel (k3's, k5_dgrad.cu; the tail split's, k5_dgrad_tail.cu): the GEMM
+// as it sees it has rows of dC n wide (its K) and dA k wide (its N); the B map is the forward's,
+// over the stored [experts x k x n]. EXTRA: the kernel's parameters after K3_KERNEL_PARAMS.
+template <bool TRACE, class KERNEL, class... EXTRA>
+cudaError_t launch_dgrad(const GgLaunch *p, KERNEL kernel, k3::Shape s, const typename gg::Trace<TRACE>::Sink &trace,
+                         EXTRA... extra) {
+    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
+    if (!gg_launch_aligned16(p, "k5_dgrad")) return cudaErrorInvalidValue;
+    GgLaunch gemm = *p;
+    gemm.k = p->n;
+    gemm.n = p->k;
+    CUtensorMap tmap_dc, tmap_b;
+    if (gg_tmap_a(&tmap_dc, &gemm, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
+    return k3::launch_maps<TRACE>(&gemm, kernel, s, tmap_dc, tmap_b, trace, extra...);
+}
+
 // One consumer warpgroup's loop over k_blocks stages into one m64 x N accumulator (HALVES 1, the
 // A rows at a_off) or two (HALVES 2: acc1 from the A panel HALF_A_BYTES further on): k3's
 // mma_k_loop (wait full, 4 wgmma per half, keep one group in flight, release the stage before)
@@ -98,6 +114,26 @@ __device__ __forceinline__ void mma_loop(float (&acc)[ACC], uint64_t *full, uint
                                          PREPARE &&prepare) {
     mma_loop<N, 1, STAGES, STAGE_BYTES, B_OFF, OPS>(acc, acc, full, empty, base, pipe, a_off, k_blocks, leader, span,
                                               static_cast<PREPARE &&>(prepare));
+}
+
+// A split tile's ticket (wgrad's split items, dgrad's tail pieces), once the caller's `threads`
+// threads (meeting at named barrier `barrier`) have written their piece's partial: the leader
+// takes the ticket and publishes the answer in `*last`; true in every caller thread for the
+// tile's last piece of `splits`, which adds the partials and sets the ticket back to 0 for the
+// next launch. No float atomics: the ticket is an int, the sum is the last piece's, in order.
+__device__ __forceinline__ bool last_split_of(int *ticket, int splits, int barrier, int threads, bool leader,
+                                              int *last) {
+    __threadfence();
+    gg::named_barrier_sync(barrier, threads);
+    if (leader) {
+        __threadfence();  // after the barrier: the whole partial before the ticket
+        const int arrived = atomicAdd(ticket, 1);
+        __threadfence();
+        *last = arrived == splits - 1;
+        if (*last) *ticket = 0;  // every piece has taken its ticket
+    }
+    gg::named_barrier_sync(barrier, threads);
+    return *last;
 }
 
 }  // namespace k5

@@ -40,6 +40,9 @@ K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n256)
 K5_DECLARE_DGRAD(k5_dgrad_pingpong_m128_n128)
 K5_DECLARE_DGRAD(k5_dgrad_pingpong_m64_n128)
 K5_DECLARE_DGRAD(k5_dgrad_coop_m64_n128)
+/* k5_dgrad_coop_m128_<n> with the last wave's tiles split along the reduction (k5_dgrad_tail.cu) */
+K5_DECLARE_DGRAD(k5_dgrad_tail_m128_n192)
+K5_DECLARE_DGRAD(k5_dgrad_tail_m128_n256)
 #undef K5_DECLARE_DGRAD
 GG_DECLARE_TRACED_CONFIG(k5_dgrad)
 /* The configuration k5_dgrad runs for shape s (the forward's k and n), on the current GPU (as

@@ -48,27 +48,6 @@ extern "C" int k5_dgrad_can_implement(const GgShape *s, char *why, size_t len) {
     return 1;
 }
 
-namespace k5 {
-namespace {
-
-// A launch of k3's kernel: the GEMM as it sees it has rows of dC n wide (its K) and dA k wide
-// (its N); the B map is the forward's, over the stored [experts x k x n].
-template <bool TRACE>
-cudaError_t launch_dgrad(const GgLaunch *p, k3::Kernel<TRACE> kernel, k3::Shape s,
-                         const typename gg::Trace<TRACE>::Sink &trace) {
-    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
-    if (!gg_launch_aligned16(p, "k5_dgrad")) return cudaErrorInvalidValue;
-    GgLaunch gemm = *p;
-    gemm.k = p->n;
-    gemm.n = p->k;
-    CUtensorMap tmap_dc, tmap_b;
-    if (gg_tmap_a(&tmap_dc, &gemm, WG_ROWS) || gg_tmap_b(&tmap_b, p)) return cudaErrorInvalidValue;
-    return k3::launch_maps<TRACE>(&gemm, kernel, s, tmap_dc, tmap_b, trace);
-}
-
-}  // namespace
-}  // namespace k5
-
 // One dgrad configuration NAME: k3's KERNEL<TARGS..., TRACE>, TARGS ending in the loads policy
 // k5::TransposedBLoads (B read K-major); its traced twin, its info (the pass: dgrad) and its
 // preconditions (every configuration's are the same).

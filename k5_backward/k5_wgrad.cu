@@ -144,7 +144,7 @@ wgrad_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__
             }
             // Partial out, then the tile's ticket; the last split adds all partials in split order.
             write_partial<R, HALVES, CONSUMER_THREADS>(partials, it, acc0, acc1, ctid);
-            if (!last_split_of(tickets, it, TICKET_BARRIER, CONSUMER_THREADS, ctid == 0, &last_split)) {
+            if (!last_split_of(&tickets[it.ticket], it.splits, TICKET_BARRIER, CONSUMER_THREADS, ctid == 0, &last_split)) {
                 done();
                 continue;
             }

@@ -227,25 +227,6 @@ __device__ __forceinline__ void zero_rows_past(uint8_t *stage, int valid, int fi
             *reinterpret_cast<uint4 *>(stage + R::A_BYTES + p * PANEL_BYTES + row_bytes + 16 * i) = zero;
 }
 
-// A split item's ticket, once the caller's `threads` threads (meeting at named barrier `barrier`)
-// have written its partial: the leader takes the tile's ticket and publishes the answer in
-// `*last`; true in every caller thread for the tile's last split, which adds the partials, and
-// which sets the ticket back to 0 for the next launch.
-__device__ __forceinline__ bool last_split_of(int *tickets, const GgWgradItem &it, int barrier, int threads,
-                                              bool leader, int *last) {
-    __threadfence();
-    gg::named_barrier_sync(barrier, threads);
-    if (leader) {
-        __threadfence();  // after the barrier: the whole partial before the ticket
-        const int arrived = atomicAdd(&tickets[it.ticket], 1);
-        __threadfence();
-        *last = arrived == it.splits - 1;
-        if (*last) tickets[it.ticket] = 0;  // every split has taken its ticket
-    }
-    gg::named_barrier_sync(barrier, threads);
-    return *last;
-}
-
 // A split item's fp32 partial, by the THREADS threads that own it (tid among them): register i
 // of half h at (h x ACC + i) x THREADS + tid of the item's slot, so that every split of a tile
 // lays its partial out alike and the last one reads them all back in the same places.

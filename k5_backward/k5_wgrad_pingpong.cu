@@ -120,7 +120,7 @@ wgrad_pingpong_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_c
         }
         // Partial out, then the tile's ticket; the last split adds all partials in split order.
         write_partial<R, 2, WG_THREADS>(partials, it, acc0, acc1, tid);
-        if (!last_split_of(tickets, it, TICKET + c, WG_THREADS, tid == 0, &last_split[c])) {
+        if (!last_split_of(&tickets[it.ticket], it.splits, TICKET + c, WG_THREADS, tid == 0, &last_split[c])) {
             done();
             continue;
         }

@@ -172,6 +172,10 @@ if [ $moe = 0 ]; then
         # 2 (the last split 1 row) and 2 items per output tile.
         # Then 64 experts of 64 rows on 16 CTAs: tens of items per CTA, so the item queue's eight
         # slots are reused (tests/CMakeLists.txt checks both lists).
+        # A split last wave: on 13 CTAs, 2 pieces per tail tile (tests/CMakeLists.txt checks the list).
+        case $k in k5_dgrad_tail*)
+            sanitize "$k tail split" run --kernel "$k" --m-list 300,0,1,129,64,1000 --k 392 --n 1032 --sms 13 ;;
+        esac
         case $k in k5_wgrad*)
             sanitize "$k split" run --kernel "$k" --m-list 3000,1400,600,200,64,3,0,1,1025,2048 --k 256 --n 384
             sanitize "$k queue wrap" run --kernel "$k" --tokens 4096 --experts 64 --k 512 --n 768 --skew 0 --sms 16 ;;

@@ -382,6 +382,49 @@ START_TEST(test_hand_worked) {
 }
 END_TEST
 
+/* The split last wave (gg_tail_*, k5_dgrad_tail.cu): every tile's k-blocks covered exactly once,
+ * by one whole item or by its pieces in order; the pieces fit in one wave; the worked case is the
+ * Mixtral-like backward's dgrad (1088 tiles of 224 k-blocks on 132 SMs: 32 tail tiles, 4 pieces). */
+START_TEST(test_tail_split) {
+    ck_assert_int_eq(gg_tail_splits(1088, 132, 224), 4);
+    ck_assert_int_eq(gg_tail_items(1088, 132, 4), 1056 + 32 * 4);
+    ck_assert_int_eq(gg_tail_splits(1056, 132, 224), 1); /* whole waves */
+    ck_assert_int_eq(gg_tail_splits(1100, 132, 224), 3); /* 44 tail tiles: 132 / 44 pieces each */
+    ck_assert_int_eq(gg_tail_splits(1056 + 67, 132, 224), 1); /* more than half a wave */
+    ck_assert_int_eq(gg_tail_splits(1056 + 60, 132, 224), 2);
+    ck_assert_int_eq(gg_tail_splits(1088, 132, 15), 1);  /* pieces of fewer than 8 k-blocks */
+    ck_assert_int_eq(gg_tail_splits(1088, 132, 16), 2);
+    ck_assert_int_eq(gg_tail_splits(3, 132, 224), 4);   /* one short wave: split-k */
+    ck_assert_int_eq(gg_tail_splits(0, 132, 224), 1);
+    const GgTailItem piece = gg_tail_item(1088, 132, 4, 224, 1056 + 4 * 5 + 3);
+    ck_assert_int_eq(piece.tile, 1056 + 5);
+    ck_assert_int_eq(piece.piece, 3);
+    ck_assert_int_eq(piece.kb0, 168);
+    ck_assert_int_eq(piece.kb1, 224);
+    ck_assert_int_eq(piece.slot, 23);
+    for (int tiles = 1; tiles <= 600; tiles += 7)
+        for (int ctas = 1; ctas <= 140; ctas += 13)
+            for (int kb = 1; kb <= 70; kb += 23) {
+                const int splits = gg_tail_splits(tiles, ctas, kb), items = gg_tail_items(tiles, ctas, splits);
+                ck_assert_int_le(splits, GG_TAIL_MAX_SPLITS);
+                ck_assert(splits == 1 || kb / splits >= GG_TAIL_MIN_KBLOCKS);
+                ck_assert_int_le(items - gg_tail_full(tiles, ctas, splits), ctas); /* the pieces: one wave */
+                int next = 0, expect_kb = 0;                                      /* items in list order */
+                for (int w = 0; w < items; ++w) {
+                    const GgTailItem it = gg_tail_item(tiles, ctas, splits, kb, w);
+                    ck_assert_int_eq(it.tile, next);
+                    ck_assert_int_eq(it.kb0, expect_kb);
+                    ck_assert_int_lt(it.kb0, it.kb1);
+                    if (it.pieces > 1) /* slot q splits + p, q the tail tile's index */
+                        ck_assert_int_eq(it.slot, (it.tile - gg_tail_full(tiles, ctas, splits)) * splits + it.piece);
+                    expect_kb = it.kb1;
+                    if (it.kb1 == kb) ++next, expect_kb = 0;
+                }
+                ck_assert_int_eq(next, tiles);
+            }
+}
+END_TEST
+
 Suite *schedule_suite(void) {
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("tiles");
@@ -391,6 +434,7 @@ Suite *schedule_suite(void) {
     tcase_add_test(tc, test_bad_offsets_stay_in_bounds);
     tcase_add_test(tc, test_hand_worked);
     tcase_add_test(tc, test_two_level_matches_flat);
+    tcase_add_test(tc, test_tail_split);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

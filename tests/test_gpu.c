@@ -117,6 +117,43 @@ START_TEST(wgrad_tile_orders) {
 }
 END_TEST
 
+/* A split last wave (k5_dgrad_tail_*, gg_tail_splits): grids of 13 and 20 CTAs (full waves, then
+ * 2 to 4 pieces per tail tile), n = 1032 (17 k-blocks, the last partial: 2 pieces at most) and
+ * 4104 (65), k = 392 (a partial column tile at any BLOCK_N), experts empty, of 1 row and not a
+ * multiple of 128. Each shape twice, so the second launch finds the tickets the first left at
+ * zero. Every case must split. cuBLAS only (fp64 on the CPU would take seconds per case). */
+START_TEST(dgrad_tail_split) {
+    GgImpl impl;
+    ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
+    if (!impl.info.tail_split) return;
+    const int m[] = {300, 0, 1, 129, 64, 1000};
+    const int n[] = {1032, 4104};
+    for (int g = 0; g < 2; ++g)
+        for (int j = 0; j < 2; ++j) {
+            GgProblem p;
+            ck_assert_int_eq(gg_problem_from_counts(&p, m, 6, 392, n[j]), 0);
+            GgDeviceInfo d = dev;
+            d.sms = g == 0 ? 13 : 20;
+            const int col_blocks = (p.k + impl.info.block_n - 1) / impl.info.block_n; /* dA is k wide */
+            int tiles = 0;
+            for (int e = 0; e < p.experts; ++e) tiles += (p.m[e] + 127) / 128 * col_blocks;
+            const int grid = (int)gg_persistent_clusters(d.sms, p.tokens, p.experts, p.k, 128, impl.info.block_n);
+            ck_assert_msg(gg_tail_splits(tiles, grid, (n[j] + 63) / 64) > 1, "%s: %d tiles on %d CTAs do not split",
+                          impl.name, tiles, grid);
+            for (int rep = 0; rep < 2; ++rep) {
+                GgCheck chk;
+                GgTiming tm;
+                char why[512];
+                const GgRunOpts ro = {.seed = 77 + rep, .check = 1};
+                const int rc = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
+                ck_assert_msg(rc == GG_EXIT_OK, "%s, n = %d on %d SMs, launch %d: %s", impl.name, n[j], d.sms,
+                              rep + 1, why);
+            }
+            gg_problem_free(&p);
+        }
+}
+END_TEST
+
 /* K tails: a kernel that accepts the shape computes it right; k3_wgmma must accept it. */
 START_TEST(tail_shapes) {
     GgImpl impl;
@@ -611,6 +648,7 @@ int main(int argc, char **argv) {
         tcase_add_loop_test(t, tail_shapes, 0, gg_kernel_count + gg_peer_count);
         tcase_add_loop_test(t, graph_replay_new_split, 0, gg_kernel_count);
         tcase_add_loop_test(t, wgrad_tile_orders, 0, gg_kernel_count);
+        tcase_add_loop_test(t, dgrad_tail_split, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_every_tile_once, 0, gg_kernel_count);
         tcase_add_loop_test(t, trace_overflow_reported, 0, 2);
         tcase_add_test(t, gpu_asked_from_threads);

@@ -178,18 +178,19 @@ struct OwnLoads : NMajorB {
 // wholly past n are not loaded: their stale shared memory only feeds rows / columns that are
 // never stored (row i of C reads only row i of A, column j only column j of B). Boxes that hang
 // over the edge are zero-filled by TMA and count in full. The span is marked when the tile's
-// first loads are issued.
+// first loads are issued. k-blocks kb0 .. k_blocks - 1: all of them, or one piece of a tile split
+// along the reduction (k5_dgrad_tail.cu).
 template <int BLOCK_N, class LOADS = OwnLoads, class SPAN>
 __device__ __forceinline__ void produce_tile(GgPipe &pipe, const gg::SchedTile &tile, int k_blocks,
                                              const CUtensorMap *tmap_a, const CUtensorMap *tmap_b,
                                              uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                             int tokens, int n, int rank, SPAN &span) {
+                                             int tokens, int n, int rank, SPAN &span, int kb0 = 0) {
     using R = Ring<BLOCK_N>;
     int a_loads = 0, b_loads = 0;
     for (int h = 0; h < tile.height / WG_ROWS; ++h) a_loads += (tile.row0 + h * WG_ROWS < tokens);
     for (int p = 0; p < R::PANELS; ++p) b_loads += (tile.col0 + p * PANEL_N < n);
     const uint32_t stage_tx = a_loads * HALF_A_BYTES + b_loads * PANEL_BYTES;
-    for (int kb = 0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
+    for (int kb = kb0; kb < k_blocks; ++kb, gg_pipe_advance(&pipe, R::STAGES)) {
         const int stage = pipe.stage;
         // ---- LAB GAP producer-wait: your code here ----
         // Wait until both consumers have released this stage (empty[stage]). Which parity?
@@ -206,7 +207,7 @@ __device__ __forceinline__ void produce_tile(GgPipe &pipe, const gg::SchedTile &
         for (int p = 0; p < b_loads; ++p)
             LOADS::load_b(b_box + p * PANEL_BYTES, tmap_b, tile.col0 + p * PANEL_N, kb * BLOCK_K,
                           tile.expert, &full[stage], p, rank);
-        if (kb == 0) span.mark();
+        if (kb == kb0) span.mark();
     }
 }
 
@@ -337,10 +338,11 @@ struct Shape {
 };
 
 // The launch once the tensor maps are built: p is the GEMM as the kernel sees it (rows of A k
-// wide, C n wide).
-template <bool TRACE>
-cudaError_t launch_maps(const GgLaunch *p, Kernel<TRACE> kernel, Shape s, const CUtensorMap &tmap_a,
-                        const CUtensorMap &tmap_b, const typename gg::Trace<TRACE>::Sink &trace) {
+// wide, C n wide). EXTRA: parameters after K3_KERNEL_PARAMS (k5_dgrad_tail.cu's workspace).
+template <bool TRACE, class KERNEL = Kernel<TRACE>, class... EXTRA>
+cudaError_t launch_maps(const GgLaunch *p, KERNEL kernel, Shape s, const CUtensorMap &tmap_a,
+                        const CUtensorMap &tmap_b, const typename gg::Trace<TRACE>::Sink &trace,
+                        EXTRA... extra) {
     CUDA_TRY(gg_launch_smem_opt_in((const void *)kernel, s.smem()));
     cudaLaunchAttribute cluster_dim = {};
     cluster_dim.id = cudaLaunchAttributeClusterDimension;
@@ -356,7 +358,7 @@ cudaError_t launch_maps(const GgLaunch *p, Kernel<TRACE> kernel, Shape s, const 
         CUDA_TRY(gg_launch_persistent_ctas(p, (const void *)kernel, &cfg, s.cluster, BLOCK_M, s.block_n, &ctas));
     cfg.gridDim = dim3(ctas);
     CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, tmap_a, tmap_b, p->c, p->row_offsets, p->tiles, p->tokens,
-                                p->experts, p->k, p->n, trace));
+                                p->experts, p->k, p->n, trace, extra...));
     CUDA_LAUNCH_CHECK();
     return cudaSuccess;
 }
