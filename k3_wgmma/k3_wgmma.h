@@ -15,6 +15,7 @@
 #ifndef K3_WGMMA_H
 #define K3_WGMMA_H
 #include "gg_kernel.h"
+#include "k3_wgmma_model.h"
 
 /* The preconditions every configuration shares (k3_wgmma_can_implement): K % 8 == 0 (a k tail
  * is zero-filled by TMA), and 1..4096 experts, the most the device schedule's two-level index
@@ -66,6 +67,10 @@ const char *k3_wgmma_choice_name(int i);
 int k3_wgmma_choice_info(int i, GgKernelInfo *info); /* 0, or 1 if i is out of range */
 /* The model's time for configuration `name` (0), or 1 if it is not a choice. */
 int k3_wgmma_predict(const GgShape *s, const GgGpu *gpu, const char *name, double *time_us);
+/* The same with `name`'s constants for a variant of its kernel described by `info` (k5's dgrad
+ * with a split last wave: info->tail_split), into *p. */
+int k3_wgmma_predict_as(const GgShape *s, const GgGpu *gpu, const char *name, const GgKernelInfo *info,
+                        K3Prediction *p);
 int k3_wgmma_can_implement(const GgShape *s, char *why, size_t len);
 #ifdef __cplusplus
 }

@@ -106,17 +106,25 @@ const char *k3_wgmma_choose_on(const GgShape *s, const GgGpu *g, char *why, size
     return c ? c->name : NULL;
 }
 
-int k3_wgmma_predict(const GgShape *s, const GgGpu *g, const char *name, double *time_us) {
+int k3_wgmma_predict_as(const GgShape *s, const GgGpu *g, const char *name, const GgKernelInfo *as,
+                        K3Prediction *p) {
     int sms;
     const K3Calibration *cal = calibration(g, &sms, NULL, 0);
     for (int i = 0; i < CHOICES; ++i) {
         GgKernelInfo info = {0};
         const K3CalConfig *c = k3_calibration_find(cal, choices[i].name);
         if (strcmp(choices[i].name, name) || !c || choices[i].info(&info) != cudaSuccess) continue;
-        *time_us = k3_model_predict(s, &info, c, cal->copy_gbps, sms, 0).time_us;
+        *p = k3_model_predict(s, as ? as : &info, c, cal->copy_gbps, sms, 0);
         return 0;
     }
     return 1;
+}
+
+int k3_wgmma_predict(const GgShape *s, const GgGpu *g, const char *name, double *time_us) {
+    K3Prediction p;
+    if (k3_wgmma_predict_as(s, g, name, NULL, &p)) return 1;
+    *time_us = p.time_us;
+    return 0;
 }
 
 /* k4's fused GEMM1 at its own width: adaptive rows where the model's best adaptive

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gg_adaptive.h"
+#include "gg_schedule.h"
 
 const GgShape k3_calibration_shapes[K3_CAL_SHAPES] = {
     [K3_CAL_WAVES8] = {33792, 8, 1024, 768},
@@ -90,6 +91,7 @@ void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exac
     w->tiles = w->active * col_blocks * row_tiles;
     w->units = w->tiles - (adaptive ? w->active * col_blocks * p_half * (1 - half) : 0);
     w->waves = ceil(w->tiles / sms - 1e-9);
+    w->pieces = info->tail_split ? gg_tail_splits((int)floor(w->tiles + 0.5), sms, k_blocks(s->k)) : 1;
     /* adaptive rows: the row tiles of a column block no longer run in step (a 64-row tile
      * finishes its k-loop early), so B's panel is read again for each of them (TRIALS.md) */
     w->b_reads = 1 + (adaptive ? p_half * (row_tiles - 1) : 0);
@@ -107,9 +109,18 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
     p.units = w.units;
     p.waves = w.waves;
     p.b_share = w.b_share;
+    p.pieces = w.pieces;
     const int kb = k_blocks(s->k);
     if (p.tiles > 0) {
         p.t_tiles_us = p.waves * (p.units / p.tiles) * (c->tile_us + c->kblock_us * kb);
+        if (p.pieces > 1) {
+            /* the last wave runs a piece's k-blocks, then writes its fp32 partial and the last
+             * piece reads all of them: bytes charged at one CTA's share of the copy rate, an upper
+             * bound, as most of them stay in L2 */
+            const double partial_bytes = 4.0 * 128 * info->block_n;
+            p.t_tiles_us -= (p.units / p.tiles) * c->kblock_us * kb * (1 - 1.0 / p.pieces);
+            p.t_tiles_us += (1 + p.pieces) * partial_bytes / (copy_gbps * 1e3 / sms);
+        }
         p.t_power_us = p.units / sms * c->power_kblock_us * kb;
         const double limited = p.t_tiles_us > c->sustain_us ? 1 - c->sustain_us / p.t_tiles_us : 0;
         p.t_run_us = p.t_tiles_us + limited * fmax(0, p.t_power_us - p.t_tiles_us);

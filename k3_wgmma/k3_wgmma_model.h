@@ -86,6 +86,7 @@ typedef struct K3Calibration {
 /* What the configuration does with this shape, and its predicted time. */
 typedef struct K3Prediction {
     double tiles, units, waves, b_share;
+    int pieces; /* a tail_split configuration: pieces per tile of the last wave (1: none) */
     double t_tiles_us, t_power_us, t_run_us, t_dram_us, time_us;
 } K3Prediction;
 
@@ -100,6 +101,7 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
  * remainder. */
 typedef struct K3Work {
     double active, tiles, units, waves, b_reads, b_share;
+    int pieces; /* GgKernelInfo.tail_split: gg_tail_splits of the tiles on sms CTAs; else 1 */
 } K3Work;
 void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exact, K3Work *w);
 /* The B share: `active` experts alike, each col_blocks column blocks of row_tiles row tiles

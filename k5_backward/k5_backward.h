@@ -50,6 +50,9 @@ GG_DECLARE_TRACED_CONFIG(k5_dgrad)
  * configuration's name, then k3's pick and reasons for dgrad's GEMM. */
 const char *k5_dgrad_choose(const GgShape *s, char *why, size_t len);
 const char *k5_dgrad_choose_on(const GgShape *s, const GgGpu *gpu, char *why, size_t len);
+/* The scratch a k5_dgrad launch of l's sizes may need (its split-tail kernels' tickets and fp32
+ * partials; GgLaunch.workspace), zeroed before its first launch and left zeroed by each. */
+size_t k5_dgrad_workspace_bytes(const GgLaunch *l);
 GG_DECLARE_TRACED_CONFIG(k5_wgrad)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_pingpong)
 GG_DECLARE_TRACED_CONFIG(k5_wgrad_m256)

@@ -28,6 +28,13 @@ static const Twin twins[] = {
     TWIN(pingpong_m128_n128), TWIN(pingpong_m64_n128), TWIN(coop_m64_n128),
 };
 enum { TWINS = (int)(sizeof twins / sizeof twins[0]) };
+/* The split-tail kernels (k5_dgrad_tail.cu), each step 2's tile with its last wave in pieces: k3's
+ * constants for that tile, the model told of the pieces (GgKernelInfo.tail_split). */
+#define TAIL(N)                                                                                           \
+    {"k5_dgrad_tail_m128_" #N, "k3_wgmma_coop_m128_" #N, k5_dgrad_tail_m128_##N##_info,                  \
+     k5_dgrad_tail_m128_##N##_launch, k5_dgrad_tail_m128_##N##_trace_launch}
+static const Twin tails[] = {TAIL(n192), TAIL(n256)};
+enum { TAILS = (int)(sizeof tails / sizeof tails[0]) };
 
 static GgShape gemm_of(const GgShape *s) {
     GgShape g = *s;
@@ -49,6 +56,12 @@ static const Twin *twin_of(const char *forward, char *why, size_t len) {
  * after its own "name: " (the predicted times, the runners-up under k3's names, the calibration). */
 static const Twin *choose(const GgShape *s, const GgGpu *gpu, int on_gpu, char *why, size_t len) {
     const GgShape g = gemm_of(s);
+    GgGpu here;
+    if (!on_gpu) { /* the GPU k3_wgmma_choose would ask, so that the tails are predicted for it too */
+        const cudaError_t err = gg_launch_gpu(NULL, &here);
+        if (err == cudaSuccess) gpu = &here, on_gpu = 1;
+        else if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) gpu = NULL, on_gpu = 1, cudaGetLastError();
+    }
     char k3_why[1024];
     const char *forward = on_gpu ? k3_wgmma_choose_on(&g, gpu, why ? k3_why : NULL, sizeof k3_why)
                                  : k3_wgmma_choose(&g, why ? k3_why : NULL, sizeof k3_why);
@@ -57,12 +70,33 @@ static const Twin *choose(const GgShape *s, const GgGpu *gpu, int on_gpu, char *
         return NULL;
     }
     const Twin *t = twin_of(forward, why, len);
-    if (t && why) {
+    if (!t) return NULL;
+    /* A split-tail kernel where the model puts it ahead of k3's pick (the pick's own time: the
+     * same model and constants) */
+    double best;
+    K3Prediction tail = {0};
+    const Twin *split = NULL;
+    if (k3_wgmma_predict(&g, gpu, forward, &best) == 0)
+        for (int i = 0; i < TAILS; ++i) {
+            GgKernelInfo info = {0};
+            K3Prediction p;
+            if (tails[i].info(&info) != cudaSuccess || k3_wgmma_predict_as(&g, gpu, tails[i].forward, &info, &p) ||
+                p.pieces < 2 || p.time_us >= best)
+                continue;
+            best = p.time_us, tail = p, split = &tails[i];
+        }
+    if (why) {
         const char *reasons = strstr(k3_why, ": ");
-        snprintf(why, len, "%s: %s on dgrad's GEMM (K = n = %d, N = k = %d): %s", t->name, forward, g.k, g.n,
-                 reasons ? reasons + 2 : k3_why);
+        int used = 0;
+        if (split)
+            used = snprintf(why, len, "%s: predicted %.1f us (%.0f tiles in %.0f waves, the last wave's in %d pieces; %s's "
+                            "constants), ahead of ", split->name, tail.time_us, tail.tiles, tail.waves, tail.pieces,
+                            split->forward);
+        if (used >= 0 && (size_t)used < len)
+            snprintf(why + used, len - used, "%s: %s on dgrad's GEMM (K = n = %d, N = k = %d): %s", t->name, forward,
+                     g.k, g.n, reasons ? reasons + 2 : k3_why);
     }
-    return t;
+    return split ? split : t;
 }
 
 const char *k5_dgrad_choose(const GgShape *s, char *why, size_t len) {
@@ -102,5 +136,20 @@ cudaError_t k5_dgrad_trace_launch(const GgLaunch *p, const GgTraceBuffer *trace)
 cudaError_t k5_dgrad_info(GgKernelInfo *info) {
     const GgShape worklog = {16384, 64, 1024, 2688};
     const Twin *t = choose(&worklog, NULL, 1, NULL, 0);
-    return t ? t->info(info) : cudaErrorInvalidValue;
+    const cudaError_t err = t ? t->info(info) : cudaErrorInvalidValue;
+    info->workspace_bytes = k5_dgrad_workspace_bytes; /* whichever it runs: the tails' need */
+    return err;
+}
+
+/* The workspace any configuration it may run needs: the widest split-tail kernel's. */
+size_t k5_dgrad_workspace_bytes(const GgLaunch *l) {
+    size_t most = 0;
+    for (int i = 0; i < TAILS; ++i) {
+        GgKernelInfo info = {0};
+        if (tails[i].info(&info) == cudaSuccess && info.workspace_bytes) {
+            const size_t b = info.workspace_bytes(l);
+            most = b > most ? b : most;
+        }
+    }
+    return most;
 }

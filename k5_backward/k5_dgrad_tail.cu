@@ -35,6 +35,7 @@ constexpr int TICKET_BARRIER = 1;  // + consumer: named barriers 1, 2 (step 2 us
 // tile (at most half the grid) and a slot per piece (at most the grid), sized for a whole grid.
 inline int tail_sms(const GgLaunch *p) {
     GgGpu gpu;
+    if (p->num_sms > 0) return p->num_sms;  // no GPU asked: the layer sizes its workspace on the host
     return gg_launch_gpu(p, &gpu) == cudaSuccess ? gpu.sms : 0;
 }
 inline size_t tail_ticket_bytes(int sms) { return ((size_t)sms * CONSUMERS * sizeof(int) + 255) / 256 * 256; }

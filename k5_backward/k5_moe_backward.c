@@ -42,7 +42,7 @@ static GgWgradParams wgrad_params(const GgMoeShape *s, int num_sms, K5MoeWgrad w
     return gg_wgrad_params(experts, m, k, n, info.block_m, info.block_n, num_sms, 0);
 }
 
-enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_WGRAD,
+enum { WS_DW, WS_DY, WS_DH, WS_DU, WS_DLOGITS, WS_DX_ROUTER, WS_DWR_PADDED, WS_ROUTER_OFFSETS, WS_DGRAD, WS_WGRAD,
        BUFS = WS_WGRAD + K5_MOE_WGRADS };
 /* Bytes of each buffer; tickets[i]: the ticket bytes at the start of wgrad launch i's slice. */
 static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS], size_t tickets[K5_MOE_WGRADS]) {
@@ -56,6 +56,7 @@ static void sizes(const GgMoeShape *s, int num_sms, size_t bytes[BUFS], size_t t
     bytes[WS_DX_ROUTER] = 2 * t * d;
     bytes[WS_DWR_PADDED] = 2 * d * np;
     bytes[WS_ROUTER_OFFSETS] = 2 * 4;
+    bytes[WS_DGRAD] = k5_dgrad_workspace_bytes(&(GgLaunch){.num_sms = num_sms}); /* sized by the SMs alone */
     for (int i = 0; i < K5_MOE_WGRADS; ++i) { /* a slice each, with rows or not: the deal's counters */
         const GgWgradParams p = wgrad_params(s, num_sms, (K5MoeWgrad)i);
         bytes[WS_WGRAD + i] = (size_t)gg_wgrad_workspace_bytes(&p);
@@ -85,6 +86,7 @@ cudaError_t k5_moe_backward_workspace(void *base, const GgMoeShape *s, int num_s
     ws->dx_router = slot[WS_DX_ROUTER];
     ws->dwr_padded = slot[WS_DWR_PADDED];
     ws->router_offsets = slot[WS_ROUTER_OFFSETS];
+    ws->dgrad = slot[WS_DGRAD];
     for (int i = 0; i < K5_MOE_WGRADS; ++i) ws->wgrad[i] = slot[WS_WGRAD + i];
     return cudaSuccess;
 }
@@ -111,10 +113,11 @@ cudaError_t k5_moe_backward_setup(const K5MoeBackward *b) {
         cudaError_t e = cudaMemsetAsync(b->ws.wgrad[i], 0, tickets[i], b->layer->stream);
         if (e != cudaSuccess) return e;
     }
-    return cudaSuccess;
+    return bytes[WS_DGRAD] ? cudaMemsetAsync(b->ws.dgrad, 0, bytes[WS_DGRAD], b->layer->stream) : cudaSuccess;
 }
 
-/* One k5 launch: a, b, c as GgPass says for the configuration's pass; workspace: a wgrad's slice. */
+/* One k5 launch: a, b, c as GgPass says for the configuration's pass; workspace: a wgrad's slice,
+ * or dgrad's. */
 static cudaError_t k5_gemm(const K5MoeBackward *b, GgPass pass, void *workspace, const uint16_t *a,
                            const uint16_t *bb, uint16_t *c, int rows, int experts, int k, int n, const int *offsets) {
     GgLaunch g = {0};
@@ -151,13 +154,13 @@ cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
     MARK(K5_MOE_BWD_COMBINE);
     STEP(k5_moe_combine_backward(b->dout, f->y, f->row_of, f->topk_weight, T, s->topk, d, w->dw, w->dy, l->stream));
     MARK(K5_MOE_BWD_GEMM2);
-    STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->dy, l->w2, w->dh, R, E, F, d, f->row_offsets)); /* dH = dY W2^T */
+    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dgrad, w->dy, l->w2, w->dh, R, E, F, d, f->row_offsets)); /* dH = dY W2^T */
     STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DW2], f->h, w->dy, g->dw2, R, E, F, d, /* dW2 = H^T dY */
                  f->row_offsets));
     MARK(K5_MOE_BWD_GEMM1);
     STEP(k5_moe_swiglu_backward(f->u, w->dh, R, F, w->du, l->stream));
     uint16_t *dxg = w->dy; /* dY is dead: dXg takes its place */
-    STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->du, l->w1, dxg, R, E, d, 2 * F, f->row_offsets)); /* dXg = dU W1^T */
+    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dgrad, w->du, l->w1, dxg, R, E, d, 2 * F, f->row_offsets)); /* dXg = dU W1^T */
     STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DW1], f->xg, w->du, g->dw1, R, E, d, 2 * F, /* dW1 = Xg^T dU */
                  f->row_offsets));
     MARK(K5_MOE_BWD_ROUTE);
@@ -168,7 +171,7 @@ cudaError_t k5_moe_backward(const K5MoeBackward *b, cudaEvent_t *marks) {
      * copied out). */
     STEP(k5_gemm(b, GG_PASS_WGRAD, w->wgrad[K5_MOE_WGRAD_DWR], l->x, w->dlogits, w->dwr_padded, T, 1, d, np,
                  w->router_offsets));
-    STEP(k5_gemm(b, GG_PASS_DGRAD, NULL, w->dlogits, l->wr_padded, w->dx_router, T, 1, d, np, w->router_offsets));
+    STEP(k5_gemm(b, GG_PASS_DGRAD, w->dgrad, w->dlogits, l->wr_padded, w->dx_router, T, 1, d, np, w->router_offsets));
     STEP(cudaMemcpy2DAsync(g->dwr, 2 * (size_t)E, w->dwr_padded, 2 * (size_t)np, 2 * (size_t)E, (size_t)d,
                            cudaMemcpyDeviceToDevice, l->stream));
     MARK(K5_MOE_BWD_PERMUTE);

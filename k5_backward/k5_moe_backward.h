@@ -59,6 +59,8 @@ typedef struct K5MoeBackwardWorkspace {
     int *router_offsets;  /* [2] = {0, T}: the router GEMMs' one expert (the dlogits kernel writes it) */
     void *wgrad[K5_MOE_WGRADS]; /* each launch's wgrad workspace; its counters and tickets
                                    zeroed once by setup, left zero by each launch */
+    void *dgrad;                /* the dgrad launches' (k5_dgrad_workspace_bytes), one after another on
+                                   the stream: zeroed once by setup, left zero by each launch */
 } K5MoeBackwardWorkspace;
 
 typedef struct K5MoeBackward {

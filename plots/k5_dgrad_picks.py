@@ -58,8 +58,10 @@ def picks(ggemm, s):
                           "--n", str(n)], capture_output=True, text=True, check=True, env=env).stdout
     forward = next(line for line in out.splitlines() if line.startswith("k3_wgmma would run"))
     dgrad = next(line for line in out.splitlines() if line.startswith("k5_dgrad would run"))
+    # a split-tail pick is "tail_...: predicted ... ahead of <k3's twin>: ...": k3's twin is its runner-up
+    ahead = re.search(r"ahead of k5_dgrad_(\w+): .*? predicted ([0-9.]+) us", dgrad)
     m = re.search(r"k5_dgrad would run k5_dgrad_\w+: (k3_wgmma_\w+ on dgrad's GEMM.*)", dgrad)
-    runner = re.search(r"; next (\w+) ([0-9.]+)", m.group(1))
+    runner = ahead or re.search(r"; next (\w+) ([0-9.]+)", m.group(1))
     return (pick(forward, "k3_wgmma would run k3_wgmma_"), pick(dgrad, "k5_dgrad would run k5_dgrad_"),
             (runner.group(1), float(runner.group(2))))
 
