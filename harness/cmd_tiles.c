@@ -137,7 +137,7 @@ static int write_tiles(const GgProblem *pr, const GgImpl *impl, int sms, const c
         const int width = pr->n - tile.col0 < info->block_n ? pr->n - tile.col0 : info->block_n;
         const double start = stream[w % grid];
         stream[w % grid] += (double)width * (it.kb1 - it.kb0) / k_blocks;
-        printf("%d,%d,%d,%d,%d,%d,%d,%d,%g,%g,%d,%d\n", it.tile, w % grid, tile.expert, tile.row0, tile.rows,
+        printf("%d,%d,%d,%d,%d,%d,%d,%d,%.10g,%.10g,%d,%d\n", it.tile, w % grid, tile.expert, tile.row0, tile.rows,
                tile.height, tile.col0, width, start, stream[w % grid], it.kb0, it.kb1);
     }
     free(row_start), free(entry_start), free(stream);

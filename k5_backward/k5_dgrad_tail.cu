@@ -18,7 +18,9 @@
 // Tile, threads, ring, epilogue: k3 step 2's (step2_persistent.cu) with B read K-major
 // (k5::TransposedBLoads, k5_dgrad.cu).
 // Workspace  num_sms x 2 tickets (ints), then num_sms slots of one tile's fp32 partial
-//          (128 x BLOCK_N x 4 bytes: 128 KiB at n256); zeroed once, left zeroed by each launch.
+//          (128 x BLOCK_N x 4 bytes: 128 KiB at n256); zeroed once, left zeroed by each launch. Its
+//          layout follows the SM count (GgLaunch.num_sms, else the GPU's): launches that share one
+//          workspace share that count, as the layer's backward does.
 // Preconditions  k5_dgrad's (k5_dgrad.cu); the workspace (GgKernelInfo.workspace_bytes).
 // Run it   build/bin/ggemm run --kernel k5_dgrad_tail_m128_n256 --tokens 8192 --experts 8 --k 4096 --n 14336 --skew 0.8
 // Next     k5_wgrad.cu, whose long experts' reductions are split the same way, with the same ticket.
@@ -101,7 +103,7 @@ tail_kernel(K3_KERNEL_PARAMS(TRACE), int *__restrict__ tickets, float *__restric
                 const int q = it.slot / it.pieces;  // the tail tile's index
                 if (!last_split_of(&tickets[q * CONSUMERS + c], it.pieces, TICKET_BARRIER + c, WG_THREADS, tid == 0,
                                    &last_piece[c])) {
-                    if (tid == 0) span.end(trace, GG_TRACE_CONSUMER + c, it.tile, tile, false);
+                    if (tid == 0) span.end(trace, GG_TRACE_CONSUMER + c, it.tile, tile, true);
                     continue;  // another piece adds the partials
                 }
                 // The tile's partials in piece order, eight registers at a time.
@@ -126,6 +128,7 @@ tail_kernel(K3_KERNEL_PARAMS(TRACE), int *__restrict__ tickets, float *__restric
 
 template <int BLOCK_N, bool TRACE>
 cudaError_t launch_tail(const GgLaunch *p, const typename gg::Trace<TRACE>::Sink &trace) {
+    if (p->tokens <= 0 || p->experts <= 0) return cudaSuccess;  // no rows: nothing to write
     if (!p->workspace) {
         fprintf(stderr, "k5_dgrad_tail: no workspace (GgKernelInfo.workspace_bytes)\n");
         return cudaErrorInvalidValue;

@@ -168,14 +168,14 @@ if [ $moe = 0 ]; then
         # The output's width is n, dgrad's k: 392 leaves a partial column tile at every BLOCK_N.
         case $k in k5_dgrad*) width="--k 392 --n 256" ;; *) width="--k 256 --n 392" ;; esac
         sanitize "$k" run --kernel "$k" --m-list 0,1,130,0,64,257,3,200,127,65 $width
-        # 3000, 1400, 1025 and 2048 rows split at any grid (chunk >= 16 blocks of 64 rows): 3, 2,
-        # 2 (the last split 1 row) and 2 items per output tile.
-        # Then 64 experts of 64 rows on 16 CTAs: tens of items per CTA, so the item queue's eight
-        # slots are reused (tests/CMakeLists.txt checks both lists).
         # A split last wave: on 13 CTAs, 2 pieces per tail tile (tests/CMakeLists.txt checks the list).
         case $k in k5_dgrad_tail*)
             sanitize "$k tail split" run --kernel "$k" --m-list 300,0,1,129,64,1000 --k 392 --n 1032 --sms 13 ;;
         esac
+        # 3000, 1400, 1025 and 2048 rows split at any grid (chunk >= 16 blocks of 64 rows): 3, 2,
+        # 2 (the last split 1 row) and 2 items per output tile.
+        # Then 64 experts of 64 rows on 16 CTAs: tens of items per CTA, so the item queue's eight
+        # slots are reused (tests/CMakeLists.txt checks both lists).
         case $k in k5_wgrad*)
             sanitize "$k split" run --kernel "$k" --m-list 3000,1400,600,200,64,3,0,1,1025,2048 --k 256 --n 384
             sanitize "$k queue wrap" run --kernel "$k" --tokens 4096 --experts 64 --k 512 --n 768 --skew 0 --sms 16 ;;

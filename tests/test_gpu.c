@@ -120,12 +120,14 @@ END_TEST
 /* A split last wave (k5_dgrad_tail_*, gg_tail_splits): grids of 13 and 20 CTAs (full waves, then
  * 2 to 4 pieces per tail tile), n = 1032 (17 k-blocks, the last partial: 2 pieces at most) and
  * 4104 (65), k = 392 (a partial column tile at any BLOCK_N), experts empty, of 1 row and not a
- * multiple of 128. Each shape twice, so the second launch finds the tickets the first left at
- * zero. Every case must split. cuBLAS only (fp64 on the CPU would take seconds per case). */
+ * multiple of 128. Every case must split. Each shape is launched twice on one workspace, zeroed
+ * once (gg_prepare), with fresh inputs and a poisoned output each time: the second launch works
+ * only if the first left its tickets at zero. cuBLAS only (fp64 on the CPU would take seconds). */
 START_TEST(dgrad_tail_split) {
     GgImpl impl;
+    char why[512];
     ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
-    if (!impl.info.tail_split) return;
+    if (!impl.info.tail_split || !gg_impl_runs_here(&impl, dev.cc_major, dev.cc_minor, why, sizeof why)) return;
     const int m[] = {300, 0, 1, 129, 64, 1000};
     const int n[] = {1032, 4104};
     for (int g = 0; g < 2; ++g)
@@ -140,14 +142,16 @@ START_TEST(dgrad_tail_split) {
             const int grid = (int)gg_persistent_clusters(d.sms, p.tokens, p.experts, p.k, 128, impl.info.block_n);
             ck_assert_msg(gg_tail_splits(tiles, grid, (n[j] + 63) / 64) > 1, "%s: %d tiles on %d CTAs do not split",
                           impl.name, tiles, grid);
+            GgLaunch l = {0};
+            ck_assert_msg(gg_prepare(&impl, &p, &d, &l, why, sizeof why) == GG_EXIT_OK, "%s: %s", impl.name, why);
             for (int rep = 0; rep < 2; ++rep) {
                 GgCheck chk;
-                GgTiming tm;
-                char why[512];
-                const GgRunOpts ro = {.seed = 77 + rep, .check = 1};
-                const int rc = gg_run_case(&impl, &p, &d, &ro, &chk, &tm, why, sizeof why);
-                ck_assert_msg(rc == GG_EXIT_OK, "%s, n = %d on %d SMs, launch %d: %s", impl.name, n[j], d.sms,
-                              rep + 1, why);
+                ck_assert_int_eq(gg_check_prepare(&l, &p, 77 + rep), 0);
+                ck_assert_int_eq(gg_launch(&impl, &l), cudaSuccess);
+                ck_assert_int_eq(cudaStreamSynchronize(l.stream), cudaSuccess);
+                ck_assert_int_eq(gg_check_output(&l, &p, 0, &chk), 0);
+                gg_check_describe(&chk, why, sizeof why);
+                ck_assert_msg(chk.pass, "%s, n = %d on %d SMs, launch %d: %s", impl.name, n[j], d.sms, rep + 1, why);
             }
             gg_problem_free(&p);
         }
