@@ -11,7 +11,8 @@ budgets from BIN_DIR/ggemm with cuobjdump; fig23 is k5_wgrad's work list as `gge
 prints it (common/gg_wgrad.h), fig25 a k3 configuration's tiles per CTA as `ggemm tiles --kernel`
 prints them (common/gg_schedule.h), fig27 the tiles' order of a wgrad list on a given L2
 (gg_wgrad_k_first), fig28 a forward configuration's tiles beside its dgrad twin's (`ggemm tiles
---kernel k5_dgrad_*`). Prints one line per figure written, or one line
+--kernel k5_dgrad_*`), fig29 a dgrad configuration's items beside its split-tail kernel's (its
+pieces: gg_tail_item). Prints one line per figure written, or one line
 saying why a figure was skipped. Needs python3-matplotlib.
 """
 import argparse
@@ -723,6 +724,55 @@ def fig_dgrad_tiles(bin_dir, out, ex=DGRAD_EXAMPLE):
     fig.savefig(out, dpi=DPI)
 
 
+# ---------------------------------------------------------------- fig29: dgrad's last wave in pieces
+# 28 tiles on 12 SMs: two full waves, then 4 tiles, each cut into 3 pieces of 10 or 11 k-blocks.
+TAIL_EXAMPLE = dict(tokens=896, experts=7, k=1024, n=2048, sms=12)
+
+
+def fig_dgrad_tail(bin_dir, out, ex=TAIL_EXAMPLE):
+    """Step 2's dgrad and its split-tail kernel (k5_dgrad_tail.cu) on a shape whose last wave is a third
+    full, per CTA as `ggemm tiles --kernel` lists them: each item a bar over the k-blocks it reduces
+    (kb0..kb1), a whole tile ending in its epilogue (a thick tick), a piece in its fp32 partial (a thin
+    one); one piece of each tile, whichever arrives last, adds the partials and stores the tile."""
+    kernels = ("k5_dgrad_coop_m128_n256", "k5_dgrad_tail_m128_n256")
+    colors = plt.cm.tab20.colors
+    fig, axes = plt.subplots(2, 1, figsize=(12, 6.4), sharex=True)
+    for ax, kernel in zip(axes, kernels):
+        meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel,
+                                       *(x for key, v in ex.items() for x in (f"--{key}", v)))
+        grid, block_n, splits = int(meta["grid"]), int(meta["block_n"]), int(meta["splits"])
+        done, pieces = {}, {}
+        for it in items:
+            pieces[it["tile"]] = pieces.get(it["tile"], 0) + 1
+        for it in items:
+            x, span = done.get(it["cta"], 0), it["kb1"] - it["kb0"]
+            piece = pieces[it["tile"]] > 1
+            ax.add_patch(mpatches.Rectangle((x, it["cta"] + 0.1), span, 0.8, facecolor=colors[it["expert"] % 20],
+                                            edgecolor="black", linewidth=0.5, hatch="//" if piece else None))
+            ax.plot([x + span] * 2, [it["cta"] + 0.02, it["cta"] + 0.98], color="black",
+                    linewidth=0.8 if piece else 2.2)
+            label = f"t{it['tile']} k{it['kb0']}-{it['kb1']}" if piece else f"e{it['expert']} c{it['col0'] // block_n}"
+            ax.text(x + span / 2, it["cta"] + 0.5, label, ha="center", va="center", fontsize=7,
+                    bbox=dict(facecolor="white", edgecolor="none", pad=0.5) if piece else None)
+            done[it["cta"]] = x + span
+        ax.set_ylim(grid, 0)
+        ax.set_yticks([c + 0.5 for c in range(grid)])
+        ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
+        ax.set_ylabel("CTA")
+        ax.set_title(f"{kernel}: {meta['tiles']} tiles on {grid} CTAs, "
+                     + (f"the last wave's tiles in {splits} pieces each ({len(items)} items)" if splits > 1
+                        else "the last wave a whole tile long"), fontsize=10)
+    axes[1].set_xlabel("k-blocks reduced, in each CTA's order (a count of work, not a measured time); thick tick: "
+                       "a tile stored; thin: a piece's fp32 partial written")
+    handles = [mpatches.Patch(facecolor=colors[0], edgecolor="black", label="colour: the expert (eE cC: its column block)"),
+               mpatches.Patch(facecolor="white", edgecolor="black", hatch="//", label="a piece of tile tT, k-blocks a-b")]
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8)
+    fig.suptitle(f"dgrad's last wave in pieces: {ex['experts']} experts of {ex['tokens'] // ex['experts']} rows, "
+                 f"k = {ex['k']}, n = {ex['n']}, {ex['sms']} SMs (`ggemm tiles --kernel`; gg_tail_splits)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    fig.savefig(out, dpi=DPI)
+
+
 FIGURES = {
     "fig02-tile-list.png": fig_tile_list,
     "fig04-ldmatrix.png": fig_ldmatrix,
@@ -738,6 +788,7 @@ FIGURES = {
     "fig26-wgrad-deal.png": fig_wgrad_deal,
     "fig27-wgrad-order.png": fig_wgrad_order,
     "fig28-dgrad-tiles.png": fig_dgrad_tiles,
+    "fig29-dgrad-tail.png": fig_dgrad_tail,
 }
 
 

@@ -6,11 +6,13 @@ import subprocess
 
 
 def tiles(ggemm, *args):
-    """(meta, rows) of `ggemm tiles ARGS`: meta the first line's keys as strings, rows dicts of ints."""
+    """(meta, rows) of `ggemm tiles ARGS`: meta the first line's keys as strings, rows dicts of numbers
+    (ints; a split-tail piece's start and end are fractions of a tile)."""
     lines = subprocess.run([ggemm, "tiles", *map(str, args)], check=True, capture_output=True,
                            text=True).stdout.splitlines()
     meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(",") if "=" in kv)
-    return meta, [{k: int(v) for k, v in r.items()} for r in csv.DictReader(lines[1:])]
+    return meta, [{k: float(v) if "." in v or "e" in v else int(v) for k, v in r.items()}
+                  for r in csv.DictReader(lines[1:])]
 
 
 def cases(ggemm, *args):
