@@ -270,7 +270,8 @@ static void trace_wgrad_items(const GgImpl *impl) {
 /* Traced twins: one traced launch of a split with empty, 1-row and ragged experts and a ragged
  * last column block (dgrad: of k, its output's columns; wgrad: trace_wgrad_items). Every tile of the problem appears exactly once per consumer role (a consumer
  * that only follows the ring still records it, computed 0), or, where the consumers own whole
- * tiles (ping-pong), exactly once in all; no other tile does except the idle halves of pairs (no
+ * tiles (ping-pong), exactly once in all, or, a split-tail kernel's last wave, once per piece (its
+ * own shape: 2 pieces on 29 SMs); no other tile does except the idle halves of pairs (no
  * rows, or columns past n); every span is ordered, after its CTA's entry, inside the kernel's
  * span; every CTA records its set-up once. Ping-pong: a consumer's span starts at its turn, after
  * the CTA's previous tile has found its first full stage. */
@@ -286,7 +287,11 @@ START_TEST(trace_every_tile_once) {
     }
     const int m[] = {300, 0, 1, 211, 0, 512, 7, 1, 129, 64};
     GgProblem p;
-    ck_assert_int_eq(gg_problem_from_counts(&p, m, 10, 1024, 456), 0); /* k: tiles of a few us */
+    /* k: tiles of a few us. A split-tail kernel: a reduction of 17 k-blocks on 29 SMs, so that its
+     * last wave (2 or 3 tiles at either width) goes in 2 pieces, each seen once per consumer. */
+    GgDeviceInfo d = dev;
+    if (impl.info.tail_split) d.sms = 29;
+    ck_assert_int_eq(gg_problem_from_counts(&p, m, 10, 1024, impl.info.tail_split ? 1032 : 456), 0);
     const GgShape shape = {p.tokens, p.experts, p.k, p.n};
     gg_impl_resolve(&impl, &shape); /* an entry point: the tiles of the configuration it runs */
     const int bm = impl.info.block_m > 0 ? impl.info.block_m : 128;
@@ -298,8 +303,15 @@ START_TEST(trace_every_tile_once) {
     GgCheck chk;
     GgTrace tr;
     const GgRunOpts ro = {.seed = 5, .check = 1, .warmup = 1};
-    const int rc = gg_trace_case(&impl, &p, &dev, &ro, 0, &chk, &tr, why, sizeof why);
+    const int rc = gg_trace_case(&impl, &p, &d, &ro, 0, &chk, &tr, why, sizeof why);
     ck_assert_msg(rc == GG_EXIT_OK, "%s: %s", impl.name, why);
+    int splits = 1, split_tiles = 0; /* a split-tail kernel's last wave: tiles seen once per piece */
+    if (impl.info.tail_split) {
+        const int grid = (int)gg_persistent_clusters(d.sms, out.tokens, out.experts, out.n, 128, impl.info.block_n);
+        splits = gg_tail_splits((int)count, grid, (p.n + 63) / 64);
+        ck_assert_msg(splits == 2, "%s: %ld tiles on %d CTAs in %d pieces", impl.name, count, grid, splits);
+        split_tiles = (int)count % grid;
+    }
     /* consumer warpgroups: two in k3 and k5 (k3's roles); k2's mma.sync warps are one role */
     const int consumers = strcmp(impl.stage, "k3_wgmma") && strcmp(impl.stage, "k5_backward") ? 1 : 2;
     int ctas = 0;
@@ -336,15 +348,18 @@ START_TEST(trace_every_tile_once) {
     }
     for (long t = 0; t < count; ++t) {
         int by_all = 0; /* ping-pong (whole_tiles): one consumer per tile; else each its share */
+        const int times = splits > 1 && seen[t * (consumers + 1) + GG_TRACE_CONSUMER] == splits ? splits : 1;
+        split_tiles -= times > 1;
         for (int r = GG_TRACE_CONSUMER; r <= consumers; ++r) {
             by_all += seen[t * (consumers + 1) + r];
             if (!impl.info.whole_tiles)
-                ck_assert_msg(seen[t * (consumers + 1) + r] == 1, "%s: tile %ld seen %d times by consumer %d",
+                ck_assert_msg(seen[t * (consumers + 1) + r] == times, "%s: tile %ld seen %d times by consumer %d",
                               impl.name, t, seen[t * (consumers + 1) + r], r - GG_TRACE_CONSUMER);
         }
         if (impl.info.whole_tiles)
             ck_assert_msg(by_all == 1, "%s: whole tile %ld seen %d times", impl.name, t, by_all);
     }
+    ck_assert_msg(split_tiles == 0, "%s: %d last-wave tiles not seen in pieces", impl.name, split_tiles);
     for (long i = 0; impl.info.whole_tiles && i < tr.count; ++i) {
         const GgTraceEvent *e = &tr.events[i], *prev = NULL;
         if (e->role < GG_TRACE_CONSUMER) continue;
