@@ -6,6 +6,7 @@
  * one real bug of this repository showed (a race that no small shape exposed), with several
  * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork. */
 #include <check.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,19 @@ static GgDeviceInfo dev;
 
 static const char *impl_name(int i) {
     return i < gg_kernel_count ? gg_kernels[i].name : gg_peers[i - gg_kernel_count].name;
+}
+
+/* GG_TEST_KERNELS (comma-separated shell patterns, e.g. "k5_dgrad*,k3_wgmma"): the kernel tests run
+ * only the implementations it names, so that a device call with little time can check what changed.
+ * Unset: all of them. */
+static int selected(int i) {
+    const char *list = getenv("GG_TEST_KERNELS");
+    if (!list || !*list) return 1;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *pat = strtok_r(buf, ",", &save); pat; pat = strtok_r(NULL, ",", &save))
+        if (!fnmatch(pat, impl_name(i), 0)) return 1;
+    return 0;
 }
 
 /* 1 if the check ran and passed; 0 (with a note) if this implementation cannot run here. */
@@ -70,6 +84,7 @@ static int refused_by_design(const char *name, const GgProblem *p) {
 }
 
 START_TEST(edge_shapes) {
+    if (!selected(_i)) return;
     for (int s = 0; s < gg_edge_shape_count; ++s) {
         const GgEdgeShape *e = &gg_edge_shapes[s];
         GgProblem p;
@@ -95,6 +110,7 @@ END_TEST
  * k block first; the one of 300 rows and the tiny ones stay n block first. k = 320 leaves a partial
  * k block, n = 14344 a partial n block. cuBLAS only: fp64 on the CPU would take seconds per kernel. */
 START_TEST(wgrad_tile_orders) {
+    if (!selected(_i)) return;
     GgImpl impl;
     ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
     if (impl.info.pass != GG_PASS_WGRAD) return;
@@ -124,6 +140,7 @@ END_TEST
  * once (gg_prepare), with fresh inputs and a poisoned output each time: the second launch works
  * only if the first left its tickets at zero. cuBLAS only (fp64 on the CPU would take seconds). */
 START_TEST(dgrad_tail_split) {
+    if (!selected(_i)) return;
     GgImpl impl;
     char why[512];
     ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
@@ -160,6 +177,7 @@ END_TEST
 
 /* K tails: a kernel that accepts the shape computes it right; k3_wgmma must accept it. */
 START_TEST(tail_shapes) {
+    if (!selected(_i)) return;
     GgImpl impl;
     ck_assert_int_eq(gg_impl_find(impl_name(_i), &impl), 0);
     const int must = !strncmp(impl.name, "k3_wgmma", 8);
@@ -184,6 +202,7 @@ END_TEST
 /* Device-scheduled kernels: capture once, change m_e, replay, and the result follows. With 8
  * experts, and with 296 (the split repeated: two experts per group of the schedule's index). */
 START_TEST(graph_replay_new_split) {
+    if (!selected(_i)) return;
     GgImpl impl;
     char why[512];
     ck_assert_int_eq(gg_impl_find(gg_kernels[_i].name, &impl), 0);
@@ -276,6 +295,7 @@ static void trace_wgrad_items(const GgImpl *impl) {
  * span; every CTA records its set-up once. Ping-pong: a consumer's span starts at its turn, after
  * the CTA's previous tile has found its first full stage. */
 START_TEST(trace_every_tile_once) {
+    if (!selected(_i)) return;
     const GgKernel *k = &gg_kernels[_i];
     GgImpl impl;
     char why[512];
