@@ -4,7 +4,9 @@
  * traced twins' records (every tile once per consumer, ordered spans, overflow reported). With
  * `long` (CTest `gpu_long`, labels gpu and long): every kernel at the worklog's size, where the
  * one real bug of this repository showed (a race that no small shape exposed), with several
- * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork. */
+ * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork.
+ * GG_TEST_KERNELS="k5_dgrad*,k5_wgrad" (shell patterns) limits the kernel tests to those names;
+ * CK_RUN_CASE=edge_shapes (or moe) runs one case. */
 #include <check.h>
 #include <fnmatch.h>
 #include <pthread.h>
