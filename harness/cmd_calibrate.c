@@ -20,7 +20,7 @@ static int make_problem(const GgShape *s, GgProblem *p) {
 
 /* The configurations' constants from cal's measured times (the fit of this build). */
 static int fit(K3Calibration *cal) {
-    GgKernelInfo infos[K3_CAL_MAX_CONFIGS];
+    GgKernelInfo infos[K3_CAL_MAX_CONFIGS] = {{0}};
     for (int i = 0; i < cal->configs; ++i) {
         int found = 0;
         for (int j = 0; j < k3_wgmma_choice_count() && !found; ++j)

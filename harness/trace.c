@@ -31,7 +31,8 @@ long gg_trace_capacity(const GgKernelInfo *info, const GgLaunch *l) {
         if (rows > l->tokens) rows = l->tokens;
         tiles = (rows + l->experts) * ((cols + info->block_n - 1) / info->block_n + 1);
         ctas = l->num_sms;  /* a persistent grid: at most one CTA per SM */
-        if (info->pass == GG_PASS_DGRAD) tiles += ctas; /* k5_dgrad_tail_*: at most a grid of pieces more */
+        /* k5_dgrad_tail_*, which the entry point k5_dgrad may run: at most a grid of pieces more */
+        if (info->pass == GG_PASS_DGRAD) tiles += ctas;
     }
     return tiles * GG_TRACE_ROLES + ctas;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gg_adaptive.h"
+#include "gg_launch.h"
 #include "gg_schedule.h"
 
 const GgShape k3_calibration_shapes[K3_CAL_SHAPES] = {
@@ -91,7 +92,14 @@ void k3_model_work(const GgShape *s, const GgKernelInfo *info, int sms, int exac
     w->tiles = w->active * col_blocks * row_tiles;
     w->units = w->tiles - (adaptive ? w->active * col_blocks * p_half * (1 - half) : 0);
     w->waves = ceil(w->tiles / sms - 1e-9);
-    w->pieces = info->tail_split ? gg_tail_splits((int)floor(w->tiles + 0.5), sms, k_blocks(s->k)) : 1;
+    /* on the kernel's grid (gg_persistent_clusters: fewer CTAs than SMs where the tiles are few); the
+     * kernel splits on its real tile count, which skew moves, so the pieces are the even split's guess */
+    if (info->tail_split) {
+        const int grid = (int)gg_persistent_clusters(sms, s->tokens, s->experts, s->n, 128, block_n);
+        w->pieces = gg_tail_splits((int)floor(w->tiles + 0.5), grid, k_blocks(s->k));
+    } else {
+        w->pieces = 1;
+    }
     /* adaptive rows: the row tiles of a column block no longer run in step (a 64-row tile
      * finishes its k-loop early), so B's panel is read again for each of them (TRIALS.md) */
     w->b_reads = 1 + (adaptive ? p_half * (row_tiles - 1) : 0);
@@ -115,8 +123,8 @@ K3Prediction k3_model_predict(const GgShape *s, const GgKernelInfo *info, const 
         p.t_tiles_us = p.waves * (p.units / p.tiles) * (c->tile_us + c->kblock_us * kb);
         if (p.pieces > 1) {
             /* the last wave runs a piece's k-blocks, then writes its fp32 partial and the last
-             * piece reads all of them: bytes charged at one CTA's share of the copy rate, an upper
-             * bound, as most of them stay in L2 */
+             * piece reads all of them (a 128-row tile's): bytes charged at one CTA's share of the
+             * copy rate (k5_backward/TRIALS.md, "dgrad's last wave in pieces", compares) */
             const double partial_bytes = 4.0 * 128 * info->block_n;
             p.t_tiles_us -= (p.units / p.tiles) * c->kblock_us * kb * (1 - 1.0 / p.pieces);
             p.t_tiles_us += (1 + p.pieces) * partial_bytes / (copy_gbps * 1e3 / sms);

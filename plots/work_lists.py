@@ -7,7 +7,7 @@ import subprocess
 
 def tiles(ggemm, *args):
     """(meta, rows) of `ggemm tiles ARGS`: meta the first line's keys as strings, rows dicts of numbers
-    (ints; a split-tail piece's start and end are fractions of a tile)."""
+    (ints; a split-tail piece's start and end, columns counted for its share of the k-blocks, may be fractional)."""
     lines = subprocess.run([ggemm, "tiles", *map(str, args)], check=True, capture_output=True,
                            text=True).stdout.splitlines()
     meta = dict(kv.split("=", 1) for kv in lines[0][1:].strip().split(",") if "=" in kv)

@@ -122,7 +122,7 @@ END_TEST
 
 START_TEST(fit_all_recovers_constants) {
     K3Calibration cal = {.sms = 132, .copy_gbps = copy_gbps};
-    GgKernelInfo infos[K3_CAL_MAX_CONFIGS];
+    GgKernelInfo infos[K3_CAL_MAX_CONFIGS] = {{0}};
     for (int i = 0; i < k3_wgmma_choice_count(); ++i) {
         ck_assert_int_eq(k3_wgmma_choice_info(i, &infos[i]), 0);
         const K3CalConfig truth = synthetic(i);

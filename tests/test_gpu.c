@@ -7,6 +7,7 @@
  * seeds. Exits 77 (skip) without a GPU. Runs with CK_FORK=no: CUDA state must not cross a fork.
  * GG_TEST_KERNELS="k5_dgrad*,k5_wgrad" (shell patterns) limits the kernel tests to those names;
  * CK_RUN_CASE=edge_shapes (or moe) runs one case. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r, fnmatch */
 #include <check.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -26,14 +27,14 @@ static const char *impl_name(int i) {
     return i < gg_kernel_count ? gg_kernels[i].name : gg_peers[i - gg_kernel_count].name;
 }
 
-/* GG_TEST_KERNELS (comma-separated shell patterns, e.g. "k5_dgrad*,k3_wgmma"): the kernel tests run
- * only the implementations it names, so that a device call with little time can check what changed.
+/* GG_TEST_KERNELS (comma-separated shell patterns, e.g. "k5_dgrad*,k3_wgmma"): the edge-shape case's
+ * kernel tests (not `long`) run only the implementations it names, so that a device call with little time can check what changed.
  * Unset: all of them. */
 static int selected(int i) {
     const char *list = getenv("GG_TEST_KERNELS");
     if (!list || !*list) return 1;
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", list);
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) return 1; /* too long to read: run it */
     for (char *save = NULL, *pat = strtok_r(buf, ",", &save); pat; pat = strtok_r(NULL, ",", &save))
         if (!fnmatch(pat, impl_name(i), 0)) return 1;
     return 0;
