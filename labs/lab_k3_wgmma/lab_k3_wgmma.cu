@@ -376,6 +376,7 @@ cudaError_t launch(const GgLaunch *p, Kernel<TRACE> kernel, Shape s,
 }
 
 inline cudaError_t info_of(GgKernelInfo *info, const void *kernel, Shape s) {
+    *info = GgKernelInfo{};  // every field this does not set (tail_split, workspace_bytes, ...) is 0
     info->kernel = kernel;
     info->threads = THREADS;
     info->dynamic_smem = s.smem();
