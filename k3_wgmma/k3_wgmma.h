@@ -65,6 +65,10 @@ int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *gpu, int block_n);
 int k3_wgmma_choice_count(void);
 const char *k3_wgmma_choice_name(int i);
 int k3_wgmma_choice_info(int i, GgKernelInfo *info); /* 0, or 1 if i is out of range */
+/* The GPU a choice without one given is made for (k3_wgmma_choose, k5_dgrad_choose): 0 with *use
+ * the current GPU (filled into *g), or NULL where there is none (the calibration's own GPU); 1,
+ * why saying so, if a GPU is there but cannot be asked. */
+int k3_wgmma_gpu_here(GgGpu *g, const GgGpu **use, char *why, size_t len);
 /* The model's time for configuration `name` (0), or 1 if it is not a choice. */
 int k3_wgmma_predict(const GgShape *s, const GgGpu *gpu, const char *name, double *time_us);
 /* The same with `name`'s constants for a variant of its kernel described by `info` (k5's dgrad

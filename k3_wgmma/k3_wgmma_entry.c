@@ -150,23 +150,27 @@ int k3_wgmma_adaptive_rows(const GgShape *s, const GgGpu *g, int block_n) {
     return best[1] >= 0 && (best[0] < 0 || best[1] < best[0]);
 }
 
-/* No GPU to ask, as opposed to a GPU that failed. */
-static int no_gpu(cudaError_t err) {
-    return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver;
+int k3_wgmma_gpu_here(GgGpu *g, const GgGpu **use, char *why, size_t len) {
+    const cudaError_t err = gg_launch_gpu(NULL, g);
+    if (err == cudaSuccess) {
+        *use = g;
+        return 0;
+    }
+    if (err != cudaErrorNoDevice && err != cudaErrorInsufficientDriver) { /* a GPU that failed */
+        if (why) snprintf(why, len, "(cannot ask the GPU: %s)", cudaGetErrorString(err));
+        return 1;
+    }
+    cudaGetLastError(); /* the failed query's own error, not one of the caller's */
+    *use = NULL;        /* no GPU here: the calibration's own */
+    return 0;
 }
 
 /* The current GPU, or none (the calibration's own, said in why) where there is none; NULL (why
  * says so) if the GPU is there but cannot be asked. */
 static const Choice *choose_here(const GgShape *s, char *why, size_t len) {
     GgGpu g;
-    const cudaError_t err = gg_launch_gpu(NULL, &g);
-    if (err == cudaSuccess) return choose(s, &g, why, len);
-    if (!no_gpu(err)) {
-        if (why) snprintf(why, len, "(cannot ask the GPU: %s)", cudaGetErrorString(err));
-        return NULL;
-    }
-    cudaGetLastError(); /* the failed query's own error, not one of the caller's */
-    return choose(s, NULL, why, len);
+    const GgGpu *use;
+    return k3_wgmma_gpu_here(&g, &use, why, len) ? NULL : choose(s, use, why, len);
 }
 
 const char *k3_wgmma_choose(const GgShape *s, char *why, size_t len) {

@@ -56,15 +56,12 @@ static const Twin *twin_of(const char *forward, char *why, size_t len) {
  * after its own "name: " (the predicted times, the runners-up under k3's names, the calibration). */
 static const Twin *choose(const GgShape *s, const GgGpu *gpu, int on_gpu, char *why, size_t len) {
     const GgShape g = gemm_of(s);
-    GgGpu here;
-    if (!on_gpu) { /* the GPU k3_wgmma_choose would ask, so that the tails are predicted for it too */
-        const cudaError_t err = gg_launch_gpu(NULL, &here);
-        if (err == cudaSuccess) gpu = &here, on_gpu = 1;
-        else if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) gpu = NULL, on_gpu = 1, cudaGetLastError();
-    }
     char k3_why[1024];
-    const char *forward = on_gpu ? k3_wgmma_choose_on(&g, gpu, why ? k3_why : NULL, sizeof k3_why)
-                                 : k3_wgmma_choose(&g, why ? k3_why : NULL, sizeof k3_why);
+    GgGpu here;
+    /* without a GPU given, the one k3_wgmma_choose would ask: the tails are predicted for it too */
+    const char *forward = !on_gpu && k3_wgmma_gpu_here(&here, &gpu, why ? k3_why : NULL, sizeof k3_why)
+                              ? NULL
+                              : k3_wgmma_choose_on(&g, gpu, why ? k3_why : NULL, sizeof k3_why);
     if (!forward) {
         if (why) snprintf(why, len, "dgrad's GEMM (K = n = %d, N = k = %d): %s", g.k, g.n, k3_why);
         return NULL;

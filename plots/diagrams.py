@@ -685,6 +685,29 @@ def fig_forward_deal(bin_dir, out, ex=FORWARD_EXAMPLE):
 DGRAD_EXAMPLE = dict(tokens=1536, experts=12, k=1024, n=512, sms=12)
 
 
+def kblock_bars(ax, items, grid, block_n):
+    """`ggemm tiles --kernel` rows per CTA, each a bar over the k-blocks it reduces (kb0..kb1) in the CTA's order:
+    a whole tile ends in its epilogue (a thick tick), a piece of a split tile (hatched) in its fp32 partial (a
+    thin one)."""
+    done, pieces = {}, {}
+    for it in items:
+        pieces[it["tile"]] = pieces.get(it["tile"], 0) + 1
+    for it in items:
+        x, span = done.get(it["cta"], 0), it["kb1"] - it["kb0"]
+        piece = pieces[it["tile"]] > 1
+        ax.add_patch(mpatches.Rectangle((x, it["cta"] + 0.1), span, 0.8, facecolor=plt.cm.tab20.colors[it["expert"] % 20],
+                                        edgecolor="black", linewidth=0.5, hatch="//" if piece else None))
+        ax.plot([x + span] * 2, [it["cta"] + 0.02, it["cta"] + 0.98], color="black", linewidth=0.8 if piece else 2.2)
+        label = f"t{it['tile']} k{it['kb0']}-{it['kb1']}" if piece else f"e{it['expert']} c{it['col0'] // block_n}"
+        ax.text(x + span / 2, it["cta"] + 0.5, label, ha="center", va="center", fontsize=7,
+                bbox=dict(facecolor="white", edgecolor="none", pad=0.5) if piece else None)
+        done[it["cta"]] = x + span
+    ax.set_ylim(grid, 0)
+    ax.set_yticks([c + 0.5 for c in range(grid)])
+    ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
+    ax.set_ylabel("CTA")
+
+
 def fig_dgrad_tiles(bin_dir, out, ex=DGRAD_EXAMPLE):
     """The same MACs as the forward's tiles and as dgrad's, both 128 x 256 (k3's coop_m128_n256 and its
     dgrad configuration), per CTA as `ggemm tiles --kernel` lists them: each tile a bar as long as the
@@ -696,20 +719,8 @@ def fig_dgrad_tiles(bin_dir, out, ex=DGRAD_EXAMPLE):
         meta, tiles = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel,
                                        *(x for key, v in ex.items() for x in (f"--{key}", v)))
         grid, block_n, dgrad = int(meta["grid"]), int(meta["block_n"]), meta["pass"] == "dgrad"
-        k_blocks = -(-int(meta["n"] if dgrad else meta["k"]) // 64)  # the reduction: n for dgrad, k forward
-        done = {}
-        for t in tiles:
-            x = done.get(t["cta"], 0)
-            ax.add_patch(mpatches.Rectangle((x, t["cta"] + 0.1), k_blocks, 0.8, facecolor=colors[t["expert"] % 20],
-                                            edgecolor="black", linewidth=0.5))
-            ax.plot([x + k_blocks] * 2, [t["cta"] + 0.02, t["cta"] + 0.98], color="black", linewidth=2.2)
-            ax.text(x + k_blocks / 2, t["cta"] + 0.5, f"e{t['expert']} c{t['col0'] // block_n}", ha="center",
-                    va="center", fontsize=7)
-            done[t["cta"]] = x + k_blocks
-        ax.set_ylim(grid, 0)
-        ax.set_yticks([c + 0.5 for c in range(grid)])
-        ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
-        ax.set_ylabel("CTA")
+        k_blocks = tiles[0]["kb1"]  # the reduction's: n for dgrad, k forward (no tile is split)
+        kblock_bars(ax, tiles, grid, block_n)
         width = "k" if dgrad else "n"
         ax.set_title(f"{kernel} ({'dgrad, dA = dC B_e^T' if dgrad else 'forward, C = A B_e'}): output {width} = "
                      f"{meta[width]} wide in {block_n}-wide tiles, reduction {k_blocks} k-blocks per tile; "
@@ -741,24 +752,7 @@ def fig_dgrad_tail(bin_dir, out, ex=TAIL_EXAMPLE):
         meta, items = work_lists.tiles(os.path.join(bin_dir, "ggemm"), "--kernel", kernel,
                                        *(x for key, v in ex.items() for x in (f"--{key}", v)))
         grid, block_n, splits = int(meta["grid"]), int(meta["block_n"]), int(meta["splits"])
-        done, pieces = {}, {}
-        for it in items:
-            pieces[it["tile"]] = pieces.get(it["tile"], 0) + 1
-        for it in items:
-            x, span = done.get(it["cta"], 0), it["kb1"] - it["kb0"]
-            piece = pieces[it["tile"]] > 1
-            ax.add_patch(mpatches.Rectangle((x, it["cta"] + 0.1), span, 0.8, facecolor=colors[it["expert"] % 20],
-                                            edgecolor="black", linewidth=0.5, hatch="//" if piece else None))
-            ax.plot([x + span] * 2, [it["cta"] + 0.02, it["cta"] + 0.98], color="black",
-                    linewidth=0.8 if piece else 2.2)
-            label = f"t{it['tile']} k{it['kb0']}-{it['kb1']}" if piece else f"e{it['expert']} c{it['col0'] // block_n}"
-            ax.text(x + span / 2, it["cta"] + 0.5, label, ha="center", va="center", fontsize=7,
-                    bbox=dict(facecolor="white", edgecolor="none", pad=0.5) if piece else None)
-            done[it["cta"]] = x + span
-        ax.set_ylim(grid, 0)
-        ax.set_yticks([c + 0.5 for c in range(grid)])
-        ax.set_yticklabels([str(c) for c in range(grid)], fontsize=8)
-        ax.set_ylabel("CTA")
+        kblock_bars(ax, items, grid, block_n)
         ax.set_title(f"{kernel}: {meta['tiles']} tiles on {grid} CTAs, "
                      + (f"the last wave's tiles in {splits} pieces each ({len(items)} items)" if splits > 1
                         else "the last wave a whole tile long"), fontsize=10)

@@ -156,9 +156,9 @@ START_TEST(dgrad_tail_split) {
             ck_assert_int_eq(gg_problem_from_counts(&p, m, 6, 392, n[j]), 0);
             GgDeviceInfo d = dev;
             d.sms = g == 0 ? 13 : 20;
-            const int col_blocks = (p.k + impl.info.block_n - 1) / impl.info.block_n; /* dA is k wide */
-            int tiles = 0;
-            for (int e = 0; e < p.experts; ++e) tiles += (p.m[e] + 127) / 128 * col_blocks;
+            GgProblem out = p; /* dA's tiles: k wide */
+            out.n = p.k;
+            const int tiles = (int)gg_tile_count(&out, 128, impl.info.block_n);
             const int grid = (int)gg_persistent_clusters(d.sms, p.tokens, p.experts, p.k, 128, impl.info.block_n);
             ck_assert_msg(gg_tail_splits(tiles, grid, (n[j] + 63) / 64) > 1, "%s: %d tiles on %d CTAs do not split",
                           impl.name, tiles, grid);
